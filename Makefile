@@ -1,0 +1,30 @@
+# The two commands a newcomer runs are in README.md: `make run` and `make test`.
+SHELL := /bin/bash
+GO ?= go
+
+.PHONY: run test check deps fuzz bench
+
+# run starts the gateway in front of the Ollama on 127.0.0.1:11434.
+run:
+	$(GO) run ./cmd/gateway serve
+
+# deps installs what the tests use beyond Go: a real Ollama built from its
+# Go module (cached outside the repo) and the npm clients.
+deps:
+	bash scripts/install-ollama.sh
+	bash scripts/install-node-clients.sh
+
+# test runs every test, the real-Ollama and real-client ones included.
+test: deps
+	CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 $(GO) test -count=1 ./...
+
+# check is what CI runs before the tests: formatting and vet.
+check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=30s ./validators/strictjson/
+
+bench:
+	$(GO) test -run='^$$' -bench=. -benchmem ./validators/... ./repair/...

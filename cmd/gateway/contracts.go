@@ -1,0 +1,138 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// cmdContracts implements `gateway contracts [list|show NAME|lint DIR]`.
+func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("contracts", stderr)
+	dir := fs.String("contracts", getenv("GATEWAY_CONTRACTS"), "directory of user contracts (`DIR`)")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	sub := "list"
+	if len(pos) > 0 {
+		sub, pos = pos[0], pos[1:]
+	}
+	switch sub {
+	case "list":
+		if len(pos) != 0 {
+			return usageError("contracts list takes no arguments")
+		}
+		reg, err := contracts.LoadRegistry(*dir)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CONTRACT\tRULES\tFALLBACK\tDESCRIPTION")
+		for _, c := range reg.List() {
+			rules := strings.Join(c.Rules, ",")
+			if rules == "" {
+				rules = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID(), rules, c.Fallback.Mode, c.Description)
+		}
+		return tw.Flush()
+	case "show":
+		if len(pos) != 1 {
+			return usageError("contracts show NAME")
+		}
+		reg, err := contracts.LoadRegistry(*dir)
+		if err != nil {
+			return err
+		}
+		c, ok := reg.Lookup(pos[0])
+		if !ok {
+			return usageError("unknown contract %q (known: %s)", pos[0], strings.Join(reg.Names(), ", "))
+		}
+		return writeJSON(stdout, describe(c))
+	case "lint":
+		if len(pos) != 1 {
+			return usageError("contracts lint DIR")
+		}
+		return lint(pos[0], stdout)
+	}
+	return usageError("unknown contracts subcommand %q (list, show NAME, lint DIR)", sub)
+}
+
+// Description is the public view of a contract: `contracts show` and the
+// gateway's /contracts/{name} print it.
+type description struct {
+	ID          string             `json:"id"`
+	Description string             `json:"description,omitempty"`
+	Rules       []string           `json:"rules"`
+	Params      map[string]string  `json:"params"`
+	ItemArray   string             `json:"item_array,omitempty"`
+	Shape       contracts.Shape    `json:"shape"`
+	Policy      contracts.Policy   `json:"policy"`
+	Fallback    contracts.Fallback `json:"fallback"`
+	Output      string             `json:"output"`
+	Schema      any                `json:"schema"`
+}
+
+func describe(c *contracts.Contract) description {
+	var schema any
+	if c.SchemaJSON != nil {
+		schema = c.SchemaJSON
+	}
+	rules := c.Rules
+	if rules == nil {
+		rules = []string{}
+	}
+	return description{ID: c.ID(), Description: c.Description, Rules: rules, Params: c.Params,
+		ItemArray: c.ItemArray, Shape: c.Shape, Policy: c.Policy, Fallback: c.Fallback, Output: c.Output, Schema: schema}
+}
+
+// lint loads the contract directory dir (or every contract directory below
+// it), compiles each against the built-in rule packs and checks every
+// fixture. Exit 1 when anything fails.
+func lint(dir string, stdout io.Writer) error {
+	fsys := os.DirFS(dir)
+	var cs []*contracts.Contract
+	if _, err := os.Stat(dir + "/contract.json"); err == nil {
+		c, err := contracts.Load(fsys, ".")
+		if err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		cs = append(cs, c)
+	} else {
+		var err error
+		if cs, err = contracts.LoadDir(fsys, "."); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		if len(cs) == 0 {
+			return &exitError{code: 1, err: fmt.Errorf("lint %s: no contract.json found", dir)}
+		}
+	}
+	failed := 0
+	fixtures := 0
+	for _, c := range cs {
+		v, err := validators.New(c, validators.Builtins())
+		if err != nil {
+			fmt.Fprintf(stdout, "FAIL %s: %v\n", c.ID(), err)
+			failed++
+			continue
+		}
+		for _, r := range v.Lint() {
+			fixtures++
+			fmt.Fprintln(stdout, r)
+			if !r.OK {
+				failed++
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "%d contracts, %d fixtures, %d failed\n", len(cs), fixtures, failed)
+	if failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Command gateway is Contract Gateway: an Ollama-compatible gateway that
+// returns strict, contract-valid JSON from local models, and the command
+// line tools around its contract engine (validate, repair, contracts).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitError carries a process exit code through run's error return, so that
+// run stays testable and main is the only place that exits.
+type exitError struct {
+	code int
+	err  error // printed to stderr when non-nil
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is exit code 2 with a message.
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// exitCode prints err (if it has a message) and maps it to a code:
+// 0 success, the code of an exitError, 1 otherwise.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stderr, "gateway:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "gateway:", err)
+	return 1
+}
+
+const usage = `usage:
+  gateway [serve] [--config FILE] [--listen ADDR] [--upstream URL] [--contracts DIR]
+  gateway validate --contract NAME [--param k=v]… [--schema FILE] [FILE|-]
+  gateway repair --offline --contract NAME [--param k=v]… [--schema FILE] [--report FILE] [FILE|-]
+  gateway contracts [list | show NAME | lint DIR]
+`
+
+// run is the whole program: main only wires the process to it.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && (args[0] == "" || args[0][0] != '-') {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return cmdServe(ctx, args, getenv, stdout, stderr)
+	case "validate":
+		return cmdValidate(args, getenv, stdin, stdout, stderr)
+	case "repair":
+		return cmdRepair(ctx, args, getenv, stdin, stdout, stderr)
+	case "contracts":
+		return cmdContracts(args, getenv, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	return usageError("unknown command %q\n%s", cmd, usage)
+}

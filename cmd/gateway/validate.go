@@ -1,0 +1,33 @@
+package main
+
+import (
+	"io"
+)
+
+// cmdValidate implements `gateway validate`: the report on stdout, exit 0
+// when valid, 1 when invalid, 2 on a usage error.
+func cmdValidate(args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("validate", stderr)
+	var cf contractFlags
+	cf.register(fs, getenv)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	v, params, err := cf.validator()
+	if err != nil {
+		return err
+	}
+	in, err := readInput(pos, stdin)
+	if err != nil {
+		return err
+	}
+	res := v.Validate(string(in), params)
+	if err := writeJSON(stdout, res.Report); err != nil {
+		return err
+	}
+	if !res.Report.Valid {
+		return &exitError{code: 1}
+	}
+	return nil
+}

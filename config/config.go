@@ -1,0 +1,249 @@
+// Package config turns defaults, a YAML file, the environment and command
+// line flags into one [Config], in that order of precedence.
+//
+// Decoding is strict: an unknown key in the file is an error that names the
+// file, the line and the key. [Config.Validate] reports every problem at
+// once, so that a user fixes a file in one pass.
+//
+// The upstream is never taken from OLLAMA_HOST: applications point
+// OLLAMA_HOST at the gateway, so reading it would make the gateway proxy to
+// itself.
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Default values, shared by [Default] and the documentation of each field.
+const (
+	DefaultListen           = "127.0.0.1:11435"
+	DefaultUpstream         = "http://127.0.0.1:11434"
+	DefaultMaxBodyBytes     = 32 << 20
+	DefaultMaxResponseBytes = 64 << 20
+	DefaultShutdownGrace    = 10 * time.Second
+	DefaultDeadline         = 120 * time.Second
+	DefaultMaxLLMCalls      = 6
+	DefaultCacheMaxBytes    = 64 << 20
+	DefaultCacheTTL         = time.Hour
+
+	DefaultBreakerFailureThreshold    = 5
+	DefaultBreakerOpenTimeout         = 30 * time.Second
+	DefaultBreakerHalfOpenMaxRequests = 1
+)
+
+// Environment variables read by [FromEnv]. EnvConfig is not read by FromEnv:
+// the file it names must be loaded before the environment is applied, so
+// the caller reads it (see cmd/gateway).
+const (
+	EnvListen     = "GATEWAY_LISTEN"
+	EnvUpstream   = "GATEWAY_UPSTREAM"
+	EnvContracts  = "GATEWAY_CONTRACTS"
+	EnvAdminToken = "GATEWAY_ADMIN_TOKEN"
+	EnvMaxBody    = "GATEWAY_MAX_BODY_BYTES"
+	EnvLogLevel   = "GATEWAY_LOG_LEVEL"
+	EnvLogFormat  = "GATEWAY_LOG_FORMAT"
+	EnvConfig     = "GATEWAY_CONFIG"
+)
+
+// Config is the gateway's whole configuration. Start from [Default] (which
+// [Load] does): a zero Config is not the default configuration, since
+// AdHocSchemas defaults to true.
+type Config struct {
+	// Listen is the host:port the gateway serves on. Default
+	// "127.0.0.1:11435" (loopback, one above Ollama's 11434). Empty is
+	// invalid. Port 0 picks a free port.
+	Listen string `yaml:"listen"`
+
+	// Upstream is the base URL of the Ollama server (http or https).
+	// Default "http://127.0.0.1:11434". Empty is invalid.
+	Upstream string `yaml:"upstream"`
+
+	// ContractsDir is a directory of user contracts loaded next to the
+	// built-in ones. Empty means built-in contracts only.
+	ContractsDir string `yaml:"contracts_dir"`
+
+	// AdminToken, when set, is required as "Authorization: Bearer TOKEN" on
+	// every admin route except /healthz. Empty leaves admin routes open
+	// (fine on loopback, not on a shared network).
+	AdminToken string `yaml:"admin_token"`
+
+	// MaxBodyBytes bounds a client's request body, in bytes; a larger body
+	// gets 413. Accepts units ("32MiB"). Default 32 MiB. Zero means no
+	// limit. Blob uploads (/api/blobs/…) are streamed to the upstream and
+	// never buffered, so they are exempt: model files are gigabytes.
+	MaxBodyBytes ByteSize `yaml:"max_body_bytes"`
+
+	// MaxResponseBytes bounds how much of an upstream response the gateway
+	// buffers on a guarded route, in bytes; a larger response gets 502.
+	// Pass-through responses are streamed and not bounded. Default 64 MiB.
+	// Zero means no limit.
+	MaxResponseBytes ByteSize `yaml:"max_response_bytes"`
+
+	// ShutdownGrace is how long in-flight requests may run after a shutdown
+	// signal before their connections are closed. Default 10s. Zero closes
+	// them at once.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+
+	// UpstreamTimeout bounds the wait for the upstream's response headers,
+	// on every upstream request. Ollama sends the headers of a streamed
+	// response as soon as the model is loaded, but those of a non-streamed
+	// one only when generation has finished, so a value that suits streams
+	// cuts long non-streamed generations short: set it above the longest
+	// generation you expect. A timeout counts as an upstream failure for the
+	// breaker. Default 0, which means no timeout (the client's own
+	// disconnect and, on guarded routes, Deadline still apply).
+	UpstreamTimeout time.Duration `yaml:"upstream_timeout"`
+
+	// Deadline is the wall-clock budget of one guarded request, repair
+	// included. Default 120s. Zero means no deadline.
+	Deadline time.Duration `yaml:"deadline"`
+
+	// MaxLLMCalls is the number of upstream model calls one guarded request
+	// may make for repair, partial regeneration and re-runs. Default 6. Zero
+	// means local repair only.
+	MaxLLMCalls int `yaml:"max_llm_calls"`
+
+	// AdHocSchemas guards requests that match no route but carry a JSON
+	// Schema as `format` (or OpenAI response_format.json_schema), against
+	// that schema, with fallback best_effort. Default true. False passes
+	// such requests through untouched.
+	AdHocSchemas bool `yaml:"ad_hoc_schemas"`
+
+	// Cache configures the cache of validated outputs.
+	Cache Cache `yaml:"cache"`
+
+	// Breaker configures the upstream circuit breaker.
+	Breaker Breaker `yaml:"breaker"`
+
+	// Routes are the virtual models: a request whose model names one is
+	// guarded by the route's contract. Empty means only X-Contract headers
+	// and ad hoc schemas guard requests.
+	Routes []Route `yaml:"routes"`
+
+	// Log configures the process log.
+	Log Log `yaml:"log"`
+
+	// DebugStore keeps the before/after JSON of guarded requests in memory,
+	// with a TTL, for inspection. Prompts and outputs may hold personal
+	// data, so it is off by default. False means nothing is kept.
+	DebugStore bool `yaml:"debug_store"`
+}
+
+// Cache configures the byte-bounded TTL cache of validated outputs.
+type Cache struct {
+	// MaxBytes bounds the cached outputs, in bytes. Accepts units
+	// ("64MiB"). Default 64 MiB. Zero disables the cache.
+	MaxBytes ByteSize `yaml:"max_bytes"`
+
+	// TTL is how long an entry may be served. Default 1h. Zero means
+	// entries do not expire (they are still evicted by MaxBytes).
+	TTL time.Duration `yaml:"ttl"`
+}
+
+// Breaker configures the upstream circuit breaker. The zero value of every
+// field means its default, so that a file may set one field alone.
+type Breaker struct {
+	// FailureThreshold is the number of consecutive upstream failures
+	// (transport errors, timeouts, 5xx) that opens the breaker. Default 5.
+	// Zero means the default.
+	FailureThreshold int `yaml:"failure_threshold"`
+
+	// OpenTimeout is how long the breaker stays open, answering 503 at
+	// once, before it lets trial requests through. Default 30s. Zero means
+	// the default.
+	OpenTimeout time.Duration `yaml:"open_timeout"`
+
+	// HalfOpenMaxRequests is the number of trial requests let through while
+	// half-open; that many successes close the breaker, one failure opens it
+	// again. Default 1. Zero means the default.
+	HalfOpenMaxRequests int `yaml:"half_open_max_requests"`
+}
+
+// Route maps a virtual model name to an upstream model and a contract.
+type Route struct {
+	// Model is the virtual model name clients send. Required, unique
+	// across routes.
+	Model string `yaml:"model"`
+
+	// Upstream is the model asked upstream. Empty means Model itself.
+	Upstream string `yaml:"upstream"`
+
+	// Contract is the contract's name, or name@version. Required.
+	Contract string `yaml:"contract"`
+
+	// Params are the contract's parameters (for mcq: count, options, …).
+	// Empty means the contract's defaults.
+	Params map[string]string `yaml:"params"`
+
+	// AddFormat passes the contract's schema as Ollama `format` when the
+	// client set none, so that the first attempt is grammar-constrained.
+	// False leaves the request's format as the client wrote it.
+	AddFormat bool `yaml:"add_format"`
+
+	// Output overrides the contract's output mode: "bare" or "fenced".
+	// Empty means the contract's own.
+	Output string `yaml:"output"`
+}
+
+// Log configures the process log.
+type Log struct {
+	// Level is the lowest level logged: debug, info, warn or error. Empty
+	// means info.
+	Level string `yaml:"level"`
+
+	// Format is text (logfmt-like key=value) or json. Empty means text.
+	Format string `yaml:"format"`
+}
+
+// Default returns the default configuration.
+func Default() Config {
+	return Config{
+		Listen:           DefaultListen,
+		Upstream:         DefaultUpstream,
+		MaxBodyBytes:     DefaultMaxBodyBytes,
+		MaxResponseBytes: DefaultMaxResponseBytes,
+		ShutdownGrace:    DefaultShutdownGrace,
+		Deadline:         DefaultDeadline,
+		MaxLLMCalls:      DefaultMaxLLMCalls,
+		AdHocSchemas:     true,
+		Cache: Cache{
+			MaxBytes: DefaultCacheMaxBytes,
+			TTL:      DefaultCacheTTL,
+		},
+		Breaker: Breaker{
+			FailureThreshold:    DefaultBreakerFailureThreshold,
+			OpenTimeout:         DefaultBreakerOpenTimeout,
+			HalfOpenMaxRequests: DefaultBreakerHalfOpenMaxRequests,
+		},
+		Log: Log{Level: "info", Format: "text"},
+	}
+}
+
+// FromEnv applies the GATEWAY_* environment variables that are set and not
+// empty to cfg: GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
+// GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL and
+// GATEWAY_LOG_FORMAT. It never reads OLLAMA_HOST. getenv is os.Getenv in
+// production and a map lookup in tests. The error names the variable whose
+// value does not parse; cfg is left unchanged for that variable only.
+func FromEnv(cfg *Config, getenv func(string) string) error {
+	set := func(dst *string, key string) {
+		if v := getenv(key); v != "" {
+			*dst = v
+		}
+	}
+	set(&cfg.Listen, EnvListen)
+	set(&cfg.Upstream, EnvUpstream)
+	set(&cfg.ContractsDir, EnvContracts)
+	set(&cfg.AdminToken, EnvAdminToken)
+	set(&cfg.Log.Level, EnvLogLevel)
+	set(&cfg.Log.Format, EnvLogFormat)
+	if v := getenv(EnvMaxBody); v != "" {
+		n, err := ParseByteSize(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvMaxBody, err)
+		}
+		cfg.MaxBodyBytes = n
+	}
+	return nil
+}

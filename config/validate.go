@@ -1,0 +1,155 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Validate reports every problem of cfg at once, joined with errors.Join,
+// each naming its YAML key. It returns nil when cfg is usable.
+func (cfg Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf(format, args...))
+	}
+
+	if err := validListen(cfg.Listen); err != nil {
+		add("listen: %v", err)
+	}
+	up, err := ValidUpstream(cfg.Upstream)
+	if err != nil {
+		add("upstream: %v", err)
+	}
+	if err == nil && sameAddress(cfg.Listen, up) {
+		add("upstream %q is the gateway's own listen address %q: point it at Ollama, not at the gateway", cfg.Upstream, cfg.Listen)
+	}
+
+	nonNegative := func(key string, v int64) {
+		if v < 0 {
+			add("%s: must not be negative (got %d)", key, v)
+		}
+	}
+	nonNegative("max_body_bytes", int64(cfg.MaxBodyBytes))
+	nonNegative("max_response_bytes", int64(cfg.MaxResponseBytes))
+	nonNegative("shutdown_grace", int64(cfg.ShutdownGrace))
+	nonNegative("upstream_timeout", int64(cfg.UpstreamTimeout))
+	nonNegative("deadline", int64(cfg.Deadline))
+	nonNegative("max_llm_calls", int64(cfg.MaxLLMCalls))
+	nonNegative("cache.max_bytes", int64(cfg.Cache.MaxBytes))
+	nonNegative("cache.ttl", int64(cfg.Cache.TTL))
+	nonNegative("breaker.failure_threshold", int64(cfg.Breaker.FailureThreshold))
+	nonNegative("breaker.open_timeout", int64(cfg.Breaker.OpenTimeout))
+	nonNegative("breaker.half_open_max_requests", int64(cfg.Breaker.HalfOpenMaxRequests))
+
+	switch strings.ToLower(cfg.Log.Level) {
+	case "", "debug", "info", "warn", "warning", "error":
+	default:
+		add("log.level %q: want debug, info, warn or error", cfg.Log.Level)
+	}
+	switch strings.ToLower(cfg.Log.Format) {
+	case "", "text", "json":
+	default:
+		add("log.format %q: want text or json", cfg.Log.Format)
+	}
+
+	first := map[string]int{}
+	for i, r := range cfg.Routes {
+		key := fmt.Sprintf("routes[%d]", i)
+		if strings.TrimSpace(r.Model) == "" {
+			add("%s.model: required (the virtual model name clients send)", key)
+		} else if j, dup := first[r.Model]; dup {
+			add("%s.model %q: duplicate of routes[%d]", key, r.Model, j)
+		} else {
+			first[r.Model] = i
+		}
+		if strings.TrimSpace(r.Contract) == "" {
+			add("%s.contract: required", key)
+		}
+		switch r.Output {
+		case "", "bare", "fenced":
+		default:
+			add("%s.output %q: want bare or fenced", key, r.Output)
+		}
+		for k := range r.Params {
+			if strings.TrimSpace(k) == "" {
+				add("%s.params: empty parameter name", key)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func validListen(addr string) error {
+	if addr == "" {
+		return errors.New("empty; want host:port such as 127.0.0.1:11435")
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port such as 127.0.0.1:11435", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return nil
+}
+
+// ValidUpstream parses an upstream base URL: http or https, a host, no
+// query, fragment or user info.
+func ValidUpstream(raw string) (*url.URL, error) {
+	if raw == "" {
+		return nil, errors.New("empty; want the Ollama URL such as http://127.0.0.1:11434")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%q: %v", raw, errors.Unwrap(err))
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, fmt.Errorf("%q: want an http:// or https:// URL", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return nil, fmt.Errorf("%q: no host", raw)
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("%q: no query or fragment allowed", raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("%q: user info is not supported (the proxy would not send it)", raw)
+	}
+	if p := u.Port(); p != "" {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+			return nil, fmt.Errorf("%q: bad port %q", raw, p)
+		}
+	}
+	return u, nil
+}
+
+// sameAddress reports whether the upstream is literally the listen address,
+// a loop that would exhaust file descriptors on the first request.
+func sameAddress(listen string, up *url.URL) bool {
+	lh, lp, err := net.SplitHostPort(listen)
+	if err != nil || lp == "0" {
+		return false
+	}
+	port := up.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[up.Scheme]
+	}
+	if port != lp {
+		return false
+	}
+	uh := up.Hostname()
+	loop := func(h string) bool { return h == "" || h == "localhost" || isLoopback(h) || isUnspecified(h) }
+	return uh == lh || (loop(uh) && loop(lh))
+}
+
+func isLoopback(h string) bool {
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func isUnspecified(h string) bool {
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsUnspecified()
+}

@@ -1,0 +1,164 @@
+package gateway
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// readyTimeout bounds the upstream check of /readyz.
+const readyTimeout = 2 * time.Second
+
+// routeMethods are the methods echo routes; Any registers these.
+var routeMethods = []string{
+	http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead, http.MethodOptions,
+	http.MethodPatch, http.MethodPost, echo.PROPFIND, http.MethodPut, http.MethodTrace, echo.REPORT,
+}
+
+// adminRoutes registers /healthz (open), /readyz and /metrics, and the
+// caller's extra routes (token-checked), then claims the admin paths:
+// another method on an admin path gets 405 and an unknown path below an
+// admin prefix gets 404, in Ollama's error shape, instead of reaching the
+// upstream.
+func (s *Server) adminRoutes(extra func(*echo.Group)) error {
+	e := s.echo
+	var added []echo.Route
+	e.OnAddRouteHandler = func(_ string, r echo.Route, _ echo.HandlerFunc, _ []echo.MiddlewareFunc) {
+		added = append(added, r)
+	}
+	defer func() { e.OnAddRouteHandler = nil }()
+
+	e.GET("/healthz", healthz)
+	public := map[string]bool{"/healthz": true}
+	g := e.Group("")
+	g.GET("/readyz", s.readyz)
+	g.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+	if extra != nil {
+		extra(g)
+	}
+
+	methods := map[string][]string{} // path → methods registered
+	var paths []string
+	for _, r := range added {
+		if r.Method == echo.RouteNotFound {
+			continue // from a group's Use; only reached by methods echo does not route
+		}
+		if err := checkAdminPath(r.Path); err != nil {
+			return fmt.Errorf("admin route %s %s: %w", r.Method, r.Path, err)
+		}
+		if _, ok := methods[r.Path]; !ok {
+			paths = append(paths, r.Path)
+		}
+		methods[r.Path] = append(methods[r.Path], r.Method)
+	}
+	for _, p := range paths {
+		if !public[p] {
+			s.adminPath[p] = true
+		}
+	}
+	prefixes := map[string]bool{}
+	for _, p := range paths {
+		allowed := methods[p]
+		for _, m := range routeMethods {
+			if !slices.Contains(allowed, m) {
+				e.Add(m, p, methodNotAllowed(allowed))
+			}
+		}
+		seg, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+		prefixes["/"+seg] = public[p]
+	}
+	for prefix, open := range prefixes {
+		catchAll := prefix + "/*"
+		if _, taken := methods[catchAll]; taken {
+			continue
+		}
+		e.Any(catchAll, notFound)
+		if !open {
+			s.adminPath[catchAll] = true
+		}
+	}
+	return nil
+}
+
+// checkAdminPath refuses admin paths that would hide an Ollama endpoint:
+// the root, /api/…, /v1/…, or a parameter or wildcard as first segment.
+func checkAdminPath(p string) error {
+	seg, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
+	switch {
+	case seg == "", seg == "api", seg == "v1", strings.HasPrefix(seg, ":"), strings.HasPrefix(seg, "*"):
+		return fmt.Errorf("shadows Ollama's endpoints (/, /api/…, /v1/…); use a path of its own such as /contracts")
+	}
+	return nil
+}
+
+func methodNotAllowed(allowed []string) echo.HandlerFunc {
+	allow := strings.Join(allowed, ", ")
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		return HTTPError{Code: http.StatusMethodNotAllowed,
+			Msg: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", c.Request().Method, c.Path(), allow)}
+	}
+}
+
+func notFound(c echo.Context) error {
+	return HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("no admin route %s", c.Request().URL.Path)}
+}
+
+func healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 when the upstream answers GET /api/version within
+// readyTimeout, 503 otherwise (an open breaker included).
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.upstream.JoinPath("/api/version").String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return HTTPError{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + err.Error(), Err: err}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return HTTPError{Code: http.StatusServiceUnavailable,
+			Msg: fmt.Sprintf("upstream not ready: GET /api/version answered %d", resp.StatusCode), Err: err}
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	_ = json.Unmarshal(body, &v) // a reply is enough; the version is a courtesy
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "upstream_version": v.Version})
+}
+
+// requireAdminToken checks "Authorization: Bearer TOKEN" on admin routes
+// when an admin token is configured.
+func (s *Server) requireAdminToken(next echo.HandlerFunc) echo.HandlerFunc {
+	if s.cfg.AdminToken == "" {
+		return next
+	}
+	want := []byte(s.cfg.AdminToken)
+	return func(c echo.Context) error {
+		if !s.adminPath[c.Path()] {
+			return next(c)
+		}
+		scheme, token, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
+			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="gateway admin"`)
+			return HTTPError{Code: http.StatusUnauthorized, Msg: "admin token required: send Authorization: Bearer <token>"}
+		}
+		return next(c)
+	}
+}

@@ -1,0 +1,182 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// ErrCircuitOpen is returned by [BreakerTransport] without calling the
+// upstream while the breaker is open (or half-open with its trial requests
+// in flight). The gateway answers it with 503.
+var ErrCircuitOpen = errors.New("upstream circuit open")
+
+// Breaker defaults; the zero value of each [BreakerSettings] field means
+// the matching default.
+const (
+	DefaultFailureThreshold    = 5
+	DefaultOpenTimeout         = 30 * time.Second
+	DefaultHalfOpenMaxRequests = 1
+)
+
+// BreakerSettings configures a [BreakerTransport]. The zero value is
+// usable: every zero field means its documented default.
+type BreakerSettings struct {
+	// Name labels the breaker in logs. Empty means "upstream".
+	Name string
+
+	// FailureThreshold is the number of consecutive failed round trips
+	// that opens the breaker. A failure is a transport error (refused
+	// connection, reset, response header timeout), a deadline that expired
+	// on the request's context, or a 5xx response. A client that cancels
+	// its request, or a request body over its limit, is neither a success
+	// nor a failure. Default 5; zero means the default.
+	FailureThreshold int
+
+	// OpenTimeout is how long the breaker stays open, failing round trips
+	// at once with ErrCircuitOpen, before it turns half-open. Default 30s;
+	// zero means the default.
+	OpenTimeout time.Duration
+
+	// HalfOpenMaxRequests is the number of trial round trips let through
+	// while half-open; others get ErrCircuitOpen. That many successes in a
+	// row close the breaker; one failure opens it again. Default 1; zero
+	// means the default.
+	HalfOpenMaxRequests int
+
+	// OnStateChange, when not nil, is called on every transition. It runs
+	// with the breaker's lock held: it must not call the transport's State
+	// or RoundTrip, and should return quickly (log, count).
+	OnStateChange func(name string, from, to gobreaker.State)
+}
+
+// BreakerTransport is an http.RoundTripper that counts the outcomes of the
+// round trips of its base transport and, after too many consecutive
+// failures, fails new ones at once with [ErrCircuitOpen] for a while, so
+// that a dead upstream costs clients nothing and is not hammered.
+//
+// Only the round trip counts (up to the response headers): a stream that
+// breaks later does not. The response of a 5xx round trip is returned to
+// the caller unchanged; it only counts as a failure.
+type BreakerTransport struct {
+	base        http.RoundTripper
+	cb          *gobreaker.TwoStepCircuitBreaker[struct{}]
+	openTimeout time.Duration
+	openedAt    atomic.Int64 // unix nanoseconds of the last transition to open
+}
+
+var _ http.RoundTripper = (*BreakerTransport)(nil)
+
+// errExcluded marks an outcome that says nothing about the upstream's
+// health; IsExcluded matches it.
+var errExcluded = errors.New("excluded from breaker counts")
+
+// errStatus5xx is the failure recorded for a 5xx response.
+var errStatus5xx = errors.New("upstream 5xx response")
+
+// NewBreakerTransport wraps base (nil means http.DefaultTransport) with a
+// circuit breaker configured by settings.
+func NewBreakerTransport(base http.RoundTripper, settings BreakerSettings) *BreakerTransport {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	t := &BreakerTransport{base: base, openTimeout: settings.OpenTimeout}
+	if t.openTimeout <= 0 {
+		t.openTimeout = DefaultOpenTimeout
+	}
+	threshold := uint32(DefaultFailureThreshold)
+	if settings.FailureThreshold > 0 {
+		threshold = uint32(settings.FailureThreshold)
+	}
+	halfOpen := uint32(DefaultHalfOpenMaxRequests)
+	if settings.HalfOpenMaxRequests > 0 {
+		halfOpen = uint32(settings.HalfOpenMaxRequests)
+	}
+	name := settings.Name
+	if name == "" {
+		name = "upstream"
+	}
+	onChange := settings.OnStateChange
+	t.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        name,
+		MaxRequests: halfOpen,
+		Timeout:     t.openTimeout,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= threshold },
+		IsExcluded:  func(err error) bool { return errors.Is(err, errExcluded) },
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			// The breaker's lock is held here: touch only our own fields.
+			if to == gobreaker.StateOpen {
+				t.openedAt.Store(time.Now().UnixNano())
+			}
+			if onChange != nil {
+				onChange(name, from, to)
+			}
+		},
+	})
+	return t
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *BreakerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	done, err := t.cb.Allow()
+	if err != nil {
+		// A RoundTripper must close the body, even when it sends nothing.
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, &circuitOpenError{retryAfter: t.RetryAfter()}
+	}
+	resp, err := t.base.RoundTrip(req)
+	done(outcome(req, resp, err))
+	return resp, err
+}
+
+// circuitOpenError is ErrCircuitOpen with the time left before the next
+// trial request.
+type circuitOpenError struct {
+	retryAfter time.Duration
+}
+
+func (e *circuitOpenError) Error() string {
+	return fmt.Sprintf("%v: the upstream failed repeatedly; retry after %s", ErrCircuitOpen, e.retryAfter.Round(time.Second))
+}
+
+func (e *circuitOpenError) Is(target error) bool { return target == ErrCircuitOpen }
+
+// outcome classifies a round trip for the breaker.
+func outcome(req *http.Request, resp *http.Response, err error) error {
+	var mbe *http.MaxBytesError
+	switch {
+	case err == nil && resp.StatusCode >= 500:
+		return errStatus5xx
+	case err == nil:
+		return nil
+	case errors.Is(req.Context().Err(), context.Canceled), errors.As(err, &mbe):
+		// The client left, or sent too much: not the upstream's fault.
+		return fmt.Errorf("%w: %w", errExcluded, err)
+	}
+	return err
+}
+
+// State returns the breaker's state. Do not call it from OnStateChange.
+func (t *BreakerTransport) State() gobreaker.State { return t.cb.State() }
+
+// RetryAfter estimates how long the breaker stays open: the rest of
+// OpenTimeout since it opened, at least one second.
+func (t *BreakerTransport) RetryAfter() time.Duration {
+	left := t.openTimeout - time.Since(time.Unix(0, t.openedAt.Load()))
+	return max(left, time.Second)
+}
+
+// CloseIdleConnections closes the idle connections of the base transport,
+// so that http.Client.CloseIdleConnections reaches through the breaker.
+func (t *BreakerTransport) CloseIdleConnections() {
+	if c, ok := t.base.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}

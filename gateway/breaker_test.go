@@ -1,0 +1,175 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/contractgateway/gateway/config"
+)
+
+// scriptedTransport answers each round trip with the next outcome.
+type scriptedTransport struct {
+	calls atomic.Int32
+	next  func(*http.Request) (*http.Response, error)
+}
+
+func (s *scriptedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	s.calls.Add(1)
+	return s.next(req)
+}
+
+func status(code int) func(*http.Request) (*http.Response, error) {
+	return func(req *http.Request) (*http.Response, error) {
+		return &http.Response{StatusCode: code, Body: io.NopCloser(strings.NewReader("")), Request: req}, nil
+	}
+}
+
+var errRefused = errors.New("dial tcp: connection refused")
+
+func transportError(*http.Request) (*http.Response, error) { return nil, errRefused }
+
+// cancelled is what a transport returns when the client's context ends.
+func cancelled(req *http.Request) (*http.Response, error) { return nil, req.Context().Err() }
+
+func TestBreakerTransport(t *testing.T) {
+	const openTimeout = 60 * time.Millisecond
+	var transitions []string
+	base := &scriptedTransport{}
+	bt := NewBreakerTransport(base, BreakerSettings{
+		FailureThreshold: 3,
+		OpenTimeout:      openTimeout,
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			transitions = append(transitions, from.String()+"→"+to.String())
+		},
+	})
+	steps := []struct {
+		name      string
+		wait      time.Duration // before the round trip
+		respond   func(*http.Request) (*http.Response, error)
+		cancel    bool // the client cancels before the round trip ends
+		wantOpen  bool // ErrCircuitOpen without calling the base
+		wantState gobreaker.State
+	}{
+		{"500 counts", 0, status(500), false, false, gobreaker.StateClosed},
+		{"503 counts", 0, status(503), false, false, gobreaker.StateClosed},
+		{"404 is a success and resets", 0, status(404), false, false, gobreaker.StateClosed},
+		{"failure 1", 0, transportError, false, false, gobreaker.StateClosed},
+		{"failure 2", 0, status(502), false, false, gobreaker.StateClosed},
+		{"failure 3 opens", 0, transportError, false, false, gobreaker.StateOpen},
+		{"open: refused at once", 0, status(200), false, true, gobreaker.StateOpen},
+		{"half-open trial succeeds", openTimeout + 20*time.Millisecond, status(200), false, false, gobreaker.StateClosed},
+		{"cancel 1 excluded", 0, cancelled, true, false, gobreaker.StateClosed},
+		{"cancel 2 excluded", 0, cancelled, true, false, gobreaker.StateClosed},
+		{"cancel 3 excluded", 0, cancelled, true, false, gobreaker.StateClosed},
+		{"failure 1 again", 0, status(500), false, false, gobreaker.StateClosed},
+		{"failure 2 again", 0, status(500), false, false, gobreaker.StateClosed},
+		{"failure 3 opens again", 0, status(500), false, false, gobreaker.StateOpen},
+		{"half-open trial fails", openTimeout + 20*time.Millisecond, transportError, false, false, gobreaker.StateOpen},
+		{"open again", 0, status(200), false, true, gobreaker.StateOpen},
+	}
+	for _, st := range steps {
+		time.Sleep(st.wait)
+		ctx, cancel := context.WithCancel(context.Background())
+		if st.cancel {
+			cancel()
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://upstream/api/tags", nil)
+		base.next = st.respond
+		before := base.calls.Load()
+		resp, err := bt.RoundTrip(req)
+		cancel()
+		if resp != nil {
+			resp.Body.Close()
+		}
+		called := base.calls.Load() != before
+		if gotOpen := errors.Is(err, ErrCircuitOpen); gotOpen != st.wantOpen || called == st.wantOpen {
+			t.Errorf("%s: RoundTrip error = %v (base called: %v), want ErrCircuitOpen %v", st.name, err, called, st.wantOpen)
+		}
+		if got := bt.State(); got != st.wantState {
+			t.Errorf("%s: State() = %v, want %v", st.name, got, st.wantState)
+		}
+	}
+	want := []string{"closed→open", "open→half-open", "half-open→closed", "closed→open", "open→half-open", "half-open→open"}
+	if strings.Join(transitions, " ") != strings.Join(want, " ") {
+		t.Errorf("transitions = %v, want %v", transitions, want)
+	}
+}
+
+func TestBreakerSettingsZeroMeansDefault(t *testing.T) {
+	base := &scriptedTransport{next: transportError}
+	bt := NewBreakerTransport(base, BreakerSettings{})
+	for i := 1; i <= DefaultFailureThreshold; i++ {
+		req, _ := http.NewRequest(http.MethodGet, "http://upstream/", nil)
+		bt.RoundTrip(req)
+		wantOpen := i == DefaultFailureThreshold
+		if got := bt.State() == gobreaker.StateOpen; got != wantOpen {
+			t.Errorf("after %d failures: open = %v, want %v", i, got, wantOpen)
+		}
+	}
+	if ra := bt.RetryAfter(); ra <= DefaultOpenTimeout-time.Second || ra > DefaultOpenTimeout {
+		t.Errorf("RetryAfter() = %v, want about %v", ra, DefaultOpenTimeout)
+	}
+}
+
+// TestBreakerInServer drives the breaker through the gateway: upstream
+// 500s open it, pass-through then gets 503 at once, and the upstream's
+// recovery closes it after the open timeout.
+func TestBreakerInServer(t *testing.T) {
+	var healthy atomic.Bool
+	var calls atomic.Int32
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if !healthy.Load() {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":"runner crashed"}`)
+			return
+		}
+		io.WriteString(w, `{"models":[]}`)
+	})
+	const openTimeout = 150 * time.Millisecond
+	f := newProxyFixture(t, up, func(c *config.Config) {
+		c.Breaker = config.Breaker{FailureThreshold: 2, OpenTimeout: openTimeout}
+	}, Options{})
+
+	for i := 0; i < 2; i++ {
+		resp, body := f.do(t, http.MethodGet, "/api/tags", nil, nil)
+		if resp.StatusCode != 500 || string(body) != `{"error":"runner crashed"}` {
+			t.Fatalf("failure %d: got %d %s, want the upstream's 500 unchanged", i, resp.StatusCode, body)
+		}
+	}
+	resp, body := f.do(t, http.MethodGet, "/api/tags", nil, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("with the breaker open: status %d, want 503", resp.StatusCode)
+	}
+	if msg := ollamaError(t, resp, body); !strings.HasPrefix(msg, "upstream circuit open") {
+		t.Errorf("error = %q, want upstream circuit open…", msg)
+	}
+	if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("Retry-After = %q, want a number of seconds", resp.Header.Get("Retry-After"))
+	}
+	if n := calls.Load(); n != 2 {
+		t.Errorf("upstream called %d times, want 2 (none while open)", n)
+	}
+
+	healthy.Store(true)
+	time.Sleep(openTimeout + 50*time.Millisecond)
+	resp, body = f.do(t, http.MethodGet, "/api/tags", nil, nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("after the open timeout: %d %s, want 200", resp.StatusCode, body)
+	}
+	if s := f.srv.Breaker().State(); s != gobreaker.StateClosed {
+		t.Errorf("breaker %v after a successful trial, want closed", s)
+	}
+	if !strings.Contains(f.logs.String(), `"to":"open"`) {
+		t.Errorf("no log line for the transition to open:\n%s", f.logs)
+	}
+}

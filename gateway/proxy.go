@@ -1,0 +1,94 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+)
+
+// ctxKeyEcho carries the echo.Context of a proxied request into the
+// ReverseProxy's ErrorHandler, so that proxy errors go through WriteError
+// and reach the request's log line.
+type ctxKeyEcho struct{}
+
+// newProxy is the pass-through: the client's request, bytes and headers
+// as they came (hop-by-hop headers aside), to the upstream, and the
+// upstream's answer back, flushed after every write so that NDJSON and SSE
+// chunks reach the client as the model produces them.
+func (s *Server) newProxy() *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			// SetURL also sets the Host header to the upstream's: Ollama
+			// refuses requests whose Host is not its own (or loopback)
+			// when it listens on loopback. The client's Host travels in
+			// X-Forwarded-Host.
+			pr.SetURL(s.upstream)
+			pr.SetXForwarded()
+		},
+		Transport:     s.breaker,
+		FlushInterval: -1,
+		BufferPool:    &bufferPool{},
+		ErrorHandler:  s.proxyError,
+		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
+
+// proxyHandler passes the request through. On guarded routes it is the
+// handler the guard wraps, and c's request and response may be the
+// guard's.
+func (s *Server) proxyHandler(c echo.Context) error {
+	req := c.Request()
+	req = req.WithContext(context.WithValue(req.Context(), ctxKeyEcho{}, c))
+	s.proxy.ServeHTTP(c.Response(), req)
+	return nil
+}
+
+// proxyError answers a failed round trip (nothing was written yet).
+func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	he := upstreamError(r, err)
+	if c, ok := r.Context().Value(ctxKeyEcho{}).(echo.Context); ok {
+		WriteError(c, he)
+		return
+	}
+	body, _ := json.Marshal(errorBody{Error: he.message()})
+	writeJSONError(w, r.Method, he.status(), body)
+}
+
+// upstreamError maps a round trip's error to the client's answer.
+func upstreamError(r *http.Request, err error) HTTPError {
+	var (
+		mbe *http.MaxBytesError
+		ne  net.Error
+	)
+	switch {
+	case errors.As(err, &mbe), errors.Is(err, ErrCircuitOpen):
+		return toHTTPError(err)
+	case errors.Is(r.Context().Err(), context.Canceled):
+		return HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return HTTPError{Code: http.StatusGatewayTimeout, Msg: "upstream timed out: " + err.Error(), Err: err}
+	}
+	return HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable: " + err.Error(), Err: err}
+}
+
+// bufferPool reuses the proxy's copy buffers (32 KiB each) across
+// requests.
+type bufferPool struct{ p sync.Pool }
+
+var _ httputil.BufferPool = (*bufferPool)(nil)
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }

@@ -1,0 +1,146 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contractgateway/gateway/config"
+)
+
+// startServe runs srv.Serve on a loopback listener until the returned
+// cancel is called; done yields Serve's result.
+func startServe(t *testing.T, upstream http.Handler, grace time.Duration) (base string, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	cfg := config.Default()
+	cfg.Upstream = up.URL
+	cfg.ShutdownGrace = grace
+	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ctx, ln) }()
+	t.Cleanup(cancel)
+	return "http://" + ln.Addr().String(), cancel, errc
+}
+
+func TestGracefulShutdownLetsInFlightFinish(t *testing.T) {
+	arrived := make(chan struct{})
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		time.Sleep(300 * time.Millisecond) // a generation in progress
+		io.WriteString(w, `{"response":"done","done":true}`)
+	})
+	base, cancel, done := startServe(t, up, 5*time.Second)
+
+	type result struct {
+		status int
+		body   string
+		err    error
+	}
+	res := make(chan result, 1)
+	go func() {
+		resp, err := http.Post(base+"/api/generate", "application/json", strings.NewReader(`{"stream":false}`))
+		if err != nil {
+			res <- result{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		res <- result{resp.StatusCode, string(b), err}
+	}()
+	<-arrived
+	cancel()
+
+	r := <-res
+	if r.err != nil || r.status != 200 || r.body != `{"response":"done","done":true}` {
+		t.Errorf("in-flight request during shutdown: %d %q %v, want 200 and the whole body", r.status, r.body, r.err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve() = %v, want nil after a shutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after shutdown")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Errorf("the listener still accepts after shutdown")
+	}
+}
+
+func TestGracefulShutdownCutsAfterGrace(t *testing.T) {
+	arrived, canceled := make(chan struct{}), make(chan struct{})
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		io.WriteString(w, `{"status":"pulling"}`+"\n")
+		w.(http.Flusher).Flush()
+		close(arrived)
+		select {
+		case <-r.Context().Done():
+			close(canceled)
+		case <-time.After(10 * time.Second):
+		}
+	})
+	const grace = 200 * time.Millisecond
+	base, cancel, done := startServe(t, up, grace)
+	go func() {
+		resp, err := http.Post(base+"/api/pull", "application/json", strings.NewReader(`{}`))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	<-arrived
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve() = %v, want nil", err)
+		}
+		if d := time.Since(start); d < grace {
+			t.Errorf("Serve returned after %v, before the grace period %v", d, grace)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still running 5s after shutdown with a grace of 200ms")
+	}
+	select {
+	case <-canceled:
+	case <-time.After(3 * time.Second):
+		t.Error("the upstream stream was not cancelled when the grace period ended")
+	}
+}
+
+func TestServeListenerError(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	defer up.Close()
+	cfg := config.Default()
+	cfg.Upstream = up.URL
+	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if err := srv.Serve(context.Background(), ln); err == nil {
+		t.Errorf("Serve(closed listener) = nil, want an error")
+	}
+}

@@ -1,0 +1,363 @@
+// Package gateway is the Contract Gateway server: an Ollama-compatible
+// HTTP endpoint that guards generate and chat responses (through the
+// middleware it is given) and passes every other Ollama endpoint through
+// unchanged, streaming included, plus health, readiness and metrics.
+package gateway
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/contractgateway/gateway/config"
+)
+
+// GuardedPaths are the routes that go through Options.Guard. Every other
+// request, on any path and method, is passed through.
+var GuardedPaths = []string{"/api/generate", "/api/chat", "/v1/chat/completions"}
+
+// Options are the parts of a Server that are built elsewhere.
+type Options struct {
+	// Logger receives the request log and the server's own events. Nil
+	// means slog.Default().
+	Logger *slog.Logger
+
+	// Guard wraps the proxy on POST GuardedPaths. Nil means no guarding:
+	// those requests are passed through like any other.
+	Guard echo.MiddlewareFunc
+
+	// Admin, when not nil, registers extra admin routes (such as
+	// /contracts) on a group at the root. They get the admin token check.
+	// Their paths must not shadow Ollama's ("/", "/api/…", "/v1/…"): New
+	// fails if they do.
+	Admin func(*echo.Group)
+
+	// Registry receives the gateway's metrics and is served on /metrics.
+	// Nil means a new registry with the Go and process collectors.
+	Registry *prometheus.Registry
+}
+
+// Server is the gateway's HTTP server. Build it with [New]; serve it with
+// [Server.Serve] or mount [Server.Handler].
+type Server struct {
+	cfg       config.Config
+	log       *slog.Logger
+	echo      *echo.Echo
+	upstream  *url.URL
+	base      *http.Transport
+	breaker   *BreakerTransport
+	proxy     *httputil.ReverseProxy
+	client    *http.Client // readiness checks
+	registry  *prometheus.Registry
+	metrics   *metrics
+	adminPath map[string]bool // route patterns that need the admin token
+}
+
+// New builds a Server from a validated-or-not cfg (New validates it) and
+// opts. It starts nothing: no goroutine runs until Serve.
+func New(cfg config.Config, opts Options) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	up, err := config.ValidUpstream(cfg.Upstream)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       opts.Logger,
+		upstream:  up,
+		registry:  opts.Registry,
+		adminPath: map[string]bool{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+	}
+	s.metrics = newMetrics(s.registry, func() float64 { return float64(s.breaker.State()) })
+
+	s.base = newUpstreamTransport(cfg)
+	s.breaker = NewBreakerTransport(s.base, BreakerSettings{
+		Name:                up.Host,
+		FailureThreshold:    cfg.Breaker.FailureThreshold,
+		OpenTimeout:         cfg.Breaker.OpenTimeout,
+		HalfOpenMaxRequests: cfg.Breaker.HalfOpenMaxRequests,
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			s.log.Warn("upstream breaker", "upstream", name, "from", from.String(), "to", to.String())
+			s.metrics.breakerTransitions.WithLabelValues(to.String()).Inc()
+		},
+	})
+	s.client = &http.Client{Transport: s.breaker}
+	s.proxy = s.newProxy()
+
+	if err := s.routes(opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newUpstreamTransport is the connection pool to the upstream.
+func newUpstreamTransport(cfg config.Config) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	// The client's Accept-Encoding decides compression: a transport that
+	// asked for gzip on its own would decode it and change the bytes.
+	t.DisableCompression = true
+	// Many clients stream at once to one upstream; the default of 2 idle
+	// connections per host would close and redial most of them.
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 256
+	t.ResponseHeaderTimeout = cfg.UpstreamTimeout
+	return t
+}
+
+func (s *Server) routes(opts Options) error {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.Logger.SetOutput(logWriter{s.log})
+	e.HTTPErrorHandler = httpErrorHandler
+	s.echo = e
+
+	e.Pre(dropBadRequestID)
+	e.Use(
+		echomw.RequestIDWithConfig(echomw.RequestIDConfig{
+			Generator: newRequestID,
+			// The upstream gets the id too, so its logs can be matched.
+			RequestIDHandler: func(c echo.Context, id string) {
+				c.Request().Header.Set(echo.HeaderXRequestID, id)
+			},
+		}),
+		s.logRequests,
+		echomw.RecoverWithConfig(echomw.RecoverConfig{
+			LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+				return HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error",
+					Err: fmt.Errorf("panic: %w\n%s", err, stack)}
+			},
+		}),
+		s.limitBody,
+		s.requireAdminToken,
+	)
+
+	pass := s.proxyHandler
+	for _, p := range GuardedPaths {
+		if opts.Guard != nil {
+			e.POST(p, pass, opts.Guard)
+		} else {
+			e.POST(p, pass)
+		}
+	}
+	e.Any("/*", pass)
+
+	return s.adminRoutes(opts.Admin)
+}
+
+// Handler returns the gateway's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Transport returns the upstream transport, breaker included, for other
+// upstream clients (LLM repair) to share the same connection pool and the
+// same view of the upstream's health.
+func (s *Server) Transport() http.RoundTripper { return s.breaker }
+
+// Breaker returns the upstream breaker, for guarded requests to check its
+// state.
+func (s *Server) Breaker() *BreakerTransport { return s.breaker }
+
+// readHeaderTimeout bounds how long a client may take to send its request
+// headers (slowloris). Bodies and responses are not bounded: uploads and
+// streams are long by nature.
+const readHeaderTimeout = 30 * time.Second
+
+// Serve serves on ln until ctx is done, then shuts down gracefully: it
+// stops accepting, lets in-flight requests finish for up to
+// cfg.ShutdownGrace, then cancels the ones still running and closes their
+// connections. It returns nil after a shutdown, or the listener's error.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Requests derive from base, not ctx: ctx ends when shutdown begins,
+	// and in-flight requests must get their grace period.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
+	var inflight sync.WaitGroup
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			inflight.Add(1)
+			defer inflight.Done()
+			s.echo.ServeHTTP(w, r)
+		}),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return base },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		s.base.CloseIdleConnections()
+		return err
+	case <-ctx.Done():
+	}
+
+	s.log.Info("shutting down", "grace", s.cfg.ShutdownGrace)
+	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(grace); err != nil {
+		s.log.Warn("shutdown grace expired; cancelling in-flight requests", "grace", s.cfg.ShutdownGrace)
+		cancelBase()
+		srv.Close()
+	}
+	<-errc // http.ErrServerClosed
+	waitTimeout(&inflight, 5*time.Second)
+	s.base.CloseIdleConnections()
+	return nil
+}
+
+// waitTimeout waits for wg, at most d: a handler that ignores its
+// cancelled context must not hold the process forever.
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// logRequests writes one log line per request, and its metrics. It never
+// logs bodies or query strings (prompts are personal data).
+func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		aborted := true
+		defer func() {
+			// Reached by a panic only for http.ErrAbortHandler (the
+			// recover middleware handles the rest): a stream cut short.
+			// Log it, then let net/http drop the connection.
+			s.logRequest(c, start, aborted)
+		}()
+		if err := next(c); err != nil {
+			c.Error(err)
+		}
+		aborted = false
+		return nil
+	}
+}
+
+func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
+	req, res := c.Request(), c.Response()
+	elapsed := time.Since(start)
+	status := res.Status
+	route := c.Path()
+	level := slog.LevelInfo
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs,
+		slog.String("method", req.Method),
+		slog.String("path", req.URL.Path),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("latency", elapsed),
+		slog.Int64("bytes", res.Size),
+		slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
+	)
+	if aborted {
+		attrs = append(attrs, slog.Bool("aborted", true))
+		level = slog.LevelWarn
+	}
+	if he, ok := c.Get(ctxKeyError).(HTTPError); ok {
+		attrs = append(attrs, slog.String("error", he.Error()))
+		if he.status() >= 500 {
+			level = slog.LevelWarn
+		}
+	}
+	s.log.LogAttrs(req.Context(), level, "request", attrs...)
+	s.metrics.observe(route, req.Method, status, elapsed)
+}
+
+// limitBody bounds request bodies to cfg.MaxBodyBytes: 413 at once when the
+// declared length is over, and a MaxBytesReader for bodies of unknown
+// length, whose error becomes 413 wherever it is read (proxy or guard).
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	limit := int64(s.cfg.MaxBodyBytes)
+	if limit <= 0 {
+		return next
+	}
+	return func(c echo.Context) error {
+		req := c.Request()
+		// Blob uploads (ollama create) are model files of gigabytes,
+		// streamed through and never buffered.
+		if req.Body == nil || req.Body == http.NoBody || strings.HasPrefix(req.URL.Path, "/api/blobs/") {
+			return next(c)
+		}
+		if req.ContentLength > limit {
+			return &http.MaxBytesError{Limit: limit}
+		}
+		req.Body = http.MaxBytesReader(c.Response().Writer, req.Body, limit)
+		return next(c)
+	}
+}
+
+// logWriter sends echo's own log lines (rare: a write after commit) to
+// slog.
+type logWriter struct{ log *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Warn("echo", "msg", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+var _ io.Writer = logWriter{}
+
+// newRequestID returns 32 random hex digits.
+func newRequestID() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	return hex.EncodeToString(b[:])
+}
+
+// maxRequestIDLen bounds a client-sent X-Request-Id, which ends up in
+// every log line of the request.
+const maxRequestIDLen = 128
+
+// dropBadRequestID removes a client-sent X-Request-Id that is too long or
+// not visible ASCII, so that a fresh one is generated in its place.
+func dropBadRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Request().Header
+		if id := h.Get(echo.HeaderXRequestID); id != "" && !validRequestID(id) {
+			h.Del(echo.HeaderXRequestID)
+		}
+		return next(c)
+	}
+}
+
+func validRequestID(id string) bool {
+	if len(id) > maxRequestIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] <= ' ' || id[i] > '~' {
+			return false
+		}
+	}
+	return true
+}

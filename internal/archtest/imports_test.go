@@ -1,0 +1,56 @@
+// Package archtest keeps the import graph flowing one way (ARCHITECTURE.md):
+// cmd → gateway → middleware → repair → validators → contracts, with cache
+// and config importing no project package, and net/http and echo kept at
+// the edge.
+package archtest
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/contractgateway/gateway"
+
+// deps lists the packages pkg depends on, transitively, via `go list -deps`.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+	if err != nil {
+		if files, _ := filepath.Glob("../../" + pkg + "/*.go"); len(files) == 0 {
+			t.Skipf("package %s has no Go files yet", pkg)
+		}
+		t.Fatalf("go list -deps %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+func TestImportsFlowOneWay(t *testing.T) {
+	// forbidden lists, per package, the packages it must not reach.
+	tests := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		{"contracts", []string{module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/strictjson", []string{module + "/contracts", module + "/validators", "net/http"}},
+		{"repair", []string{module + "/middleware", module + "/gateway", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"cache", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/config"}},
+		{"config", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache"}},
+		{"middleware", []string{module + "/gateway"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg, func(t *testing.T) {
+			got := map[string]bool{}
+			for _, d := range deps(t, tt.pkg) {
+				got[d] = true
+			}
+			for _, f := range tt.forbidden {
+				if got[f] {
+					t.Errorf("%s imports %s (directly or not); imports must flow cmd → gateway → middleware → repair → validators → contracts", tt.pkg, f)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,394 @@
+// Package middleware is the embeddable part of Contract Gateway: an echo
+// middleware that guards Ollama's generate and chat responses (and the
+// OpenAI-compatible chat completions). Mounted in front of any handler that
+// speaks the Ollama API — a reverse proxy, usually — it validates the
+// model's answer against a contract, repairs it, and answers in the
+// client's own shape, or with 422 and the violation report.
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
+
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// GuardConfig configures the guard. The zero value of every field but
+// Resolver means its documented default.
+type GuardConfig struct {
+	// Skipper skips the guard for a request (echo's convention).
+	Skipper echomw.Skipper
+	// Resolver decides whether a request is guarded and by which contract.
+	// Required.
+	Resolver Resolver
+	// Model makes the ladder's LLM calls (repair, regeneration); nil limits
+	// repair to local fixes and re-runs.
+	Model repair.Model
+	// LocalOnly reports, per route and upstream model, that the ladder must
+	// stop after local repair (the repair breaker is open). nil: never.
+	LocalOnly func(route, model string) bool
+	// MaxBodyBytes bounds a guarded request body; 0 means 32 MiB. Larger
+	// bodies get 413.
+	MaxBodyBytes int64
+	// MaxResponseBytes bounds an upstream answer the guard buffers; 0 means
+	// 64 MiB. Larger answers get 502.
+	MaxResponseBytes int64
+	// Deadline bounds all upstream work for one guarded request, re-runs and
+	// repair calls included; 0 means 120 s.
+	Deadline time.Duration
+	// MaxLLMCalls bounds the ladder's model calls per request; 0 means 6.
+	MaxLLMCalls int
+	// Logger receives one line per guarded request; nil means slog.Default.
+	Logger *slog.Logger
+	// Observe, when set, is called once per guarded request (metrics).
+	Observe func(Event)
+}
+
+// DefaultGuardConfig holds the defaults; a Resolver must still be set.
+var DefaultGuardConfig = GuardConfig{
+	Skipper:          echomw.DefaultSkipper,
+	MaxBodyBytes:     32 << 20,
+	MaxResponseBytes: 64 << 20,
+	Deadline:         120 * time.Second,
+	MaxLLMCalls:      6,
+}
+
+// Event describes one guarded request for logs and metrics (SPEC §10).
+// It carries no prompt or output: those may be personal data.
+type Event struct {
+	RequestID   string
+	Route       string
+	Contract    string
+	Model       string
+	Status      string
+	Rungs       []string
+	LLMCalls    int
+	LocalFixes  int
+	CodesBefore []string
+	CodesAfter  []string
+	ParseError  string
+	Latency     time.Duration
+	CacheHit    bool
+}
+
+// ToMiddleware checks the config and returns the middleware.
+func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
+	if config.Resolver == nil {
+		return nil, errors.New("guard: Resolver is required")
+	}
+	if config.Skipper == nil {
+		config.Skipper = DefaultGuardConfig.Skipper
+	}
+	if config.MaxBodyBytes <= 0 {
+		config.MaxBodyBytes = DefaultGuardConfig.MaxBodyBytes
+	}
+	if config.MaxResponseBytes <= 0 {
+		config.MaxResponseBytes = DefaultGuardConfig.MaxResponseBytes
+	}
+	if config.Deadline <= 0 {
+		config.Deadline = DefaultGuardConfig.Deadline
+	}
+	if config.MaxLLMCalls <= 0 {
+		config.MaxLLMCalls = DefaultGuardConfig.MaxLLMCalls
+	}
+	if config.Logger == nil {
+		config.Logger = slog.Default()
+	}
+	g := &guard{GuardConfig: config}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if config.Skipper(c) || c.Request().Method != http.MethodPost {
+				return next(c)
+			}
+			f, ok := flavourOf(c.Request().URL.Path)
+			if !ok {
+				return next(c)
+			}
+			return g.serve(c, next, f)
+		}
+	}, nil
+}
+
+type guard struct {
+	GuardConfig
+}
+
+// errorBody is Ollama's error shape, with the report on contract failures.
+type errorBody struct {
+	Error    string             `json:"error"`
+	Contract *validators.Report `json:"contract,omitempty"`
+}
+
+func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
+	start := time.Now()
+	req := c.Request()
+	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, g.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return c.JSON(http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf("request body exceeds %d bytes", g.MaxBodyBytes)})
+		}
+		return c.JSON(http.StatusBadRequest, errorBody{Error: "reading request body: " + err.Error()})
+	}
+	restore := func() { req.Body = io.NopCloser(bytes.NewReader(raw)); req.ContentLength = int64(len(raw)) }
+	r, perr := parseRequest(f, raw)
+	hdrContract := req.Header.Get("X-Contract")
+	if perr != nil {
+		if hdrContract != "" {
+			return c.JSON(http.StatusBadRequest, errorBody{Error: perr.Error()})
+		}
+		// Not ours to judge: the upstream answers malformed JSON itself.
+		restore()
+		return next(c)
+	}
+	route, err := g.Resolver.Resolve(Lookup{Contract: hdrContract, Params: req.Header.Get("X-Contract-Params"), Model: r.Model, Schema: r.Schema})
+	if err != nil {
+		return c.JSON(http.StatusBadRequest, errorBody{Error: err.Error()})
+	}
+	if route == nil {
+		restore()
+		return next(c)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), g.Deadline)
+	defer cancel()
+
+	r.setModel(route.UpstreamModel)
+	if route.AddFormat && !r.HasFormat && route.Validator.Contract.SchemaJSON != nil {
+		if err := r.setFormat(route.Validator.Contract.SchemaJSON); err != nil {
+			return c.JSON(http.StatusInternalServerError, errorBody{Error: "contract schema: " + err.Error()})
+		}
+	}
+	clientStream := r.Stream
+	r.setStream(false)
+
+	first, hr := g.call(ctx, c, next, r)
+	if hr != nil {
+		return hr.write(c)
+	}
+	upstreamModel := r.Model
+	if route.UpstreamModel != "" {
+		upstreamModel = route.UpstreamModel
+	}
+	job := repair.Job{
+		Validator:   route.Validator,
+		Params:      route.Params,
+		Text:        first.text,
+		Prompt:      r.promptText(),
+		Model:       g.Model,
+		MaxLLMCalls: g.MaxLLMCalls,
+		LocalOnly:   g.LocalOnly != nil && g.LocalOnly(route.Name, upstreamModel),
+		Rerun: func(ctx context.Context, t float64) (string, error) {
+			rr := r.clone()
+			rr.setTemperature(t)
+			resp, hr := g.call(ctx, c, next, rr)
+			if hr != nil {
+				return "", hr
+			}
+			return resp.text, nil
+		},
+	}
+	out := repair.Run(ctx, job)
+	if req.Context().Err() != nil {
+		// The client is gone: nothing to answer.
+		return nil
+	}
+	ev := Event{
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), Route: route.Name, Contract: route.Validator.Contract.ID(),
+		Model: upstreamModel, Status: out.Status, Rungs: out.Rungs, LLMCalls: out.LLMCalls, LocalFixes: len(out.Changes),
+		CodesBefore: out.Before.Codes(), CodesAfter: out.Report.Codes(), ParseError: parseClass(out.Before),
+	}
+	defer func() {
+		ev.Latency = time.Since(start)
+		g.log(ev)
+	}()
+	h := c.Response().Header()
+	h.Set("X-Contract", route.Validator.Contract.ID())
+	h.Set("X-Contract-Status", out.Status)
+	h.Set("X-Contract-Repairs", strconv.Itoa(len(out.Changes)+out.LLMCalls))
+	if out.Doc == nil {
+		return c.JSON(http.StatusUnprocessableEntity, errorBody{
+			Error:    failureMessage(out.Report),
+			Contract: &out.Report,
+		})
+	}
+	text := render(route.Validator.Contract.Output, out.Doc)
+	obj := withText(f, first.obj, text)
+	set(obj, "contract", summary(out))
+	return writeClient(c, f, clientStream, obj, text)
+}
+
+// call sends r upstream through next and captures the whole answer. A
+// non-2xx answer, an oversize one or an unreadable one comes back as the
+// httpResult to pass to the client.
+func (g *guard) call(ctx context.Context, c echo.Context, next echo.HandlerFunc, r *request) (*response, *httpResult) {
+	body := r.bytes()
+	orig := c.Request()
+	up := orig.Clone(ctx)
+	up.Body = io.NopCloser(bytes.NewReader(body))
+	up.ContentLength = int64(len(body))
+	up.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	up.Header.Del("Accept-Encoding") // the guard must read the answer
+	up.Header.Del("X-Contract")
+	up.Header.Del("X-Contract-Params")
+	rec := newRecorder(g.MaxResponseBytes)
+	origResp := c.Response()
+	c.SetRequest(up)
+	c.SetResponse(echo.NewResponse(rec, c.Echo()))
+	err := next(c)
+	c.SetRequest(orig)
+	c.SetResponse(origResp)
+	if rec.overflow {
+		return nil, &httpResult{status: http.StatusBadGateway, body: errorBody{Error: fmt.Sprintf("upstream response exceeds %d bytes", g.MaxResponseBytes)}}
+	}
+	if err != nil {
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			return nil, &httpResult{status: he.Code, body: errorBody{Error: fmt.Sprint(he.Message)}}
+		}
+		return nil, &httpResult{status: http.StatusBadGateway, body: errorBody{Error: "upstream: " + err.Error()}}
+	}
+	status := rec.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if status < 200 || status > 299 {
+		return nil, &httpResult{status: status, raw: rec.buf.Bytes(), header: rec.header}
+	}
+	resp, err := parseResponse(r.flavour, rec.buf.Bytes())
+	if err != nil {
+		return nil, &httpResult{status: http.StatusBadGateway, body: errorBody{Error: err.Error()}}
+	}
+	return resp, nil
+}
+
+// httpResult is an answer the guard passes on instead of a guarded one:
+// the upstream's own error, or the guard's error in Ollama's shape.
+type httpResult struct {
+	status int
+	body   errorBody
+	raw    []byte
+	header http.Header
+}
+
+func (h *httpResult) Error() string {
+	if h.raw != nil {
+		return fmt.Sprintf("upstream status %d: %s", h.status, bytes.TrimSpace(h.raw))
+	}
+	return h.body.Error
+}
+
+func (h *httpResult) write(c echo.Context) error {
+	if h.raw != nil {
+		ct := h.header.Get("Content-Type")
+		if ct == "" {
+			ct = echo.MIMEApplicationJSON
+		}
+		return c.Blob(h.status, ct, h.raw)
+	}
+	return c.JSON(h.status, h.body)
+}
+
+// recorder buffers an upstream answer up to a limit.
+type recorder struct {
+	header   http.Header
+	status   int
+	buf      bytes.Buffer
+	limit    int64
+	overflow bool
+}
+
+func newRecorder(limit int64) *recorder { return &recorder{header: http.Header{}, limit: limit} }
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) WriteHeader(s int) {
+	if r.status == 0 {
+		r.status = s
+	}
+}
+func (r *recorder) Flush() {}
+
+var errOverflow = errors.New("upstream response too large")
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if int64(r.buf.Len()+len(p)) > r.limit {
+		r.overflow = true
+		return 0, errOverflow
+	}
+	return r.buf.Write(p)
+}
+
+// render writes the validated document as the contract's output mode asks.
+func render(mode string, doc *strictjson.Value) string {
+	if mode == "fenced" {
+		return "```json\n" + string(strictjson.MarshalIndent(doc, "  ")) + "\n```"
+	}
+	return string(strictjson.Marshal(doc))
+}
+
+// summary is the `contract` member added to the final response object.
+func summary(out repair.Outcome) *strictjson.Value {
+	codes := func(cs []string) *strictjson.Value {
+		items := make([]*strictjson.Value, len(cs))
+		for i, c := range cs {
+			items[i] = strictjson.String(c)
+		}
+		return strictjson.Array(items...)
+	}
+	return object(
+		member("id", strictjson.String(out.Report.Contract)),
+		member("status", strictjson.String(out.Status)),
+		member("llm_calls", strictjson.Int(int64(out.LLMCalls))),
+		member("local_fixes", strictjson.Int(int64(len(out.Changes)))),
+		member("violations_before", codes(out.Before.Codes())),
+		member("violations_after", codes(out.Report.Codes())),
+	)
+}
+
+func failureMessage(r validators.Report) string {
+	n := 0
+	first := ""
+	for _, v := range r.Violations {
+		if v.Severity == validators.SeverityError {
+			if n == 0 {
+				first = v.Code
+				if v.Path != "" {
+					first += " at " + v.Path
+				}
+			}
+			n++
+		}
+	}
+	return fmt.Sprintf("model output violates contract %s: %d violation(s), first %s", r.Contract, n, first)
+}
+
+func parseClass(r validators.Report) string {
+	for _, v := range r.Violations {
+		if v.Class == validators.ClassParse {
+			return v.Code
+		}
+	}
+	return ""
+}
+
+func (g *guard) log(ev Event) {
+	g.Logger.Info("guarded request",
+		"request_id", ev.RequestID, "route", ev.Route, "contract", ev.Contract, "model", ev.Model,
+		"status", ev.Status, "rungs", ev.Rungs, "llm_calls", ev.LLMCalls, "local_fixes", ev.LocalFixes,
+		"violations_before", ev.CodesBefore, "violations_after", ev.CodesAfter, "parse_error", ev.ParseError,
+		"latency_ms", float64(ev.Latency.Microseconds())/1000, "cache_hit", ev.CacheHit)
+	if g.Observe != nil {
+		g.Observe(ev)
+	}
+}

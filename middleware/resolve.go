@@ -1,0 +1,190 @@
+package middleware
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// Lookup is what the guard knows about a request when it asks which
+// contract guards it.
+type Lookup struct {
+	// Contract and Params are the X-Contract and X-Contract-Params headers.
+	Contract string
+	Params   string
+	// Model is the model the client named (perhaps a virtual one).
+	Model string
+	// Schema is the JSON Schema the client sent as format, or nil.
+	Schema json.RawMessage
+}
+
+// Route is a resolved guard: the contract's validator, the merged
+// parameters, and what to change in the request.
+type Route struct {
+	// Name labels logs and metrics: the virtual model, "header:NAME" or
+	// "schema".
+	Name      string
+	Validator *validators.Validator
+	Params    validators.Params
+	// UpstreamModel replaces the client's model ("" keeps it).
+	UpstreamModel string
+	// AddFormat passes the contract schema as format when the client set none.
+	AddFormat bool
+}
+
+// Resolver decides whether a request is guarded. A nil Route means pass
+// the request through; an error is the client's (400).
+type Resolver interface {
+	Resolve(Lookup) (*Route, error)
+}
+
+// RouteSpec is one virtual model of the configuration.
+type RouteSpec struct {
+	Model     string
+	Upstream  string
+	Contract  string
+	Params    map[string]string
+	AddFormat bool
+}
+
+// Routes is the standard Resolver: virtual models, the X-Contract header,
+// and — when AdHoc is set — schema-only contracts built from a request's
+// own format schema, compiled once per distinct schema.
+type Routes struct {
+	reg    *contracts.Registry
+	byID   map[string]*validators.Validator
+	models map[string]*Route
+	adHoc  *lru.Cache[string, *validators.Validator]
+}
+
+var _ Resolver = (*Routes)(nil)
+
+// adHocCacheSize bounds the compiled ad-hoc schemas kept: apps use a few
+// schemas over and over, and compiling one costs far more than validating.
+const adHocCacheSize = 512
+
+// NewRoutes compiles every contract of reg and every route; all problems
+// are reported at once. adHoc enables schema-only guarding.
+func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool) (*Routes, error) {
+	byID, err := validators.CompileAll(reg, validators.Builtins())
+	if err != nil {
+		return nil, err
+	}
+	rs := &Routes{reg: reg, byID: byID, models: map[string]*Route{}}
+	var problems []string
+	for _, s := range specs {
+		c, ok := reg.Lookup(s.Contract)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("route %q: unknown contract %q", s.Model, s.Contract))
+			continue
+		}
+		v := byID[c.ID()]
+		params, err := v.Params(validators.Params(s.Params))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("route %q: %v", s.Model, err))
+			continue
+		}
+		rs.models[s.Model] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat}
+	}
+	if len(problems) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
+	}
+	if adHoc {
+		rs.adHoc, _ = lru.New[string, *validators.Validator](adHocCacheSize)
+	}
+	return rs, nil
+}
+
+// Resolve implements Resolver. The header wins over a virtual model (its
+// params are merged over the route's), a virtual model over an ad-hoc
+// schema.
+func (rs *Routes) Resolve(l Lookup) (*Route, error) {
+	hdrParams, err := validators.ParseParams(l.Params)
+	if err != nil {
+		return nil, err
+	}
+	base := rs.models[l.Model]
+	if l.Contract != "" {
+		c, ok := rs.reg.Lookup(l.Contract)
+		if !ok {
+			return nil, fmt.Errorf("unknown contract %q (known: %s)", l.Contract, strings.Join(rs.reg.Names(), ", "))
+		}
+		v := rs.byID[c.ID()]
+		merged := validators.Params{}
+		if base != nil && base.Validator == v {
+			for k, val := range base.Params {
+				merged[k] = val
+			}
+		}
+		for k, val := range hdrParams {
+			merged[k] = val
+		}
+		params, err := v.Params(merged)
+		if err != nil {
+			return nil, err
+		}
+		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params}
+		if base != nil {
+			r.UpstreamModel, r.AddFormat = base.UpstreamModel, base.AddFormat
+		}
+		return r, nil
+	}
+	if base != nil {
+		if len(hdrParams) == 0 {
+			return base, nil
+		}
+		params, err := base.Validator.Params(mergeParams(base.Params, hdrParams))
+		if err != nil {
+			return nil, err
+		}
+		r := *base
+		r.Params = params
+		return &r, nil
+	}
+	if rs.adHoc != nil && l.Schema != nil {
+		key := contracts.SchemaHash(l.Schema)
+		v, ok := rs.adHoc.Get(key)
+		if !ok {
+			c, err := contracts.FromSchema(l.Schema)
+			if err != nil {
+				return nil, fmt.Errorf("format: invalid JSON Schema: %v", err)
+			}
+			if v, err = validators.New(c, nil); err != nil {
+				return nil, err
+			}
+			rs.adHoc.Add(key, v)
+		}
+		return &Route{Name: "schema", Validator: v, Params: validators.Params{}}, nil
+	}
+	return nil, nil
+}
+
+// Validator returns the compiled validator of a contract reference, for
+// the admin validate endpoint.
+func (rs *Routes) Validator(ref string) (*validators.Validator, bool) {
+	c, ok := rs.reg.Lookup(ref)
+	if !ok {
+		return nil, false
+	}
+	v, ok := rs.byID[c.ID()]
+	return v, ok
+}
+
+// Registry returns the contracts the routes were built from.
+func (rs *Routes) Registry() *contracts.Registry { return rs.reg }
+
+func mergeParams(a, b validators.Params) validators.Params {
+	out := validators.Params{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,187 @@
+// Package repair turns invalid model output into contract-valid JSON, cheapest
+// rung first (SPEC §1): local repair without a model (syntax, lossless
+// coercion, derivable fixes), then — through a one-method Model interface —
+// LLM repair, partial regeneration with item merge, re-runs and fallback.
+package repair
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// maxPatchRounds bounds the derive-and-revalidate loop. Derivations depend
+// on each other at most a few levels deep (weight → cognitive level →
+// difficulty profile → duration), so a fixed point comes well before this.
+const maxPatchRounds = 8
+
+// LocalResult is the outcome of rung 1.
+type LocalResult struct {
+	// Before is the report on the text as the model wrote it.
+	Before validators.Report
+	// Report is the report after local repair; Report.Valid says whether
+	// local repair was enough.
+	Report validators.Report
+	// Doc is the repaired document, nil when no JSON could be recovered.
+	Doc *strictjson.Value
+	// Changes lists every edit, syntactic and semantic, in the order made.
+	Changes []Change
+	// Truncated is set when the model's output ended inside a value; such a
+	// document is never declared valid locally.
+	Truncated bool
+}
+
+// Local runs rung 1 of the ladder: it never calls a model and never invents
+// content. params must come from v.Params.
+func Local(v *validators.Validator, text string, params validators.Params) LocalResult {
+	res := v.Validate(text, params)
+	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc}
+	if res.Doc == nil {
+		doc, changes, report, truncated := recoverSyntax(v, text, params, res.Report)
+		out.Changes = append(out.Changes, changes...)
+		out.Report, out.Doc, out.Truncated = report, doc, truncated
+		if doc == nil {
+			return out
+		}
+	}
+	if out.Report.Valid && !hasFixes(out.Report) {
+		return out
+	}
+	doc, report, changes := ApplyFixes(v, out.Doc, params, out.Report)
+	out.Doc, out.Report = doc, report
+	out.Changes = append(out.Changes, changes...)
+	return out
+}
+
+// recoverSyntax handles a report whose document could not be parsed: it
+// chooses among several blocks, or repairs the text's syntax.
+func recoverSyntax(v *validators.Validator, text string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
+	if hasCode(before, "MULTIPLE_JSON_BLOCKS") {
+		if doc, changes, report, ok := chooseBlock(v, text, params); ok {
+			return doc, changes, report, false
+		}
+		return nil, nil, before, false
+	}
+	sr, err := RepairSyntax([]byte(validators.StripThink(text)), SyntaxOptions{ExpectContainer: v.Contract.ExpectsContainer()})
+	if err != nil {
+		return nil, nil, before, false
+	}
+	if sr.Truncated {
+		report := before
+		for i := range report.Violations {
+			if report.Violations[i].Code == "JSON_TRUNCATED" || report.Violations[i].Code == "JSON_SYNTAX" {
+				report.Violations[i].Code = "JSON_TRUNCATED"
+				report.Violations[i].Expected = "closing " + sr.Missing
+				report.Violations[i].Hint = "The output ended inside a value. Complete the document and close it with " + sr.Missing + "."
+			}
+		}
+		return nil, sr.Changes, report, true
+	}
+	doc, err := strictjson.Parse(sr.Text)
+	if err != nil {
+		return nil, nil, before, false
+	}
+	doc, report := v.CheckDoc(doc, params)
+	return doc, sr.Changes, report, false
+}
+
+// chooseBlock picks, among several candidate blocks, the one that validates
+// against the contract (after local repair), when exactly one does.
+func chooseBlock(v *validators.Validator, text string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
+	jsonBlocks, plain, _ := validators.Candidates(validators.StripThink(text))
+	blocks := jsonBlocks
+	if len(blocks) == 0 {
+		blocks = plain
+	}
+	var found *LocalResult
+	chosen := 0
+	for i, b := range blocks {
+		r := Local(v, "```json\n"+b.Text+"\n```", params)
+		if !r.Report.Valid {
+			continue
+		}
+		if found != nil {
+			return nil, nil, validators.Report{}, false
+		}
+		found, chosen = &r, i
+	}
+	if found == nil {
+		return nil, nil, validators.Report{}, false
+	}
+	changes := append([]Change{{Path: "", Before: len(blocks), After: chosen + 1, Fixer: "choose_block"}}, found.Changes...)
+	return found.Doc, changes, found.Report, true
+}
+
+// ApplyFixes applies the JSON Patch fixes that the validators attached to
+// derivable violations, re-validates, and repeats until nothing fixable is
+// left or no progress is made. It returns the new document and report and
+// one Change per applied patch.
+func ApplyFixes(v *validators.Validator, doc *strictjson.Value, params validators.Params, report validators.Report) (*strictjson.Value, validators.Report, []Change) {
+	var changes []Change
+	seen := map[string]bool{}
+	for round := 0; round < maxPatchRounds && hasFixes(report); round++ {
+		next := doc.Clone()
+		applied := 0
+		for _, viol := range report.Violations {
+			if viol.Fix == nil || viol.Fix.Op != "replace" {
+				continue
+			}
+			key := viol.Fix.Path + "\x00" + string(viol.Fix.Value)
+			if seen[key] {
+				continue // the same fix again means it did not stick: stop, do not loop
+			}
+			nv, err := strictjson.Parse(viol.Fix.Value)
+			if err != nil {
+				continue
+			}
+			old, _ := next.At(viol.Fix.Path)
+			root, err := strictjson.Replace(next, viol.Fix.Path, nv)
+			if err != nil {
+				continue
+			}
+			next = root
+			seen[key] = true
+			applied++
+			changes = append(changes, Change{Path: viol.Path, Before: valueOf(old), After: valueOf(nv), Fixer: fixerFor(viol)})
+		}
+		if applied == 0 {
+			break
+		}
+		doc, report = v.CheckDoc(next, params)
+	}
+	return doc, report, changes
+}
+
+func fixerFor(v validators.Violation) string {
+	if v.Code == "SCHEMA_TYPE" {
+		return "coerce"
+	}
+	return "derive:" + strings.ToLower(v.Code)
+}
+
+func valueOf(v *strictjson.Value) any {
+	if v == nil {
+		return nil
+	}
+	return json.RawMessage(strictjson.Marshal(v))
+}
+
+func hasFixes(r validators.Report) bool {
+	for _, v := range r.Violations {
+		if v.Fix != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCode(r validators.Report, code string) bool {
+	for _, v := range r.Violations {
+		if v.Code == code {
+			return true
+		}
+	}
+	return false
+}

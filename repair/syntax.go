@@ -1,0 +1,340 @@
+package repair
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// The stable identifiers of the syntactic fixes, as they appear in
+// Change.Fixer. Reports, metrics and tests match on them, so an identifier is
+// never renamed; a new kind of fix gets a new one.
+const (
+	FixStripThink          = "strip_think"           // a <think>…</think> section around the JSON
+	FixStripFence          = "strip_fence"           // a ``` or ```json fence line
+	FixStripProse          = "strip_prose"           // text before or after the JSON value
+	FixRemoveComment       = "remove_comment"        // a // or /* */ comment between tokens
+	FixRemoveTrailingComma = "remove_trailing_comma" // [1,2,] and {"a":1,}
+	FixRemoveExtraComma    = "remove_extra_comma"    // [1,,2] and [,1]
+	FixInsertComma         = "insert_comma"          // {"a":1 "b":2}, [1 2], }\n{
+	FixInsertColon         = "insert_colon"          // "key: "value" and "key" "value"
+	FixArraySeparator      = "array_separator"       // DeepSeek's }], { inside an array of objects
+	FixMarkdownEscape      = "markdown_escape"       // \_ \* \# … inside strings
+	FixEscapeBackslash     = "escape_backslash"      // any other invalid escape: "C:\Users"
+	FixEscapeControl       = "escape_control"        // raw newline, tab, CR … inside strings
+	FixNormalizeQuotes     = "normalize_quotes"      // 'single' and “typographic” delimiters
+	FixQuoteKey            = "quote_key"             // {user_name: "x"}
+	FixQuoteValue          = "quote_value"           // a bare word or malformed number as a value
+	FixLiteral             = "literal"               // None, True, False, NaN, Infinity, undefined
+	FixNumberFormat        = "number_format"         // +1, .5, 1.
+	FixMissingValue        = "missing_value"         // {"a": , "b": 1}: the absent value is null
+	FixInsertCloser        = "insert_closer"         // [1, 2} closes the array before the object
+	FixRemoveInvalid       = "remove_invalid"        // characters that can start no JSON token
+	FixInvalidUTF8         = "invalid_utf8"          // bytes that are not UTF-8, as U+FFFD
+	FixEscapeInnerQuote    = "escape_inner_quote"    // "He said "hi" to me"
+	FixUnstringify         = "unstringify"           // a whole document sent as a JSON string
+	FixCloseTruncated      = "close_truncated"       // output that ended inside a value
+)
+
+// SyntaxOptions tunes RepairSyntax to what the contract expects.
+type SyntaxOptions struct {
+	// ExpectContainer says the contract wants an object or an array, so a
+	// whole document delivered as a JSON string ("{\"a\":1}") is unwrapped
+	// and repaired. Without it a JSON string is a legitimate value.
+	ExpectContainer bool
+}
+
+// SyntaxResult is the outcome of RepairSyntax.
+type SyntaxResult struct {
+	// Text is the repaired JSON text. It is strict RFC 8259 JSON when
+	// Truncated is false.
+	Text []byte
+	// Changes lists every edit in document order, with Path "line:col" of
+	// the input.
+	Changes []Change
+	// Truncated says the input ended inside a value. Text was closed only so
+	// that it parses and shows what is missing; it must never be accepted as
+	// valid, since the model did not finish.
+	Truncated bool
+	// Missing holds the closers appended when Truncated, such as "\"}]}".
+	Missing string
+}
+
+// Sentinel errors of RepairSyntax.
+var (
+	// ErrNoJSON means the text holds nothing that could start a JSON value.
+	ErrNoJSON = errors.New("repair: no JSON value found")
+	// ErrMultipleJSON means the text holds two or more ```json blocks (or,
+	// without one, two or more plain ``` blocks with JSON in them). Picking
+	// one is a decision about content, so syntactic repair leaves it to the
+	// caller (SPEC §2, MULTIPLE_JSON_BLOCKS).
+	ErrMultipleJSON = errors.New("repair: more than one JSON block")
+	// ErrTooDeep means containers are nested deeper than maxDepth, which no
+	// contract needs and encoding/json refuses.
+	ErrTooDeep = errors.New("repair: JSON nested too deeply")
+)
+
+// maxDepth is the nesting limit of encoding/json's scanner; output deeper than
+// this could not be parsed by the rest of the pipeline anyway.
+const maxDepth = 10000
+
+// fragMax bounds the Before and After fragments of changes that remove or
+// wrap whole regions (prose, think sections, a stringified document), so a
+// report stays readable when a model wrote pages of reasoning.
+const fragMax = 80
+
+// RepairSyntax turns a model's text into strict JSON in one linear pass: it
+// finds the JSON value (stripping think sections, fences and prose), then
+// tokenizes it once, fixing each fault where it is met, and records every
+// edit as a Change. It never invents content: when the input ends inside a
+// value it closes the text only to say what is missing and sets Truncated.
+//
+// Text that is already valid JSON (after trimming surrounding whitespace)
+// comes back byte for byte, with no changes. Memory and time are linear in
+// the size of text whatever its content.
+func RepairSyntax(text []byte, opt SyntaxOptions) (SyntaxResult, error) {
+	run, err := repairDoc(text, opt, true)
+	if err != nil {
+		return SyntaxResult{}, err
+	}
+	return SyntaxResult{
+		Text:      run.text,
+		Changes:   toChanges(text, run.spans),
+		Truncated: run.truncated,
+		Missing:   run.missing,
+	}, nil
+}
+
+// span is a change before its position is turned into "line:col": the input
+// range [off, end) it covers. Insertions have off == end.
+type span struct {
+	off, end      int
+	fixer         string
+	before, after string
+}
+
+// docRun is the outcome of repairing one document, positions still as byte
+// offsets of the text it was given.
+type docRun struct {
+	text      []byte
+	spans     []span
+	truncated bool
+	missing   string
+}
+
+// repairDoc repairs src. unwrap allows one level of unstringify; the
+// unwrapped document is repaired without it, so that recursion stops there.
+func repairDoc(src []byte, opt SyntaxOptions, unwrap bool) (docRun, error) {
+	lo, hi := trimBounds(src)
+	if lo == hi {
+		return docRun{}, ErrNoJSON
+	}
+	t := src[lo:hi]
+	wantString := unwrap && opt.ExpectContainer
+	if !(wantString && t[0] == '"') && validJSON(t) {
+		return docRun{text: bytes.Clone(t)}, nil
+	}
+	start, pre, err := locate(src, lo, wantString)
+	if err != nil {
+		return docRun{}, err
+	}
+	if wantString && src[start] == '"' {
+		if run, ok, err := unstringify(src, start, pre); ok {
+			return run, err
+		}
+	}
+	s := scanner{src: src, i: start, spans: pre, lastBad: -1}
+	s.out = make([]byte, 0, len(src)-start+len(src)/16+16)
+	if err := s.run(); err != nil {
+		return docRun{}, err
+	}
+	s.spans = append(s.spans, suffixSpans(src, s.stop)...)
+	s.finalizeSpans()
+	return docRun{text: s.out, spans: s.spans, truncated: s.truncated, missing: s.missing}, nil
+}
+
+// validJSON is the fast path's test. encoding/json accepts invalid UTF-8
+// inside strings, which the strict parse of SPEC §2 refuses, so both are
+// checked.
+func validJSON(t []byte) bool {
+	return json.Valid(t) && utf8.Valid(t)
+}
+
+// unstringify handles a document that a model returned as one JSON string
+// ("{\"a\": 1}"), which happens when a client library serialises twice. When
+// the string's content starts an object or an array, that content is repaired
+// (once, without unwrapping again) and becomes the result; ok is false when the
+// string holds something else and is to be treated as a plain value.
+func unstringify(src []byte, start int, pre []span) (run docRun, ok bool, err error) {
+	dec, offs, end := decodeString(src, start)
+	lo, hi := trimBounds(dec)
+	if lo == hi || (dec[lo] != '{' && dec[lo] != '[') {
+		return docRun{}, false, nil
+	}
+	inner, err := repairDoc(dec, SyntaxOptions{}, false)
+	if err != nil {
+		return docRun{}, true, err
+	}
+	spans := append(pre, span{off: start, end: end, fixer: FixUnstringify,
+		before: frag(src[start:end]), after: frag(inner.text)})
+	for _, sp := range inner.spans {
+		sp.off, sp.end = offs[sp.off], offs[sp.end]
+		spans = append(spans, sp)
+	}
+	spans = append(spans, suffixSpans(src, end)...)
+	return docRun{text: inner.text, spans: spans, truncated: inner.truncated, missing: inner.missing}, true, nil
+}
+
+// decodeString decodes the JSON string whose opening quote is at start,
+// tolerating what a model gets wrong: escapes it does not know are kept as
+// written, so that the inner repair sees and fixes them. offs maps every byte
+// of dec (and len(dec)) to the input offset it came from, so that the inner
+// repair's changes point into the input. end is the offset after the closing
+// quote, or len(src) when there is none.
+func decodeString(src []byte, start int) (dec []byte, offs []int, end int) {
+	dec = make([]byte, 0, len(src)-start)
+	offs = make([]int, 0, len(src)-start+1)
+	i := start + 1
+	for i < len(src) {
+		c := src[i]
+		if c == '"' {
+			offs = append(offs, i)
+			return dec, offs, i + 1
+		}
+		if c != '\\' || i+1 >= len(src) {
+			dec = append(dec, c)
+			offs = append(offs, i)
+			i++
+			continue
+		}
+		e := src[i+1]
+		var b byte
+		switch e {
+		case '"', '\\', '/':
+			b = e
+		case 'n':
+			b = '\n'
+		case 't':
+			b = '\t'
+		case 'r':
+			b = '\r'
+		case 'b':
+			b = '\b'
+		case 'f':
+			b = '\f'
+		case 'u':
+			if r, n := decodeU(src[i:]); n > 0 {
+				var buf [utf8.UTFMax]byte
+				for _, x := range buf[:utf8.EncodeRune(buf[:], r)] {
+					dec = append(dec, x)
+					offs = append(offs, i)
+				}
+				i += n
+				continue
+			}
+			fallthrough
+		default:
+			dec = append(dec, '\\', e)
+			offs = append(offs, i, i+1)
+			i += 2
+			continue
+		}
+		dec = append(dec, b)
+		offs = append(offs, i)
+		i += 2
+	}
+	offs = append(offs, len(src))
+	return dec, offs, len(src)
+}
+
+// decodeU decodes a \uXXXX escape (joining a surrogate pair) at the start of
+// b and returns the rune and the bytes used, or n == 0 when b does not start
+// with a complete one. A lone surrogate becomes U+FFFD.
+func decodeU(b []byte) (r rune, n int) {
+	hex4 := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[2:6]), 16, 32)
+		return rune(v), err == nil
+	}
+	r, ok := hex4(b)
+	if !ok {
+		return 0, 0
+	}
+	if r < 0xD800 || r > 0xDFFF {
+		return r, 6
+	}
+	if r < 0xDC00 {
+		if lo, ok := hex4(b[6:]); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+			return (r-0xD800)<<10 + (lo - 0xDC00) + 0x10000, 12
+		}
+	}
+	return utf8.RuneError, 6
+}
+
+// toChanges turns spans into Changes in document order, with Path "line:col"
+// of src. The spans are nearly sorted already, so the sort is cheap and the
+// line count is one forward pass.
+func toChanges(src []byte, spans []span) []Change {
+	if len(spans) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(spans, func(a, b span) int { return a.off - b.off })
+	out := make([]Change, len(spans))
+	line, lineStart, pos := 1, 0, 0
+	for k, sp := range spans {
+		for ; pos < sp.off && pos < len(src); pos++ {
+			if src[pos] == '\n' {
+				line++
+				lineStart = pos + 1
+			}
+		}
+		col := sp.off - lineStart + 1
+		out[k] = Change{
+			Path:   strconv.Itoa(line) + ":" + strconv.Itoa(col),
+			Before: sp.before,
+			After:  sp.after,
+			Fixer:  sp.fixer,
+		}
+	}
+	return out
+}
+
+// frag shortens a fragment for a Change, cutting on a rune boundary.
+func frag(b []byte) string {
+	if len(b) <= fragMax {
+		return string(b)
+	}
+	n := fragMax - 3
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
+}
+
+// isWS reports JSON whitespace (RFC 8259 §2).
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipWS returns the offset of the first non-whitespace byte at or after i.
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// trimBounds returns the bounds of b without surrounding JSON whitespace.
+func trimBounds(b []byte) (lo, hi int) {
+	lo, hi = 0, len(b)
+	for lo < hi && isWS(b[lo]) {
+		lo++
+	}
+	for hi > lo && isWS(b[hi-1]) {
+		hi--
+	}
+	return lo, hi
+}

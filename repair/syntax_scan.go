@@ -1,0 +1,1243 @@
+package repair
+
+import (
+	"bytes"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// state is what the scanner expects next inside a container (or at the top).
+type state uint8
+
+const (
+	stValue state = iota // a value: at the top, after ':', after '[' or ','
+	stKey                // a key or '}': after '{' or ','
+	stColon              // the ':' after a key
+	stAfter              // ',' or the closer, after a value
+)
+
+// frame is one open container.
+type frame struct {
+	kind    byte // '{' or '['
+	state   state
+	first   bool // nothing inside yet
+	lastObj bool // the last element closed was an object, for `}], {`
+	// outStart and srcStart locate the current member in the output and the
+	// input, including the comma before it, so that a member the input broke
+	// off can be dropped whole.
+	outStart, srcStart int
+}
+
+// strCtx is where a string stands; deciding whether a quote ends a string
+// depends on what may follow it there.
+type strCtx uint8
+
+const (
+	ctxTop strCtx = iota
+	ctxKey
+	ctxObj // a member's value
+	ctxArr // an array element
+)
+
+// keyResult says how far parsing a key went: DeepSeek's swallowed colon
+// ("key: "value") means the key string holds the colon, or even that the
+// closing quote of the key is the opening quote of the value.
+type keyResult uint8
+
+const (
+	keyOnly  keyResult = iota // the key; the colon comes next
+	keyColon                  // the key and its colon
+	keyValue                  // the key, its colon and a string value
+)
+
+// scanner repairs one JSON value in a single left-to-right pass. It is a
+// tokenizer with a stack of open containers: each byte is looked at a bounded
+// number of times (lookaheads stop at the first byte they cannot skip, and
+// what they skip is never a place the next lookahead starts from), so time
+// and memory are linear in the input whatever it holds.
+type scanner struct {
+	src []byte
+	i   int
+	out []byte
+	// pend holds whitespace read since the last token. It is written out
+	// just before the next token, so that a comma or colon inserted between
+	// two tokens lands right after the first one, and a trailing comma is
+	// always the last byte of out when it has to go.
+	pend        []byte
+	stack       []frame
+	nObj, nArr  int   // open objects and arrays, so a stray closer is judged in O(1)
+	top         state // the state when no container is open
+	spans       []span
+	lastEnd     int // input offset after the last complete token, where insertions go
+	lastBad     int // index in spans of the last remove_invalid span, or -1
+	badOut      int // len(out) when it was recorded: unchanged means it may grow
+	stop        int // input offset where parsing ended
+	eofCut      bool
+	eofInString bool
+	truncated   bool
+	missing     string
+	err         error
+}
+
+// run parses the value starting at s.i.
+func (s *scanner) run() error {
+	for {
+		if !s.trivia() {
+			return s.finish()
+		}
+		done := s.step()
+		if s.err != nil {
+			return s.err
+		}
+		if done {
+			if s.eofCut {
+				return s.finish()
+			}
+			s.stop = s.i
+			return nil
+		}
+	}
+}
+
+func (s *scanner) cur() *frame {
+	if len(s.stack) == 0 {
+		return nil
+	}
+	return &s.stack[len(s.stack)-1]
+}
+
+func (s *scanner) step() bool {
+	f := s.cur()
+	st := s.top
+	if f != nil {
+		st = f.state
+	}
+	switch st {
+	case stValue:
+		return s.stepValue(f)
+	case stKey:
+		s.stepKey(f)
+	case stColon:
+		s.stepColon(f)
+	default:
+		return s.stepAfter(f)
+	}
+	return false
+}
+
+// trivia skips whitespace (kept for the output) and comments (dropped). It
+// reports false when the input ends here: at its end, or at a closing code
+// fence, which can never be part of JSON outside a string.
+func (s *scanner) trivia() bool {
+	src, end := s.src, len(s.src)
+	for s.i < end {
+		switch src[s.i] {
+		case ' ', '\t', '\n', '\r':
+			j := s.i + 1
+			for j < end && isWS(src[j]) {
+				j++
+			}
+			s.pend = append(s.pend, src[s.i:j]...)
+			s.i = j
+		case '/':
+			if s.i+1 >= end {
+				return true
+			}
+			var j int
+			switch src[s.i+1] {
+			case '/':
+				j = bytes.IndexByte(src[s.i:], '\n')
+				if j < 0 {
+					j = end
+				} else {
+					j += s.i
+				}
+			case '*':
+				j = bytes.Index(src[s.i+2:], []byte("*/"))
+				if j < 0 {
+					j = end
+				} else {
+					j += s.i + 4
+				}
+			default:
+				return true
+			}
+			s.add(s.i, j, FixRemoveComment, frag(src[s.i:j]), "")
+			s.i = j
+		case '`':
+			return !bytes.HasPrefix(src[s.i:], fenceMark)
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func (s *scanner) stepValue(f *frame) bool {
+	src := s.src
+	c := src[s.i]
+	switch {
+	case c == '{' || c == '[':
+		s.open(c)
+		return false
+	case c == '-' || c == '+' || isDigit(c) || c == '.' && s.i+1 < len(src) && isDigit(src[s.i+1]):
+		return s.number()
+	case c == ',':
+		if f == nil {
+			s.garbage()
+			return false
+		}
+		if f.kind == '[' {
+			s.add(s.i, s.i+1, FixRemoveExtraComma, ",", "")
+			s.i++
+			return false
+		}
+		return s.missingValue()
+	case c == ']' || c == '}':
+		if f == nil {
+			s.garbage()
+			return false
+		}
+		if f.kind == '{' {
+			return s.missingValue()
+		}
+		if !f.first {
+			s.dropComma(f)
+		}
+		f.state = stAfter
+		return false
+	}
+	if quoteKindAt(src, s.i) != qNone {
+		s.str(valueCtx(f))
+		return s.valueDone()
+	}
+	if isIdent(c) || c >= utf8.RuneSelf && isLetterAt(src, s.i) {
+		return s.word()
+	}
+	s.garbage()
+	return false
+}
+
+func (s *scanner) stepKey(f *frame) {
+	src := s.src
+	c := src[s.i]
+	switch {
+	case c == '}' || c == ']':
+		if !f.first {
+			s.dropComma(f)
+		}
+		f.state = stAfter
+		return
+	case c == ',':
+		s.add(s.i, s.i+1, FixRemoveExtraComma, ",", "")
+		s.i++
+		return
+	}
+	if quoteKindAt(src, s.i) != qNone {
+		switch s.str(ctxKey) {
+		case keyOnly:
+			f.state = stColon
+			s.lastEnd = s.i
+		case keyColon:
+			f.state = stValue
+		case keyValue:
+			s.valueDone()
+		}
+		return
+	}
+	if isIdent(c) || c >= utf8.RuneSelf && isLetterAt(src, s.i) {
+		s.unquotedKey(f)
+		return
+	}
+	s.garbage()
+}
+
+func (s *scanner) stepColon(f *frame) {
+	c := s.src[s.i]
+	switch {
+	case c == ':':
+		s.flush()
+		s.out = append(s.out, ':')
+		s.i++
+		f.state = stValue
+	case c == ',' || c == '}' || c == ']':
+		s.out = append(s.out, ":null"...)
+		s.add(s.lastEnd, s.lastEnd, FixMissingValue, "", ":null")
+		f.state, f.first, f.lastObj = stAfter, false, false
+	case s.valueStart():
+		s.out = append(s.out, ':')
+		s.add(s.lastEnd, s.lastEnd, FixInsertColon, "", ":")
+		f.state = stValue
+	default:
+		s.garbage()
+	}
+}
+
+func (s *scanner) stepAfter(f *frame) bool {
+	c := s.src[s.i]
+	switch c {
+	case ',':
+		f.outStart, f.srcStart = len(s.out), s.i
+		s.flush()
+		s.out = append(s.out, ',')
+		s.i++
+		f.state = stValue
+		if f.kind == '{' {
+			f.state = stKey
+		}
+		return false
+	case '}', ']':
+		if c == closerOf(f.kind) {
+			if c == ']' && s.arraySeparator(f) {
+				return false
+			}
+			s.i++
+			return s.close(false)
+		}
+		if c == '}' && s.nObj > 0 || c == ']' && s.nArr > 0 {
+			// The closer belongs to an outer container: this one was left
+			// open, as in {"a": [1, 2}.
+			s.add(s.i, s.i, FixInsertCloser, "", string(closerOf(f.kind)))
+			return s.close(true)
+		}
+		s.garbage()
+		return false
+	}
+	if f.kind == '[' && s.valueStart() || f.kind == '{' && s.keyStart() {
+		f.outStart, f.srcStart = len(s.out), s.lastEnd
+		s.out = append(s.out, ',')
+		s.add(s.lastEnd, s.lastEnd, FixInsertComma, "", ",")
+		f.state = stValue
+		if f.kind == '{' {
+			f.state = stKey
+		}
+		return false
+	}
+	s.garbage()
+	return false
+}
+
+// arraySeparator fixes DeepSeek's `}], {` inside an array of objects: the
+// ']' closes the array only to be followed by ", {", which the container
+// around it cannot accept (an object wants a key, the top level nothing).
+// Inside another array the same bytes are valid JSON and are left alone.
+func (s *scanner) arraySeparator(f *frame) bool {
+	if !f.lastObj {
+		return false
+	}
+	src := s.src
+	j := skipWS(src, s.i+1)
+	if j >= len(src) || src[j] != ',' {
+		return false
+	}
+	k := skipWS(src, j+1)
+	if k >= len(src) || src[k] != '{' {
+		return false
+	}
+	if n := len(s.stack); n >= 2 && s.stack[n-2].kind == '[' {
+		return false
+	}
+	s.add(s.i, j+1, FixArraySeparator, string(src[s.i:j+1]), ",")
+	f.outStart, f.srcStart = len(s.out), j
+	s.out = append(s.out, ',')
+	s.i = j + 1
+	f.state = stValue
+	return true
+}
+
+func (s *scanner) open(c byte) {
+	if len(s.stack) >= maxDepth {
+		s.err = ErrTooDeep
+		return
+	}
+	s.flush()
+	s.out = append(s.out, c)
+	s.i++
+	fr := frame{kind: c, first: true, outStart: len(s.out), srcStart: s.i, state: stValue}
+	if c == '{' {
+		fr.state = stKey
+		s.nObj++
+	} else {
+		s.nArr++
+	}
+	s.stack = append(s.stack, fr)
+}
+
+// close closes the innermost container; inserted closers go before the
+// pending whitespace, next to the value they close.
+func (s *scanner) close(inserted bool) bool {
+	n := len(s.stack)
+	kind := s.stack[n-1].kind
+	if !inserted {
+		s.flush()
+	}
+	s.out = append(s.out, closerOf(kind))
+	if kind == '{' {
+		s.nObj--
+	} else {
+		s.nArr--
+	}
+	s.stack = s.stack[:n-1]
+	s.lastEnd = s.i
+	p := s.cur()
+	if p == nil {
+		s.top = stAfter
+		return true
+	}
+	p.state, p.first, p.lastObj = stAfter, false, kind == '{'
+	return false
+}
+
+// valueDone moves on after a complete value; it reports whether that value
+// was the whole document.
+func (s *scanner) valueDone() bool {
+	s.lastEnd = s.i
+	f := s.cur()
+	if f == nil {
+		s.top = stAfter
+		return true
+	}
+	f.state, f.first, f.lastObj = stAfter, false, false
+	return false
+}
+
+// missingValue writes null for a member whose value the model left out
+// ({"a": , "b": 1}). The key stays, so nothing the model wrote is lost and
+// the schema check reports the member by its path.
+func (s *scanner) missingValue() bool {
+	s.flush()
+	s.out = append(s.out, "null"...)
+	s.add(s.i, s.i, FixMissingValue, "", "null")
+	return s.valueDone()
+}
+
+// dropComma removes a trailing comma before a closer ([1,2,]).
+func (s *scanner) dropComma(f *frame) {
+	if n := len(s.out); n > 0 && s.out[n-1] == ',' {
+		s.out = s.out[:n-1]
+		s.add(f.srcStart, f.srcStart+1, FixRemoveTrailingComma, ",", "")
+	}
+}
+
+// valueStart reports whether the byte at s.i can start a value.
+func (s *scanner) valueStart() bool {
+	src := s.src
+	c := src[s.i]
+	switch {
+	case c == '{' || c == '[' || c == '-' || c == '+' || isIdent(c):
+		return true
+	case c == '.':
+		return s.i+1 < len(src) && isDigit(src[s.i+1])
+	}
+	return quoteKindAt(src, s.i) != qNone || c >= utf8.RuneSelf && isLetterAt(src, s.i)
+}
+
+// keyStart reports whether the byte at s.i can start a key after a value
+// whose comma is missing. Digits and brackets there are garbage rather than
+// the start of a member.
+func (s *scanner) keyStart() bool {
+	src := s.src
+	c := src[s.i]
+	if isIdent(c) && !isDigit(c) {
+		return true
+	}
+	return quoteKindAt(src, s.i) != qNone || c >= utf8.RuneSelf && isLetterAt(src, s.i)
+}
+
+// garbage drops one character that can start no token where it stands.
+// Consecutive drops with nothing written in between make one change.
+func (s *scanner) garbage() {
+	_, n := utf8.DecodeRune(s.src[s.i:])
+	if s.lastBad >= 0 && s.lastBad == len(s.spans)-1 && s.badOut == len(s.out) {
+		s.spans[s.lastBad].end = s.i + n
+	} else {
+		s.lastBad = len(s.spans)
+		s.badOut = len(s.out)
+		s.spans = append(s.spans, span{off: s.i, end: s.i + n, fixer: FixRemoveInvalid})
+	}
+	s.i += n
+}
+
+func (s *scanner) add(off, end int, fixer, before, after string) {
+	s.spans = append(s.spans, span{off: off, end: end, fixer: fixer, before: before, after: after})
+}
+
+// finalizeSpans fills in what was cheaper to compute once at the end.
+func (s *scanner) finalizeSpans() {
+	for k := range s.spans {
+		if sp := &s.spans[k]; sp.fixer == FixRemoveInvalid {
+			sp.before = frag(s.src[sp.off:sp.end])
+		}
+	}
+}
+
+func (s *scanner) flush() {
+	if len(s.pend) > 0 {
+		s.out = append(s.out, s.pend...)
+		s.pend = s.pend[:0]
+	}
+}
+
+// finish ends the document where the input ended (its end or a closing
+// fence). Inside a container that is truncation: a partial member is dropped
+// (a key without a value, a dangling comma, a cut literal), the containers
+// are closed, and Truncated and Missing say so.
+func (s *scanner) finish() error {
+	stop := s.i
+	s.stop = stop
+	if len(s.stack) == 0 {
+		if s.top != stAfter {
+			return ErrNoJSON
+		}
+		if s.eofCut {
+			s.truncated = true
+			if s.eofInString {
+				s.missing = `"`
+			}
+			s.add(stop, stop, FixCloseTruncated, "", s.missing)
+		}
+		return nil
+	}
+	s.pend = s.pend[:0]
+	f := s.cur()
+	keepQuote := s.eofInString
+	dangle := -1
+	switch f.state {
+	case stColon:
+		s.out = s.out[:f.outStart]
+		dangle, keepQuote = f.srcStart, false
+	case stValue, stKey:
+		dangle = f.srcStart
+		if f.kind == '{' && f.state == stValue {
+			s.out = s.out[:f.outStart]
+		} else if n := len(s.out); !f.first && n > 0 && s.out[n-1] == ',' {
+			s.out = s.out[:n-1]
+		}
+	}
+	var m []byte
+	if keepQuote {
+		m = append(m, '"')
+	}
+	for k := len(s.stack) - 1; k >= 0; k-- {
+		m = append(m, closerOf(s.stack[k].kind))
+	}
+	if keepQuote {
+		s.out = append(s.out, m[1:]...) // the quote is already there
+	} else {
+		s.out = append(s.out, m...)
+	}
+	s.missing = string(m)
+	s.truncated = true
+	s.stack = s.stack[:0]
+	off, before := stop, ""
+	if dangle >= 0 {
+		a, b := trimBounds(s.src[dangle:stop])
+		if a < b {
+			off, before = dangle+a, frag(s.src[dangle+a:dangle+b])
+		}
+	}
+	s.add(off, stop, FixCloseTruncated, before, s.missing)
+	return nil
+}
+
+// str parses a string whose opening delimiter is at s.i and writes it as a
+// JSON string, fixing delimiters, escapes, control characters, invalid UTF-8
+// and unescaped inner quotes on the way.
+func (s *scanner) str(ctx strCtx) keyResult {
+	src := s.src
+	end := len(src)
+	open := s.i
+	q, n := quoteAt(src, open)
+	s.flush()
+	s.out = append(s.out, '"')
+	if q != qDouble {
+		s.add(open, open+n, FixNormalizeQuotes, string(src[open:open+n]), `"`)
+	}
+	content := len(s.out)
+	mask := uint8(cStr)
+	if ctx == ctxKey && q == qDouble {
+		mask |= cColon
+	}
+	if q == qSingle || q == qCurlyS {
+		mask |= cApos
+	}
+	i := open + n
+	for i < end {
+		j := i
+		for j < end && classes[src[j]]&mask == 0 {
+			j++
+		}
+		s.out = append(s.out, src[i:j]...)
+		i = j
+		if i >= end {
+			break
+		}
+		c := src[i]
+		switch {
+		case c == '"':
+			if q == qDouble || q == qCurly {
+				if s.isEnd(i+1, ctx) {
+					if ctx == ctxKey && q == qDouble && s.swallowedColon(i, content) {
+						return keyValue
+					}
+					s.closeStr(i, 1, q)
+					return keyOnly
+				}
+				s.out = append(s.out, '\\', '"')
+				s.add(i, i+1, FixEscapeInnerQuote, `"`, `\"`)
+			} else {
+				s.out = append(s.out, '\\', '"')
+				s.add(i, i+1, FixNormalizeQuotes, `"`, `\"`)
+			}
+			i++
+		case c == '\'': // a possible closer of a single-quoted string
+			if s.isEnd(i+1, ctx) {
+				s.closeStr(i, 1, q)
+				return keyOnly
+			}
+			s.out = append(s.out, '\'')
+			i++
+		case c == ':': // inside a double-quoted key
+			if s.colonInKey(i, content) {
+				return keyColon
+			}
+			s.out = append(s.out, ':')
+			i++
+		case c == '\\':
+			i = s.escape(i, q)
+		case c < 0x20:
+			i = s.control(i)
+		default:
+			r, sz := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && sz == 1 {
+				i = s.badUTF8(i)
+				continue
+			}
+			if q >= qCurly && isCloser(q, r) && s.isEnd(i+sz, ctx) {
+				s.closeStr(i, sz, q)
+				return keyOnly
+			}
+			s.out = append(s.out, src[i:i+sz]...)
+			i += sz
+		}
+	}
+	// The input ended inside the string.
+	s.out = append(s.out, '"')
+	s.i = end
+	s.eofCut, s.eofInString = true, true
+	return keyOnly
+}
+
+func (s *scanner) closeStr(i, size int, q qkind) {
+	s.out = append(s.out, '"')
+	if q != qDouble {
+		s.add(i, i+size, FixNormalizeQuotes, string(s.src[i:i+size]), `"`)
+	}
+	s.i = i + size
+}
+
+// isEnd decides whether the quote just before q closes the string. A quote
+// inside a value is taken as the end only when what follows it could follow
+// a string there: a closer, a colon, a comma that is itself followed by
+// another member or element, a comment, the next string after a missing
+// comma, or the end of the input. Anything else (a letter, '>', '.') means
+// the quote is part of the text, as in "He said "hi"" or <a href="x">.
+func (s *scanner) isEnd(q int, ctx strCtx) bool {
+	src, end := s.src, len(s.src)
+	j, nl := q, false
+	for j < end && isWS(src[j]) {
+		if src[j] == '\n' {
+			nl = true
+		}
+		j++
+	}
+	if j >= end {
+		return true
+	}
+	c := src[j]
+	if c == '`' && bytes.HasPrefix(src[j:], fenceMark) {
+		return true
+	}
+	switch ctx {
+	case ctxKey:
+		return true // keys are short names; a quote inside one is not worth guessing about
+	case ctxTop:
+		return nl
+	}
+	switch c {
+	case '}', ']', ':':
+		return true
+	case ',':
+		return s.memberFollows(j+1, ctx)
+	case '/':
+		return j+1 < end && (src[j+1] == '/' || src[j+1] == '*')
+	}
+	return j > q && quoteKindAt(src, j) != qNone
+}
+
+// memberFollows reports whether what comes after a comma at k looks like the
+// next member (ctxObj) or element (ctxArr), rather than more prose.
+func (s *scanner) memberFollows(k int, ctx strCtx) bool {
+	src := s.src
+	k = skipWS(src, k)
+	if k >= len(src) || quoteKindAt(src, k) != qNone {
+		return true
+	}
+	c := src[k]
+	if c == '`' && bytes.HasPrefix(src[k:], fenceMark) || c == '/' && k+1 < len(src) && (src[k+1] == '/' || src[k+1] == '*') {
+		return true
+	}
+	if ctx == ctxObj {
+		if c == '}' {
+			return true
+		}
+		e := k
+		for e < len(src) && isIdent(src[e]) {
+			e++
+		}
+		if e == k {
+			return false
+		}
+		e = skipWS(src, e)
+		return e < len(src) && src[e] == ':'
+	}
+	if c == '{' || c == '[' || c == ']' || c == '-' || isDigit(c) {
+		return true
+	}
+	return literalAt(src, k)
+}
+
+// swallowedColon handles DeepSeek's "key: "value": the key string ended in
+// ": " and the quote that seemed to close it opens the value. It applies when
+// that quote is directly followed by text (not by ':' or a separator). The key
+// is cut before the colon, and the value string is parsed from the quote.
+func (s *scanner) swallowedColon(q, content int) bool {
+	src := s.src
+	if q+1 >= len(src) {
+		return false
+	}
+	if n := src[q+1]; isWS(n) || n == ':' || n == ',' || n == '}' || n == ']' {
+		return false
+	}
+	k := len(s.out)
+	for k > content && s.out[k-1] == ' ' {
+		k--
+	}
+	sp := len(s.out) - k
+	if k-1 <= content || s.out[k-1] != ':' {
+		return false
+	}
+	colon := q - sp - 1
+	if colon < 0 || src[colon] != ':' {
+		return false
+	}
+	s.out = append(s.out[:k-1], '"', ':')
+	for range sp {
+		s.out = append(s.out, ' ')
+	}
+	s.add(colon, q+1, FixInsertColon, string(src[colon:q+1]), `"`+string(src[colon:q])+`"`)
+	s.i = q
+	s.cur().state = stValue
+	s.str(ctxObj)
+	return true
+}
+
+// colonInKey handles the other form of the swallowed colon, where the value
+// is no string: "items: [ … or "count: 5. A colon inside a key followed by
+// a space and a number or literal, or by a bracket, ends the key there.
+func (s *scanner) colonInKey(i, content int) bool {
+	src := s.src
+	if len(s.out) == content {
+		return false
+	}
+	k := i + 1
+	for k < len(src) && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	if k >= len(src) {
+		return false
+	}
+	c := src[k]
+	if !(c == '[' || c == '{' || k > i+1 && (isDigit(c) || c == '-' && k+1 < len(src) && isDigit(src[k+1]) || literalAt(src, k))) {
+		return false
+	}
+	s.out = append(s.out, '"', ':')
+	s.add(i, i+1, FixInsertColon, ":", `":`)
+	s.i = i + 1
+	return true
+}
+
+// escape handles a backslash at i inside a string and returns where to go on.
+// Valid escapes are copied; markdown artefacts (\_ \* …) lose the backslash;
+// any other backslash becomes a literal one, so "C:\Users" keeps its text.
+func (s *scanner) escape(i int, q qkind) int {
+	src := s.src
+	end := len(src)
+	if i+1 >= end {
+		return end // a backslash cut off by the end of the output
+	}
+	e := src[i+1]
+	switch e {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		s.out = append(s.out, '\\', e)
+		return i + 2
+	case 'u':
+		h := 0
+		for h < 4 && i+2+h < end && isHex(src[i+2+h]) {
+			h++
+		}
+		if h == 4 {
+			s.out = append(s.out, src[i:i+6]...)
+			return i + 6
+		}
+		if i+2+h >= end {
+			return end // cut inside the escape
+		}
+	case '\'':
+		if q == qSingle || q == qCurlyS {
+			s.out = append(s.out, '\'')
+			s.add(i, i+2, FixNormalizeQuotes, `\'`, `'`)
+			return i + 2
+		}
+	default:
+		if isMarkdownEscape(e) {
+			s.out = append(s.out, e)
+			s.add(i, i+2, FixMarkdownEscape, string(src[i:i+2]), string(e))
+			return i + 2
+		}
+	}
+	s.out = append(s.out, '\\', '\\')
+	_, sz := utf8.DecodeRune(src[i+1:])
+	s.add(i, i+1, FixEscapeBackslash, string(src[i:i+1+sz]), `\`+string(src[i:i+1+sz]))
+	return i + 1
+}
+
+// control escapes a run of raw control characters inside a string.
+func (s *scanner) control(i int) int {
+	src := s.src
+	j := i
+	o := len(s.out)
+	for j < len(src) && src[j] < 0x20 {
+		s.out = appendControl(s.out, src[j])
+		j++
+	}
+	s.add(i, j, FixEscapeControl, string(src[i:j]), string(s.out[o:]))
+	return j
+}
+
+// badUTF8 replaces a run of bytes that are not UTF-8 with U+FFFD each.
+func (s *scanner) badUTF8(i int) int {
+	src := s.src
+	j := i
+	var before strings.Builder
+	for j < len(src) {
+		if r, sz := utf8.DecodeRune(src[j:]); r != utf8.RuneError || sz != 1 {
+			break
+		}
+		s.out = append(s.out, "\uFFFD"...)
+		before.WriteString(`\x`)
+		before.WriteByte(hexDigit[src[j]>>4])
+		before.WriteByte(hexDigit[src[j]&15])
+		j++
+	}
+	s.add(i, j, FixInvalidUTF8, before.String(), strings.Repeat("\uFFFD", j-i))
+	return j
+}
+
+// number copies a number as written. Only the forms a model means as numbers
+// and JSON spells differently are fixed (+1, .5, 1.); anything else that
+// starts like a number (0x1F, 1.2.3, 007) is kept as text in a string.
+func (s *scanner) number() bool {
+	src, end := s.src, len(s.src)
+	start := s.i
+	j := start
+	plus := src[j] == '+'
+	if plus || src[j] == '-' {
+		j++
+	}
+	if j < end && (src[j] == 'I' || src[j] == 'N') {
+		k := j
+		for k < end && isIdent(src[k]) {
+			k++
+		}
+		w := src[j:k]
+		if k == end && literalPrefix(w) {
+			s.i, s.eofCut = end, true
+			return false
+		}
+		if string(w) == "Infinity" || string(w) == "NaN" {
+			s.flush()
+			s.out = append(s.out, "null"...)
+			s.add(start, k, FixLiteral, string(src[start:k]), "null")
+			s.i = k
+			return s.valueDone()
+		}
+		return s.bareValue(start)
+	}
+	intStart := j
+	for j < end && isDigit(src[j]) {
+		j++
+	}
+	intLen := j - intStart
+	dot, fracLen := -1, 0
+	if j < end && src[j] == '.' {
+		dot = j
+		j++
+		for j < end && isDigit(src[j]) {
+			j++
+		}
+		fracLen = j - dot - 1
+	}
+	exp, expLen := -1, 0
+	if j < end && (src[j] == 'e' || src[j] == 'E') {
+		exp = j
+		j++
+		if j < end && (src[j] == '+' || src[j] == '-') {
+			j++
+		}
+		e0 := j
+		for j < end && isDigit(src[j]) {
+			j++
+		}
+		expLen = j - e0
+	}
+	if j < end && isNumTail(src[j]) {
+		k := j
+		for k < end && isNumTail(src[k]) {
+			k++
+		}
+		if k == end {
+			s.eofCut = true
+		}
+		s.quote(start, k)
+		s.i = k
+		return s.valueDone()
+	}
+	if j == end && (intLen == 0 && fracLen == 0 || dot >= 0 && fracLen == 0 || exp >= 0 && expLen == 0) {
+		s.i, s.eofCut = end, true // cut inside the number
+		return false
+	}
+	if intLen == 0 && fracLen == 0 || intLen > 1 && src[intStart] == '0' || exp >= 0 && expLen == 0 {
+		s.quote(start, j)
+		s.i = j
+		return s.valueDone()
+	}
+	s.flush()
+	if !plus && intLen > 0 && (dot < 0 || fracLen > 0) {
+		s.out = append(s.out, src[start:j]...)
+	} else {
+		o := len(s.out)
+		if src[start] == '-' {
+			s.out = append(s.out, '-')
+		}
+		if intLen == 0 {
+			s.out = append(s.out, '0')
+		}
+		s.out = append(s.out, src[intStart:intStart+intLen]...)
+		if dot >= 0 {
+			s.out = append(s.out, src[dot:dot+1+fracLen]...)
+			if fracLen == 0 {
+				s.out = append(s.out, '0')
+			}
+		}
+		if exp >= 0 {
+			s.out = append(s.out, src[exp:j]...)
+		}
+		s.add(start, j, FixNumberFormat, string(src[start:j]), string(s.out[o:]))
+	}
+	s.i = j
+	return s.valueDone()
+}
+
+// word handles a bare word in value position: a JSON, Python or JS literal,
+// or else text the model forgot to quote.
+func (s *scanner) word() bool {
+	src, end := s.src, len(s.src)
+	start := s.i
+	j := start
+	for j < end && isIdent(src[j]) {
+		j++
+	}
+	if j > start {
+		w := src[start:j]
+		if j == end && literalPrefix(w) {
+			s.i, s.eofCut = end, true
+			return false
+		}
+		if lit := literalFor(w); lit != "" && s.endsWord(j) {
+			s.flush()
+			s.out = append(s.out, lit...)
+			if lit != string(w) {
+				s.add(start, j, FixLiteral, string(w), lit)
+			}
+			s.i = j
+			return s.valueDone()
+		}
+	}
+	return s.bareValue(start)
+}
+
+// endsWord reports whether the word ending at j stands alone ("True,") rather
+// than starting a phrase ("True story").
+func (s *scanner) endsWord(j int) bool {
+	src := s.src
+	for j < len(src) && (src[j] == ' ' || src[j] == '\t') {
+		j++
+	}
+	return j >= len(src) || !isIdent(src[j]) && !(src[j] >= utf8.RuneSelf && isLetterAt(src, j))
+}
+
+// bareValue quotes unquoted text in value position, up to the next
+// separator or line end, so that nothing the model wrote is lost.
+func (s *scanner) bareValue(start int) bool {
+	src, end := s.src, len(s.src)
+	k := start
+	for k < end {
+		c := src[k]
+		if c == ',' || c == '}' || c == ']' || c == '\n' || c == '\r' || c == '`' && bytes.HasPrefix(src[k:], fenceMark) {
+			break
+		}
+		k++
+	}
+	if k == end {
+		s.eofCut = true
+	}
+	e := k
+	for e > start+1 && (src[e-1] == ' ' || src[e-1] == '\t') {
+		e--
+	}
+	s.quote(start, e)
+	s.i = e
+	return s.valueDone()
+}
+
+// quote writes src[a:b] as a JSON string value.
+func (s *scanner) quote(a, b int) {
+	s.flush()
+	o := len(s.out)
+	s.out = append(s.out, '"')
+	s.out = appendEscaped(s.out, s.src[a:b])
+	s.out = append(s.out, '"')
+	s.add(a, b, FixQuoteValue, frag(s.src[a:b]), frag(s.out[o:]))
+}
+
+// unquotedKey quotes a bare key ({user_name: "x"}).
+func (s *scanner) unquotedKey(f *frame) {
+	src, end := s.src, len(s.src)
+	start := s.i
+	j := start
+	for j < end {
+		c := src[j]
+		if c < utf8.RuneSelf {
+			if !isIdent(c) && c != '-' {
+				break
+			}
+			j++
+			continue
+		}
+		r, n := utf8.DecodeRune(src[j:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			break
+		}
+		j += n
+	}
+	s.flush()
+	s.out = append(s.out, '"')
+	s.out = append(s.out, src[start:j]...)
+	s.out = append(s.out, '"')
+	s.add(start, j, FixQuoteKey, string(src[start:j]), `"`+string(src[start:j])+`"`)
+	s.i, s.lastEnd = j, j
+	if j == end {
+		s.eofCut = true
+	}
+	f.state = stColon
+}
+
+func valueCtx(f *frame) strCtx {
+	switch {
+	case f == nil:
+		return ctxTop
+	case f.kind == '{':
+		return ctxObj
+	}
+	return ctxArr
+}
+
+func closerOf(kind byte) byte {
+	if kind == '{' {
+		return '}'
+	}
+	return ']'
+}
+
+// Character classes for the hot loops.
+const (
+	cStr   = 1 << iota // ends a run of plain content in every string
+	cColon             // ':' ends a run inside a key
+	cApos              // '\'' ends a run inside a single-quoted string
+	cIdent             // [A-Za-z0-9_$]
+)
+
+var classes = func() (t [256]uint8) {
+	for c := range 256 {
+		if c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			t[c] |= cStr
+		}
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '$' {
+			t[c] |= cIdent
+		}
+	}
+	t[':'] |= cColon
+	t['\''] |= cApos
+	return t
+}()
+
+func isIdent(c byte) bool { return classes[c]&cIdent != 0 }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// isNumTail reports a byte that may not directly follow a number.
+func isNumTail(c byte) bool { return isIdent(c) || c == '.' || c == '+' || c == '-' }
+
+func isLetterAt(src []byte, i int) bool {
+	r, _ := utf8.DecodeRune(src[i:])
+	return unicode.IsLetter(r)
+}
+
+// isMarkdownEscape reports the characters a model escapes out of markdown
+// habit (prompt\_text, \*bold\*); in JSON the backslash is an error and the
+// character was meant bare.
+func isMarkdownEscape(c byte) bool {
+	return strings.IndexByte("_*#-.()[]!><+=|{}~`", c) >= 0
+}
+
+// literalFor maps the literals models write, JSON's own and Python's or
+// JavaScript's, to JSON. It returns "" for any other word.
+func literalFor(w []byte) string {
+	switch string(w) {
+	case "true", "True", "TRUE":
+		return "true"
+	case "false", "False", "FALSE":
+		return "false"
+	case "null", "None", "NULL", "Null", "nil", "undefined", "NaN", "Infinity":
+		return "null"
+	}
+	return ""
+}
+
+var literalWords = []string{"true", "True", "TRUE", "false", "False", "FALSE",
+	"null", "None", "NULL", "Null", "nil", "undefined", "NaN", "Infinity"}
+
+// literalPrefix reports a word cut off by the end of the input that could
+// still have become a literal.
+func literalPrefix(w []byte) bool {
+	for _, l := range literalWords {
+		if len(w) < len(l) && strings.HasPrefix(l, string(w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// qkind is the kind of a string delimiter.
+type qkind uint8
+
+const (
+	qNone   qkind = iota
+	qDouble       // "
+	qSingle       // '
+	qCurly        // “ ” „ ‟, closed by ” “ or "
+	qCurlyS       // ‘ ’ ‚ ‛, closed by ’ ‘ or '
+	qGuil         // « », closed by » or «
+)
+
+// quoteAt returns the kind and size of a string delimiter at i.
+func quoteAt(src []byte, i int) (qkind, int) {
+	switch src[i] {
+	case '"':
+		return qDouble, 1
+	case '\'':
+		return qSingle, 1
+	case 0xC2: // « U+00AB, » U+00BB
+		if i+1 < len(src) && (src[i+1] == 0xAB || src[i+1] == 0xBB) {
+			return qGuil, 2
+		}
+	case 0xE2: // U+2018 … U+201F
+		if i+2 < len(src) && src[i+1] == 0x80 {
+			switch src[i+2] {
+			case 0x9C, 0x9D, 0x9E, 0x9F:
+				return qCurly, 3
+			case 0x98, 0x99, 0x9A, 0x9B:
+				return qCurlyS, 3
+			}
+		}
+	}
+	return qNone, 0
+}
+
+func quoteKindAt(src []byte, i int) qkind {
+	k, _ := quoteAt(src, i)
+	return k
+}
+
+// isCloser reports a rune that may close a string opened by a typographic
+// delimiter of kind q. Models mix the left and right forms, so both count.
+func isCloser(q qkind, r rune) bool {
+	switch q {
+	case qCurly:
+		return r == '\u201C' || r == '\u201D'
+	case qCurlyS:
+		return r == '\u2018' || r == '\u2019'
+	case qGuil:
+		return r == '\u00AB' || r == '\u00BB'
+	}
+	return false
+}
+
+const hexDigit = "0123456789abcdef"
+
+func appendControl(out []byte, c byte) []byte {
+	switch c {
+	case '\n':
+		return append(out, '\\', 'n')
+	case '\r':
+		return append(out, '\\', 'r')
+	case '\t':
+		return append(out, '\\', 't')
+	case '\b':
+		return append(out, '\\', 'b')
+	case '\f':
+		return append(out, '\\', 'f')
+	}
+	return append(out, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&15])
+}
+
+// appendEscaped writes b as the content of a JSON string.
+func appendEscaped(out, b []byte) []byte {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '"' || c == '\\':
+			out = append(out, '\\', c)
+			i++
+		case c < 0x20:
+			out = appendControl(out, c)
+			i++
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, n := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && n == 1 {
+				out = append(out, "\uFFFD"...)
+			} else {
+				out = append(out, b[i:i+n]...)
+			}
+			i += n
+		}
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package validators
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// builtinDir is the built-in contracts' source directory, read directly so
+// that these tests see the files as they are written, not as embedded.
+const builtinDir = "../contracts/builtin"
+
+// builtinContracts are the directories of the built-in contracts.
+var builtinContracts = []string{
+	"mcq", "oracle-score", "extraction", "extraction@1", "planning",
+	"article-structure", "extract-prompts", "link-plan", "json",
+}
+
+func TestBuiltinsRegistry(t *testing.T) {
+	got := sortedKeys(Builtins())
+	want := []string{"extraction", "mcq", "oracle-score", "planning"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Builtins() keys mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestBuiltinFixtures runs every fixture of every built-in contract through
+// the whole pipeline: valid_* must validate, invalid_<CODE>_* must report
+// CODE. Each contract must have both kinds.
+func TestBuiltinFixtures(t *testing.T) {
+	fsys := os.DirFS(builtinDir)
+	for _, dir := range builtinContracts {
+		t.Run(dir, func(t *testing.T) {
+			c, err := contracts.Load(fsys, dir)
+			if err != nil {
+				t.Fatalf("contracts.Load(%q) = %v", dir, err)
+			}
+			v, err := New(c, Builtins())
+			if err != nil {
+				t.Fatalf("New(%s) = %v", c.ID(), err)
+			}
+			kinds := map[bool]int{}
+			for _, r := range v.Lint() {
+				kinds[r.Want == "valid"]++
+				if !r.OK {
+					t.Errorf("%s", r)
+				}
+			}
+			if kinds[true] == 0 || kinds[false] == 0 {
+				t.Errorf("%s has %d valid and %d invalid fixtures, want both kinds", dir, kinds[true], kinds[false])
+			}
+		})
+	}
+}
+
+// TestExtractionVersionsCompatible checks seed 002's rule for schema
+// evolution: every valid fixture of version 1 is valid under version 2.
+func TestExtractionVersionsCompatible(t *testing.T) {
+	v2 := compileFileSchema(t, filepath.Join(builtinDir, "extraction", "schema.json"))
+	v1 := compileFileSchema(t, filepath.Join(builtinDir, "extraction@1", "schema.json"))
+	files, err := filepath.Glob(filepath.Join(builtinDir, "extraction@1", "testdata", "valid_*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no version 1 fixtures: %v", err)
+	}
+	for _, f := range files {
+		doc := readJSONFile(t, f)
+		if err := v1.Validate(doc); err != nil {
+			t.Errorf("%s: version 1 schema rejects its own fixture: %v", f, err)
+		}
+		if err := v2.Validate(doc); err != nil {
+			t.Errorf("%s: version 2 schema rejects a version 1 fixture: %v", f, err)
+		}
+	}
+}
+
+func compileFileSchema(t *testing.T, path string) *jsonschema.Schema {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := contracts.CompileSchema(filepath.Base(filepath.Dir(path)), raw)
+	if err != nil {
+		t.Fatalf("CompileSchema(%s) = %v", path, err)
+	}
+	return s
+}
+
+func readJSONFile(t *testing.T, path string) any {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return doc
+}

@@ -1,0 +1,637 @@
+package validators
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// ruleHit is a violation as the rule tests compare it: expected, actual and
+// the fix value as the JSON a report carries, so that a test pins the wire
+// form and not the Go type behind it. Fix is "" when not fixable.
+type ruleHit struct {
+	Code, Severity, Path, Pointer, Expected, Actual, Fix string
+}
+
+func ruleHits(t *testing.T, vs []Violation) []ruleHit {
+	t.Helper()
+	var out []ruleHit
+	for _, v := range vs {
+		h := ruleHit{Code: v.Code, Severity: string(v.Severity), Path: v.Path, Pointer: v.Pointer,
+			Expected: ruleJSON(t, v.Expected), Actual: ruleJSON(t, v.Actual)}
+		if v.Fix != nil {
+			h.Fix = string(v.Fix.Value)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+func ruleJSON(t *testing.T, x any) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		t.Fatalf("encode %#v: %v", x, err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// ruleCheck runs one pack on doc and returns the finished report, ordered
+// by document position as the pipeline orders it.
+func ruleCheck(pack RulePack, doc *strictjson.Value, p Params) Report {
+	var e Emitter
+	pack.Check(doc, p, &e)
+	r := Report{Violations: e.out}
+	r.finish()
+	return r
+}
+
+// docEdit replaces the value at ptr with value (JSON text), or removes the
+// member or item at ptr when value is "".
+type docEdit struct{ ptr, value string }
+
+func setAt(ptr, value string) docEdit { return docEdit{ptr, value} }
+func delAt(ptr string) docEdit        { return docEdit{ptr, ""} }
+
+// ruleEditedDoc parses base, applies edits and parses the result again, so
+// that every value has the offset it would have in a real document and
+// violations are ordered as in production.
+func ruleEditedDoc(t *testing.T, base []byte, edits ...docEdit) *strictjson.Value {
+	t.Helper()
+	doc, err := strictjson.Parse(base)
+	if err != nil {
+		t.Fatalf("Parse(base) = %v", err)
+	}
+	for _, ed := range edits {
+		if ed.value == "" {
+			ruleRemoveAt(t, doc, ed.ptr)
+			continue
+		}
+		nv, err := strictjson.Parse([]byte(ed.value))
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v", ed.value, err)
+		}
+		if doc, err = strictjson.Replace(doc, ed.ptr, nv); err != nil {
+			t.Fatalf("Replace(%q) = %v", ed.ptr, err)
+		}
+	}
+	out, err := strictjson.Parse(strictjson.MarshalIndent(doc, "  "))
+	if err != nil {
+		t.Fatalf("reparse: %v", err)
+	}
+	return out
+}
+
+func ruleRemoveAt(t *testing.T, doc *strictjson.Value, ptr string) {
+	t.Helper()
+	i := strings.LastIndexByte(ptr, '/')
+	parent, err := doc.At(ptr[:i])
+	if err != nil {
+		t.Fatalf("At(%q) = %v", ptr[:i], err)
+	}
+	last := ptr[i+1:]
+	for j, m := range parent.Members {
+		if m.Key == last {
+			parent.Members = append(parent.Members[:j], parent.Members[j+1:]...)
+			return
+		}
+	}
+	t.Fatalf("ruleRemoveAt(%q): no such member", ptr)
+}
+
+func ruleReadFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const mcqBasePath = "testdata/rules/mcq_base.json"
+
+// The base document: Q1 weight 1, Q2 weight 2 with a numbered python
+// fence, Q3 weight 3 with three options; 1 + 2 + 4 minutes + 5 buffer = 12.
+const q2Text = "2. What does this code print?\\n```python\\n1: x = 2\\n2: print(x * 3)\\n```"
+
+// errHit is a hit of severity error; warnHit one of severity warning.
+func errHit(code, path, pointer, expected, actual, fix string) ruleHit {
+	return ruleHit{code, "error", path, pointer, expected, actual, fix}
+}
+
+func warnHit(code, path, pointer, expected, actual string) ruleHit {
+	return ruleHit{code, "warning", path, pointer, expected, actual, ""}
+}
+
+var mcqRuleTests = []struct {
+	name   string
+	edits  []docEdit
+	params Params
+	want   []ruleHit
+}{
+	{name: "base document is valid"},
+	{name: "base document is valid with every matching param", params: Params{"options": "C", "question_count": "3", "difficulty": "1/1/1"}},
+
+	// QUESTION_COUNT_MISMATCH
+	{name: "QUESTION_COUNT_MISMATCH meta derived from length", edits: []docEdit{setAt("/meta/question_count", "4")},
+		want: []ruleHit{errHit("QUESTION_COUNT_MISMATCH", "meta.question_count", "/meta/question_count", "3", "4", "3")}},
+	{name: "QUESTION_COUNT_MISMATCH param disagrees with length, nothing derived", params: Params{"question_count": "4"},
+		want: []ruleHit{
+			errHit("QUESTION_COUNT_MISMATCH", "meta.question_count", "/meta/question_count", "4", "3", ""),
+			errHit("DIFFICULTY_PROFILE_SUM", "meta.difficulty_profile", "/meta/difficulty_profile", "4", "3", ""),
+			errHit("QUESTION_COUNT_MISMATCH", "questions", "/questions", "4", "3", ""),
+		}},
+	{name: "QUESTION_COUNT_MISMATCH meta agrees with param, questions do not", params: Params{"question_count": "4"},
+		edits: []docEdit{setAt("/meta/question_count", "4"), setAt("/meta/difficulty_profile/hard", "2")},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.hard", "/meta/difficulty_profile/hard", "1", "2", ""),
+			errHit("QUESTION_COUNT_MISMATCH", "questions", "/questions", "4", "3", ""),
+		}},
+	{name: "QUESTION_COUNT_MISMATCH param agrees with length, meta derived", params: Params{"question_count": "3"},
+		edits: []docEdit{setAt("/meta/question_count", "5")},
+		want:  []ruleHit{errHit("QUESTION_COUNT_MISMATCH", "meta.question_count", "/meta/question_count", "3", "5", "3")}},
+	{name: "QUESTION_COUNT_MISMATCH difficulty param implies the count", params: Params{"difficulty": "1/1/2"},
+		want: []ruleHit{
+			errHit("QUESTION_COUNT_MISMATCH", "meta.question_count", "/meta/question_count", "4", "3", ""),
+			errHit("DIFFICULTY_PROFILE_SUM", "meta.difficulty_profile", "/meta/difficulty_profile", "4", "3", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.hard", "/meta/difficulty_profile/hard", "2", "1", ""),
+			errHit("QUESTION_COUNT_MISMATCH", "questions", "/questions", "4", "3", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "questions", "/questions", `"1/1/2"`, `"1/1/1"`, ""),
+		}},
+	{name: "QUESTION_COUNT_MISMATCH of the wrong type is left to the schema", edits: []docEdit{setAt("/meta/question_count", `"3"`)}},
+	{name: "QUESTION_COUNT_MISMATCH without questions array is left to the schema", edits: []docEdit{setAt("/questions", `{}`), setAt("/meta/question_count", "9")}},
+
+	// DIFFICULTY_PROFILE_SUM
+	{name: "DIFFICULTY_PROFILE_SUM derives the whole profile", edits: []docEdit{setAt("/meta/difficulty_profile/hard", "2")},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_SUM", "meta.difficulty_profile", "/meta/difficulty_profile", "3", "4", `{"easy":1,"medium":1,"hard":1}`),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.hard", "/meta/difficulty_profile/hard", "1", "2", "1"),
+		}},
+	{name: "DIFFICULTY_PROFILE_SUM fix keeps other members and their order",
+		edits: []docEdit{setAt("/meta/difficulty_profile", `{"hard": 0, "note": "x", "easy": 1, "medium": 1}`)},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_SUM", "meta.difficulty_profile", "/meta/difficulty_profile", "3", "2", `{"hard":1,"note":"x","easy":1,"medium":1}`),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.hard", "/meta/difficulty_profile/hard", "1", "0", "1"),
+		}},
+	{name: "DIFFICULTY_PROFILE_SUM not derivable while a weight is invalid",
+		edits: []docEdit{setAt("/meta/difficulty_profile/hard", "2"), setAt("/questions/2/weight", "5")},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_SUM", "meta.difficulty_profile", "/meta/difficulty_profile", "3", "4", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.hard", "/meta/difficulty_profile/hard", `"0..1"`, "2", ""),
+			errHit("WEIGHT_INVALID", "questions[2].weight", "/questions/2/weight", `"1..3"`, "5", "3"),
+		}},
+
+	// DIFFICULTY_PROFILE_MISMATCH
+	{name: "DIFFICULTY_PROFILE_MISMATCH derived from weights", edits: []docEdit{setAt("/meta/difficulty_profile/easy", "2"), setAt("/meta/difficulty_profile/medium", "0")},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.easy", "/meta/difficulty_profile/easy", "1", "2", "1"),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.medium", "/meta/difficulty_profile/medium", "1", "0", "1"),
+		}},
+	{name: "DIFFICULTY_PROFILE_MISMATCH param disagrees with weights, nothing derived", params: Params{"difficulty": "2/0/1"},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.easy", "/meta/difficulty_profile/easy", "2", "1", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.medium", "/meta/difficulty_profile/medium", "0", "1", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "questions", "/questions", `"2/0/1"`, `"1/1/1"`, ""),
+		}},
+	{name: "DIFFICULTY_PROFILE_MISMATCH param agrees with weights, meta derived", params: Params{"difficulty": "1/1/1"},
+		edits: []docEdit{setAt("/meta/difficulty_profile/easy", "2"), setAt("/meta/difficulty_profile/medium", "0")},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.easy", "/meta/difficulty_profile/easy", "1", "2", "1"),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.medium", "/meta/difficulty_profile/medium", "1", "0", "1"),
+		}},
+	{name: "DIFFICULTY_PROFILE_MISMATCH passes with a matching param", params: Params{"difficulty": "1/1/1"}},
+
+	// TEST_DURATION_MISMATCH
+	{name: "TEST_DURATION_MISMATCH derived", edits: []docEdit{setAt("/meta/test_duration_minutes", "20")},
+		want: []ruleHit{errHit("TEST_DURATION_MISMATCH", "meta.test_duration_minutes", "/meta/test_duration_minutes", "12", "20", "12")}},
+	{name: "TEST_DURATION_MISMATCH with fractional minutes", edits: []docEdit{setAt("/meta/time_per_weight_minutes/2", "1.5")},
+		want: []ruleHit{errHit("TEST_DURATION_MISMATCH", "meta.test_duration_minutes", "/meta/test_duration_minutes", "11.5", "12", "11.5")}},
+	{name: "TEST_DURATION_MISMATCH passes with fractional minutes",
+		edits: []docEdit{setAt("/meta/time_per_weight_minutes/2", "1.5"), setAt("/meta/test_duration_minutes", "11.50")}},
+	{name: "TEST_DURATION_MISMATCH is a range while a weight is invalid",
+		edits: []docEdit{setAt("/questions/0/weight", "0"), setAt("/meta/test_duration_minutes", "30")},
+		want: []ruleHit{
+			errHit("TEST_DURATION_MISMATCH", "meta.test_duration_minutes", "/meta/test_duration_minutes", `"12..15"`, "30", ""),
+			errHit("WEIGHT_INVALID", "questions[0].weight", "/questions/0/weight", `"1..3"`, "0", "1"),
+		}},
+	{name: "TEST_DURATION_MISMATCH passes inside the range while a weight is invalid", edits: []docEdit{setAt("/questions/0/weight", "0")},
+		want: []ruleHit{errHit("WEIGHT_INVALID", "questions[0].weight", "/questions/0/weight", `"1..3"`, "0", "1")}},
+	{name: "TEST_DURATION_MISMATCH without the minutes of a used weight is left to the schema",
+		edits: []docEdit{delAt("/meta/time_per_weight_minutes/3"), setAt("/meta/test_duration_minutes", "99")}},
+
+	// ANSWER_RANGE
+	{name: "ANSWER_RANGE past the last option", edits: []docEdit{setAt("/questions/2/answer", "3")},
+		want: []ruleHit{errHit("ANSWER_RANGE", "questions[2].answer", "/questions/2/answer", `"0..2"`, "3", "")}},
+	{name: "ANSWER_RANGE negative", edits: []docEdit{setAt("/questions/0/answer", "-1")},
+		want: []ruleHit{errHit("ANSWER_RANGE", "questions[0].answer", "/questions/0/answer", `"0..3"`, "-1", "")}},
+	{name: "ANSWER_RANGE passes on the last option", edits: []docEdit{setAt("/questions/2/answer", "2")}},
+	{name: "ANSWER_RANGE of the wrong type is left to the schema", edits: []docEdit{setAt("/questions/2/answer", `"B"`)}},
+
+	// OPTIONS_COUNT
+	{name: "OPTIONS_COUNT C below 3", edits: []docEdit{setAt("/questions/2/options", `["a", "b"]`)},
+		want: []ruleHit{errHit("OPTIONS_COUNT", "questions[2].options", "/questions/2/options", `"3..5"`, "2", "")}},
+	{name: "OPTIONS_COUNT C above 5", edits: []docEdit{setAt("/questions/0/options", `["Paris", "Lyon", "Nice", "Lille", "Metz", "Brest"]`)},
+		want: []ruleHit{errHit("OPTIONS_COUNT", "questions[0].options", "/questions/0/options", `"3..5"`, "6", "")}},
+	{name: "OPTIONS_COUNT A wants exactly 4", params: Params{"options": "A"},
+		want: []ruleHit{errHit("OPTIONS_COUNT", "questions[2].options", "/questions/2/options", "4", "3", "")}},
+	{name: "OPTIONS_COUNT B wants exactly 5", params: Params{"options": "B"},
+		want: []ruleHit{
+			errHit("OPTIONS_COUNT", "questions[0].options", "/questions/0/options", "5", "4", ""),
+			errHit("OPTIONS_COUNT", "questions[1].options", "/questions/1/options", "5", "4", ""),
+			errHit("OPTIONS_COUNT", "questions[2].options", "/questions/2/options", "5", "3", ""),
+		}},
+	{name: "OPTIONS_COUNT A passes with 4", params: Params{"options": "A"},
+		edits: []docEdit{setAt("/questions/2/options", `["It is faster to copy", "Halving needs order", "Python requires it", "Lists are always sorted"]`)}},
+
+	// DUPLICATE_OPTIONS
+	{name: "DUPLICATE_OPTIONS after trimming and case folding", edits: []docEdit{setAt("/questions/0/options", `["Paris", "Lyon", " paris ", "Nice"]`)},
+		want: []ruleHit{errHit("DUPLICATE_OPTIONS", "questions[0].options[2]", "/questions/0/options/2", `"distinct from options[0]"`, `" paris "`, "")}},
+	{name: "DUPLICATE_OPTIONS passes on similar but distinct options", edits: []docEdit{setAt("/questions/0/options", `["Paris", "Paris, Texas", "Lyon", "Nice"]`)}},
+
+	// WEIGHT_INVALID
+	{name: "WEIGHT_INVALID derived from cognitive_level", edits: []docEdit{setAt("/questions/1/weight", "0")},
+		want: []ruleHit{errHit("WEIGHT_INVALID", "questions[1].weight", "/questions/1/weight", `"1..3"`, "0", "2")}},
+	{name: "WEIGHT_INVALID without a valid cognitive_level", edits: []docEdit{setAt("/questions/1/weight", "7"), setAt("/questions/1/cognitive_level", `"Anwendung"`)},
+		want: []ruleHit{errHit("WEIGHT_INVALID", "questions[1].weight", "/questions/1/weight", `"1..3"`, "7", "")}},
+	{name: "WEIGHT_INVALID of the wrong type is left to the schema", edits: []docEdit{setAt("/questions/1/weight", `"2"`)}},
+
+	// COGNITIVE_LEVEL_MISMATCH
+	{name: "COGNITIVE_LEVEL_MISMATCH in case", edits: []docEdit{setAt("/questions/2/cognitive_level", `"analysis"`)},
+		want: []ruleHit{errHit("COGNITIVE_LEVEL_MISMATCH", "questions[2].cognitive_level", "/questions/2/cognitive_level", `"Analysis"`, `"analysis"`, `"Analysis"`)}},
+	{name: "COGNITIVE_LEVEL_MISMATCH for another weight", edits: []docEdit{setAt("/questions/0/cognitive_level", `"Application"`)},
+		want: []ruleHit{errHit("COGNITIVE_LEVEL_MISMATCH", "questions[0].cognitive_level", "/questions/0/cognitive_level", `"Reproduction"`, `"Application"`, `"Reproduction"`)}},
+
+	// EXTENDED_EXPLANATION_*
+	{name: "EXTENDED_EXPLANATION_NOT_NULL set null", edits: []docEdit{setAt("/questions/0/extended_explanation", `{"title": "t", "steps": ["a", "b"], "content": "c"}`)},
+		want: []ruleHit{errHit("EXTENDED_EXPLANATION_NOT_NULL", "questions[0].extended_explanation", "/questions/0/extended_explanation", "null", `"object"`, "null")}},
+	{name: "EXTENDED_EXPLANATION_MISSING for weight 2", edits: []docEdit{setAt("/questions/1/extended_explanation", "null")},
+		want: []ruleHit{errHit("EXTENDED_EXPLANATION_MISSING", "questions[1].extended_explanation", "/questions/1/extended_explanation", `"object"`, "null", "")}},
+	{name: "EXTENDED_EXPLANATION_INVALID members", edits: []docEdit{setAt("/questions/1/extended_explanation", `{"title": 5, "steps": ["a", "b"]}`)},
+		want: []ruleHit{
+			errHit("EXTENDED_EXPLANATION_INVALID", "questions[1].extended_explanation.content", "/questions/1/extended_explanation/content", `"string"`, `"missing"`, ""),
+			errHit("EXTENDED_EXPLANATION_INVALID", "questions[1].extended_explanation.title", "/questions/1/extended_explanation/title", `"string"`, `"number"`, ""),
+		}},
+	{name: "EXTENDED_EXPLANATION_INVALID steps not an array", edits: []docEdit{setAt("/questions/2/extended_explanation/steps", `"a; b"`)},
+		want: []ruleHit{errHit("EXTENDED_EXPLANATION_INVALID", "questions[2].extended_explanation.steps", "/questions/2/extended_explanation/steps", `"array"`, `"string"`, "")}},
+	{name: "EXTENDED_EXPLANATION_STEPS too few", edits: []docEdit{setAt("/questions/1/extended_explanation/steps", `["a"]`)},
+		want: []ruleHit{errHit("EXTENDED_EXPLANATION_STEPS", "questions[1].extended_explanation.steps", "/questions/1/extended_explanation/steps", `"2..6"`, "1", "")}},
+	{name: "EXTENDED_EXPLANATION_STEPS too many", edits: []docEdit{setAt("/questions/2/extended_explanation/steps", `["1", "2", "3", "4", "5", "6", "7"]`)},
+		want: []ruleHit{errHit("EXTENDED_EXPLANATION_STEPS", "questions[2].extended_explanation.steps", "/questions/2/extended_explanation/steps", `"2..6"`, "7", "")}},
+	{name: "EXTENDED_EXPLANATION_STEPS passes with 6", edits: []docEdit{setAt("/questions/2/extended_explanation/steps", `["1", "2", "3", "4", "5", "6"]`)}},
+	{name: "EXTENDED_EXPLANATION rules wait for a valid weight",
+		edits: []docEdit{setAt("/questions/1/weight", "9"), setAt("/questions/1/cognitive_level", `"?"`), setAt("/questions/1/extended_explanation", "null")},
+		want:  []ruleHit{errHit("WEIGHT_INVALID", "questions[1].weight", "/questions/1/weight", `"1..3"`, "9", "")}},
+
+	// QUESTION_ID_*
+	{name: "QUESTION_ID_SEQUENCE derived from position", edits: []docEdit{setAt("/questions/1/question_id", `"Q2"`)},
+		want: []ruleHit{errHit("QUESTION_ID_SEQUENCE", "questions[1].question_id", "/questions/1/question_id", `"Q002"`, `"Q2"`, `"Q002"`)}},
+	{name: "QUESTION_ID_DUPLICATE on the later copy", edits: []docEdit{setAt("/questions/2/question_id", `"Q002"`)},
+		want: []ruleHit{errHit("QUESTION_ID_DUPLICATE", "questions[2].question_id", "/questions/2/question_id", `"Q003"`, `"Q002"`, `"Q003"`)}},
+	{name: "QUESTION_ID_DUPLICATE on the misplaced copy", edits: []docEdit{setAt("/questions/1/question_id", `"Q003"`)},
+		want: []ruleHit{errHit("QUESTION_ID_DUPLICATE", "questions[1].question_id", "/questions/1/question_id", `"Q002"`, `"Q003"`, `"Q002"`)}},
+
+	// QUESTION_NUMBERING
+	{name: "QUESTION_NUMBERING Q prefix", edits: []docEdit{setAt("/questions/0/question", `"Q1. What is the capital of France?"`)},
+		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"Q1."`, `"1. What is the capital of France?"`)}},
+	{name: "QUESTION_NUMBERING missing", edits: []docEdit{setAt("/questions/0/question", `"What is the capital of France?"`)},
+		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"What is the …"`, `"1. What is the capital of France?"`)}},
+	{name: "QUESTION_NUMBERING wrong number and style", edits: []docEdit{setAt("/questions/0/question", `"3) What is the capital of France?"`)},
+		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"3)"`, `"1. What is the capital of France?"`)}},
+	{name: "QUESTION_NUMBERING without the space", edits: []docEdit{setAt("/questions/0/question", `"1.What is the capital of France?"`)},
+		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"1."`, `"1. What is the capital of France?"`)}},
+	{name: "QUESTION_NUMBERING keeps a leading number that is content", edits: []docEdit{setAt("/questions/0/question", `"3.14 is the value of which constant?"`)},
+		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"3.14 is the …"`, `"1. 3.14 is the value of which constant?"`)}},
+
+	// FORBIDDEN_OPTION
+	{name: "FORBIDDEN_OPTION English", edits: []docEdit{setAt("/questions/0/options/3", `"All of the above."`)},
+		want: []ruleHit{errHit("FORBIDDEN_OPTION", "questions[0].options[3]", "/questions/0/options/3", `"a specific answer"`, `"All of the above."`, "")}},
+	{name: "FORBIDDEN_OPTION German", edits: []docEdit{setAt("/questions/0/options/3", `"Alle oben genannten Antworten"`)},
+		want: []ruleHit{errHit("FORBIDDEN_OPTION", "questions[0].options[3]", "/questions/0/options/3", `"a specific answer"`, `"Alle oben genannten Antworten"`, "")}},
+	{name: "FORBIDDEN_OPTION German none", edits: []docEdit{setAt("/questions/0/options/3", `"keine der oben genannten"`)},
+		want: []ruleHit{errHit("FORBIDDEN_OPTION", "questions[0].options[3]", "/questions/0/options/3", `"a specific answer"`, `"keine der oben genannten"`, "")}},
+	{name: "FORBIDDEN_OPTION Russian with ё", edits: []docEdit{setAt("/questions/0/options/3", `"Всё вышеперечисленное"`)},
+		want: []ruleHit{errHit("FORBIDDEN_OPTION", "questions[0].options[3]", "/questions/0/options/3", `"a specific answer"`, `"Всё вышеперечисленное"`, "")}},
+	{name: "FORBIDDEN_OPTION both A and B", edits: []docEdit{setAt("/questions/0/options/3", `"Both A and B"`)},
+		want: []ruleHit{errHit("FORBIDDEN_OPTION", "questions[0].options[3]", "/questions/0/options/3", `"a specific answer"`, `"Both A and B"`, "")}},
+	{name: "FORBIDDEN_OPTION behind a letter prefix", edits: []docEdit{setAt("/questions/0/options/3", `"D) None of these."`)},
+		want: []ruleHit{errHit("FORBIDDEN_OPTION", "questions[0].options[3]", "/questions/0/options/3", `"a specific answer"`, `"D) None of these."`, "")}},
+	{name: "FORBIDDEN_OPTION passes on ordinary words", edits: []docEdit{setAt("/questions/0/options", `["Paris", "None", "Above the clouds", "All"]`)}},
+
+	// CODE_FENCE_MISSING
+	{name: "CODE_FENCE_MISSING unfenced numbered code", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n1: x = 2\n2: print(x * 3)"`)},
+		want: []ruleHit{errHit("CODE_FENCE_MISSING", "questions[1].question", "/questions/1/question", `"`+"```<language>"+`"`, `"1: x = 2"`, "")}},
+	{name: "CODE_FENCE_MISSING fence without language", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`\n1: x = 2\n2: print(x * 3)\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_FENCE_MISSING", "questions[1].question", "/questions/1/question", `"`+"```<language>"+`"`, `"`+"```"+`"`, "")}},
+	{name: "CODE_FENCE_MISSING lines separated by a literal backslash-n", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\\n1: x = 2\\n2: print(x * 3)\\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_FENCE_MISSING", "questions[1].question", "/questions/1/question", `"`+"```<language>"+`"`, `"`+"```"+`python\\n1: x = 2\\n2: …"`, "")}},
+	{name: "CODE_FENCE_MISSING unclosed fence", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\n1: x = 2\n2: print(x * 3)"`)},
+		want: []ruleHit{errHit("CODE_FENCE_MISSING", "questions[1].question", "/questions/1/question", `"`+"```"+`"`, `"end of text"`, "")}},
+	{name: "CODE_FENCE_MISSING in an option", edits: []docEdit{setAt("/questions/1/options/2", `"x = 2\nprint(x * 3)"`)},
+		want: []ruleHit{errHit("CODE_FENCE_MISSING", "questions[1].options[2]", "/questions/1/options/2", `"`+"```<language>"+`"`, `"x = 2"`, "")}},
+	{name: "CODE_FENCE_MISSING passes on short inline code", edits: []docEdit{setAt("/questions/0/question", `"1. What does sorted(xs) return for xs = [2, 1]?"`)}},
+	{name: "CODE_FENCE_MISSING passes on prose lines", edits: []docEdit{setAt("/questions/0/question", `"1. Consider the statements:\nParis is large.\nLyon is old.\nWhich is the capital?"`)}},
+	{name: "CODE_FENCE_MISSING passes on formulas", edits: []docEdit{setAt("/questions/0/question", `"1. Given\nE = m * c ** 2\nF = m * a\nwhat is m?"`)}},
+
+	// CODE_LINE_NUMBERS
+	{name: "CODE_LINE_NUMBERS unnumbered lines", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\nx = 2\nprint(x * 3)\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_LINE_NUMBERS", "questions[1].question", "/questions/1/question", `"1: "`, `"x = 2"`, `"`+q2Text+`"`)}},
+	{name: "CODE_LINE_NUMBERS out of sequence", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\n1: x = 2\n3: print(x * 3)\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_LINE_NUMBERS", "questions[1].question", "/questions/1/question", `"2: "`, `"3: print(x * 3)"`, `"`+q2Text+`"`)}},
+	{name: "CODE_LINE_NUMBERS in list style", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\n1. x = 2\n2. print(x * 3)\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_LINE_NUMBERS", "questions[1].question", "/questions/1/question", `"1: "`, `"1. x = 2"`, `"`+q2Text+`"`)}},
+	{name: "CODE_LINE_NUMBERS keeps indentation", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\ndef f():\n    return 6\nprint(f())\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_LINE_NUMBERS", "questions[1].question", "/questions/1/question", `"1: "`, `"def f():"`,
+			`"2. What does this code print?\n`+"```"+`python\n1: def f():\n2:     return 6\n3: print(f())\n`+"```"+`"`)}},
+	{name: "CODE_LINE_NUMBERS in an option", edits: []docEdit{setAt("/questions/1/options/2", `"`+"```"+`python\nx * 3\n`+"```"+`"`)},
+		want: []ruleHit{errHit("CODE_LINE_NUMBERS", "questions[1].options[2]", "/questions/1/options/2", `"1: "`, `"x * 3"`, `"`+"```"+`python\n1: x * 3\n`+"```"+`"`)}},
+	{name: "CODE_LINE_NUMBERS passes with a numbered blank line and blank edges", edits: []docEdit{setAt("/questions/1/question", `"2. What does this code print?\n`+"```"+`python\n\n1: def f():\n2:     return 6\n3:\n4: print(f())\n\n`+"```"+`"`)}},
+	{name: "QUESTION_NUMBERING and CODE_LINE_NUMBERS share one fix", edits: []docEdit{setAt("/questions/1/question", `"Q2 What does this code print?\n`+"```"+`python\nx = 2\nprint(x * 3)\n`+"```"+`"`)},
+		want: []ruleHit{
+			errHit("QUESTION_NUMBERING", "questions[1].question", "/questions/1/question", `"2. "`, `"Q2"`, `"`+q2Text+`"`),
+			errHit("CODE_LINE_NUMBERS", "questions[1].question", "/questions/1/question", `"1: "`, `"x = 2"`, `"`+q2Text+`"`),
+		}},
+
+	// DUPLICATE_QUESTION
+	{name: "DUPLICATE_QUESTION identical text", edits: []docEdit{setAt("/questions/2/question", `"3. What is the capital of France?"`)},
+		want: []ruleHit{warnHit("DUPLICATE_QUESTION", "questions[2].question", "/questions/2/question", `"< 0.9"`, "1")}},
+	{name: "DUPLICATE_QUESTION at 0.92", edits: []docEdit{
+		setAt("/questions/0/question", `"1. Which river flows through the city of Paris in the north of France?"`),
+		setAt("/questions/2/question", `"3. Which river flows through the city of Paris in the north of France today?"`)},
+		want: []ruleHit{warnHit("DUPLICATE_QUESTION", "questions[2].question", "/questions/2/question", `"< 0.9"`, "0.92")}},
+	{name: "DUPLICATE_QUESTION passes below 0.9", edits: []docEdit{setAt("/questions/2/question", `"3. What is the capital city of France?"`)}},
+}
+
+func TestMCQRules(t *testing.T) {
+	base := ruleReadFile(t, mcqBasePath)
+	pack := newMCQRules()
+	for _, tt := range mcqRuleTests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := ruleEditedDoc(t, base, tt.edits...)
+			got := ruleHits(t, ruleCheck(pack, doc, tt.params).Violations)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Check(%v, %v) mismatch (-want +got):\n%s", tt.edits, tt.params, diff)
+			}
+		})
+	}
+}
+
+// TestMCQFixesConverge applies every fix of a report, validates again and
+// repeats: the fixes of one report must agree with each other (one value
+// per pointer), every fixable violation must carry a replace at its own
+// pointer, and the process must reach a report without fixable violations
+// within three rounds.
+func TestMCQFixesConverge(t *testing.T) {
+	base := ruleReadFile(t, mcqBasePath)
+	pack := newMCQRules()
+	for _, tt := range mcqRuleTests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := ruleEditedDoc(t, base, tt.edits...)
+			ruleConverge(t, pack, doc, tt.params)
+		})
+	}
+	t.Run("golden broken document", func(t *testing.T) {
+		doc, err := strictjson.Parse(ruleReadFile(t, "testdata/rules/mcq_broken.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ruleConverge(t, pack, doc, nil)
+	})
+}
+
+func ruleConverge(t *testing.T, pack RulePack, doc *strictjson.Value, p Params) {
+	t.Helper()
+	for round := 1; ; round++ {
+		r := ruleCheck(pack, doc, p)
+		byPointer := map[string]string{}
+		var fixes []*PatchOp
+		for _, v := range r.Violations {
+			if v.Fixable != (v.Fix != nil) {
+				t.Fatalf("round %d: %s at %s: Fixable=%v but Fix=%v", round, v.Code, v.Pointer, v.Fixable, v.Fix)
+			}
+			if v.Fix == nil {
+				continue
+			}
+			if v.Fix.Op != "replace" || v.Fix.Path != v.Pointer {
+				t.Fatalf("round %d: %s: fix %+v is not a replace at %s", round, v.Code, *v.Fix, v.Pointer)
+			}
+			if prev, ok := byPointer[v.Pointer]; ok && prev != string(v.Fix.Value) {
+				t.Fatalf("round %d: conflicting fixes at %s: %s and %s", round, v.Pointer, prev, v.Fix.Value)
+			}
+			byPointer[v.Pointer] = string(v.Fix.Value)
+			fixes = append(fixes, v.Fix)
+		}
+		if len(fixes) == 0 {
+			return
+		}
+		if round > 3 {
+			t.Fatalf("still %d fixes after 3 rounds: %v", len(fixes), r.Codes())
+		}
+		// Applying the fixes in report order and in reverse must give the
+		// same document: no fix may depend on another being applied first.
+		fwd := ruleApplyFixes(t, doc.Clone(), fixes)
+		slices.Reverse(fixes)
+		rev := ruleApplyFixes(t, doc.Clone(), fixes)
+		if !strictjson.Equal(fwd, rev) {
+			t.Fatalf("round %d: fixes depend on their order:\n%s\n%s", round, strictjson.Marshal(fwd), strictjson.Marshal(rev))
+		}
+		var err error
+		if doc, err = strictjson.Parse(strictjson.Marshal(fwd)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func ruleApplyFixes(t *testing.T, doc *strictjson.Value, fixes []*PatchOp) *strictjson.Value {
+	t.Helper()
+	for _, f := range fixes {
+		nv, err := strictjson.Parse(f.Value)
+		if err != nil {
+			t.Fatalf("fix value %s: %v", f.Value, err)
+		}
+		if doc, err = strictjson.Replace(doc, f.Path, nv); err != nil {
+			t.Fatalf("Replace(%s) = %v", f.Path, err)
+		}
+	}
+	return doc
+}
+
+func TestMCQCheckParams(t *testing.T) {
+	tests := []struct {
+		params Params
+		want   string
+	}{
+		{Params{}, ""},
+		{Params{"options": "A", "question_count": "10", "difficulty": "3/5/2"}, ""},
+		{Params{"options": "b"}, ""},
+		{Params{"difficulty": "0/4/0"}, ""},
+		{Params{"unrelated": "x"}, ""},
+		{Params{"options": "D"}, `mcq: param options="D": want A (exactly 4 options), B (exactly 5) or C (3 to 5)`},
+		{Params{"question_count": "ten"}, `mcq: param question_count="ten": want a positive integer such as 10`},
+		{Params{"question_count": "0"}, `mcq: param question_count="0": want a positive integer such as 10`},
+		{Params{"difficulty": "3-5-2"}, `mcq: param difficulty="3-5-2": want easy/medium/hard counts such as 3/5/2`},
+		{Params{"difficulty": "3/-1/2"}, `mcq: param difficulty="3/-1/2": want easy/medium/hard counts such as 3/5/2`},
+		{Params{"difficulty": "0/0/0"}, `mcq: param difficulty="0/0/0": want easy/medium/hard counts with a positive sum, such as 3/5/2`},
+		{Params{"question_count": "10", "difficulty": "3/5/3"}, `mcq: param difficulty="3/5/3" sums to 11 but question_count=10: want counts that add up to question_count`},
+		{Params{"options": "X", "question_count": "-2"}, "mcq: param options=\"X\": want A (exactly 4 options), B (exactly 5) or C (3 to 5)\nmcq: param question_count=\"-2\": want a positive integer such as 10"},
+	}
+	pack := newMCQRules()
+	for _, tt := range tests {
+		got := ""
+		if err := pack.CheckParams(tt.params); err != nil {
+			got = err.Error()
+		}
+		if got != tt.want {
+			t.Errorf("CheckParams(%v) = %q, want %q", tt.params, got, tt.want)
+		}
+	}
+}
+
+// TestMCQRealisticFixture checks the 10-question fixture of the mcq
+// contract, including its python question, with the question set's
+// parameters.
+func TestMCQRealisticFixture(t *testing.T) {
+	raw := ruleReadFile(t, filepath.Join(builtinDir, "mcq", "testdata", "valid_python_basics_en.json"))
+	doc, err := strictjson.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := Params{"options": "C", "question_count": "10", "difficulty": "3/5/2"}
+	if got := ruleHits(t, ruleCheck(newMCQRules(), doc, params).Violations); len(got) != 0 {
+		t.Errorf("Check(valid_python_basics_en.json, %v) = %v, want no violations", params, got)
+	}
+	q, _ := doc.Get("questions").Index(1).Get("question").AsString()
+	if !strings.Contains(q, "```python\n1: ") || !strings.Contains(q, "\n2: ") {
+		t.Errorf("questions[1].question = %q, want a python fence with numbered lines", q)
+	}
+}
+
+// TestMCQGolden pins the complete report, hints included, for a realistic
+// document with many faults. Refresh with go test -run TestMCQGolden -update.
+func TestMCQGolden(t *testing.T) {
+	raw := ruleReadFile(t, "testdata/rules/mcq_broken.json")
+	doc, err := strictjson.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ruleCheck(newMCQRules(), doc, Params{"question_count": "10", "difficulty": "3/5/2"})
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r.Violations); err != nil {
+		t.Fatal(err)
+	}
+	golden := "testdata/rules/mcq_broken.golden.json"
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := ruleReadFile(t, golden)
+	if diff := cmp.Diff(string(want), b.String()); diff != "" {
+		t.Errorf("report mismatch (-want +got), run with -update to accept:\n%s", diff)
+	}
+}
+
+// TestMCQDeterministic checks that the same input gives a byte-identical
+// report, from the same pack and from a freshly built one.
+func TestMCQDeterministic(t *testing.T) {
+	raw := ruleReadFile(t, "testdata/rules/mcq_broken.json")
+	render := func(pack RulePack) string {
+		doc, err := strictjson.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(ruleCheck(pack, doc, Params{"difficulty": "3/5/2"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	pack := newMCQRules()
+	first := render(pack)
+	for i := range 20 {
+		p := pack
+		if i%2 == 1 {
+			p = newMCQRules()
+		}
+		if got := render(p); got != first {
+			t.Fatalf("run %d differs:\n%s\nwant\n%s", i, got, first)
+		}
+	}
+}
+
+// mcqBenchDoc generates a valid question set of at least size bytes: a mix
+// of weights, four options each and every fifth question with a numbered
+// python fence.
+func mcqBenchDoc(size int) []byte {
+	var qs []string
+	counts := [3]int{}
+	body := 0
+	for i := 0; body < size; i++ {
+		wt := i%3 + 1
+		counts[wt-1]++
+		text := fmt.Sprintf("%d. In scenario %d, which statement about topic %d and its consequence number %d holds?", i+1, i, i%17, i*7)
+		if i%5 == 0 {
+			text = fmt.Sprintf("%d. What does this code print for case %d?\n```python\n1: xs%d = list(range(%d))\n2: ys%d = [x * %d for x in xs%d]\n3: print(sum(ys%d))\n```", i+1, i, i, i+3, i, i%7+2, i, i)
+		}
+		ext := "null"
+		if wt > 1 {
+			ext = `{"title": "Why", "steps": ["First step of the reasoning.", "Second step of the reasoning."], "content": "Summary of the reasoning."}`
+		}
+		tb, _ := json.Marshal(text)
+		q := fmt.Sprintf(`{"question_id": "Q%03d", "question": %s, "options": ["Option A %d", "Option B %d", "Option C %d", "Option D %d"], "answer": %d, "explanation": "Because of reason %d.", "weight": %d, "topic": "Topic %d", "concept": "Concept %d", "cognitive_level": %q, "extended_explanation": %s, "mini_glossary": [{"term": "term %d", "definition": "definition %d"}]}`,
+			i+1, tb, i, i, i, i, i%4, i, wt, i%17, i, mcqLevels[wt], ext, i, i)
+		qs = append(qs, q)
+		body += len(q) + 2
+	}
+	n := len(qs)
+	meta := fmt.Sprintf(`{"schema_version": "1.0", "title": "Benchmark", "created": "2025-01-01", "target_audience": "Everyone", "question_count": %d, "difficulty_profile": {"easy": %d, "medium": %d, "hard": %d}, "time_per_weight_minutes": {"1": 1, "2": 2, "3": 3}, "additional_buffer_minutes": 5, "test_duration_minutes": %d}`,
+		n, counts[0], counts[1], counts[2], counts[0]+2*counts[1]+3*counts[2]+5)
+	return []byte(`{"meta": ` + meta + `, "questions": [` + strings.Join(qs, ", ") + `]}`)
+}
+
+func TestMCQBenchDocIsValid(t *testing.T) {
+	doc, err := strictjson.Parse(mcqBenchDoc(20 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ruleHits(t, ruleCheck(newMCQRules(), doc, nil).Violations); len(got) != 0 {
+		t.Errorf("benchmark document has violations: %v", got)
+	}
+}
+
+func BenchmarkMCQRules(b *testing.B) {
+	pack := newMCQRules()
+	for _, size := range []struct {
+		name  string
+		bytes int
+	}{{"2KB", 2 << 10}, {"20KB", 20 << 10}, {"200KB", 200 << 10}} {
+		raw := mcqBenchDoc(size.bytes)
+		doc, err := strictjson.Parse(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(size.name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var e Emitter
+				pack.Check(doc, nil, &e)
+			}
+		})
+	}
+}

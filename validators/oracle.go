@@ -1,0 +1,65 @@
+package validators
+
+import (
+	"fmt"
+
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// oracleRules is the "oracle-score" rule pack (seed 001): the total score
+// must agree with its weighted breakdown.
+//
+// Seed 001 writes the expected score as the weighted sum divided by 10,
+// which lands on a 0–100 scale, while score and the 20-point tolerance are
+// on 0–1000. The pack uses the 0–1000 reading (SPEC §4): the weighted sum
+// itself, whose weights add up to 10 so that a breakdown of all 100s
+// expects exactly 1000.
+type oracleRules struct{}
+
+var _ RulePack = oracleRules{}
+
+// oracleWeights are the breakdown members and their weights, in tenths so
+// that the sum stays an exact integer (riskBehavior counts 2.5).
+var oracleWeights = []struct {
+	key    string
+	tenths int64
+}{
+	{"activity", 20}, {"maturity", 20}, {"diversity", 20}, {"riskBehavior", 25}, {"surveyMatch", 15},
+}
+
+// oracleTolerance is the largest accepted |score − expected| (2% of 1000).
+const oracleTolerance = 20
+
+// CheckParams accepts any parameters: the pack has none.
+func (oracleRules) CheckParams(Params) error { return nil }
+
+// Check reports SCORE_MISMATCH when score is more than 20 points away from
+// the weighted breakdown. A missing or non-integer score or breakdown
+// member is the schema's finding, and then nothing is compared.
+func (oracleRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
+	sv := doc.Get("score")
+	score, ok := sv.AsInt()
+	if !ok {
+		return
+	}
+	bd := doc.Get("scoreBreakdown")
+	var tenths int64
+	terms := ""
+	for i, w := range oracleWeights {
+		n, ok := bd.Get(w.key).AsInt()
+		if !ok {
+			return
+		}
+		tenths += n * w.tenths
+		if i > 0 {
+			terms += " + "
+		}
+		terms += fmt.Sprintf("%d×%s", n, ruleFormat(float64(w.tenths)/10))
+	}
+	if diff := score*10 - tenths; diff >= -oracleTolerance*10 && diff <= oracleTolerance*10 {
+		return
+	}
+	expected := float64(tenths) / 10
+	e.Semantic("SCORE_MISMATCH", SeverityError, sv, []Seg{"score"}, ruleNumber(expected), ruleActual(sv),
+		fmt.Sprintf("Set score to %s (%s = activity×2 + maturity×2 + diversity×2 + riskBehavior×2.5 + surveyMatch×1.5), or correct scoreBreakdown; the two may differ by at most %d.", ruleFormat(expected), terms, oracleTolerance), nil)
+}

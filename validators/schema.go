@@ -1,0 +1,299 @@
+package validators
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// schemaViolations validates doc against s and maps every error the library
+// reports to a SCHEMA violation with its instance path. The library reports
+// all errors (not just the first) as a tree; composition keywords are
+// resolved to the one branch the document evidently meant when that branch
+// can be told apart, so that the model is told what to fix inside it rather
+// than "oneOf failed".
+func schemaViolations(s *jsonschema.Schema, doc *strictjson.Value, e *Emitter) {
+	err := s.Validate(doc.Interface())
+	if err == nil {
+		return
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		e.Add(Violation{Class: ClassSchema, Code: "SCHEMA_OTHER", Severity: SeverityError,
+			Expected: "valid", Actual: err.Error(), Hint: "Make the document match the contract's schema."}, 0)
+		return
+	}
+	walkSchemaError(ve, doc, e)
+}
+
+func walkSchemaError(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) {
+	switch k := ve.ErrorKind.(type) {
+	case *kind.OneOf, *kind.AnyOf:
+		if branch := pickBranch(ve); branch != nil {
+			walkSchemaError(branch, doc, e)
+			return
+		}
+		n := len(ve.Causes)
+		want := "exactly one of the alternatives"
+		if _, ok := k.(*kind.AnyOf); ok {
+			want = "at least one of the alternatives"
+		}
+		if oo, ok := k.(*kind.OneOf); ok && len(oo.Subschemas) > 1 {
+			n = len(oo.Subschemas)
+			want = "exactly one of the alternatives"
+		}
+		emitSchema(e, doc, ve.InstanceLocation, "", "SCHEMA_COMPOSITION", want,
+			fmt.Sprintf("%d alternatives failed", n),
+			"Change %s so that it matches "+want+" the schema allows (check its type/kind field).", nil)
+		return
+	}
+	if len(ve.Causes) > 0 {
+		if _, isNot := ve.ErrorKind.(*kind.Not); !isNot {
+			for _, c := range ve.Causes {
+				walkSchemaError(c, doc, e)
+			}
+			return
+		}
+	}
+	mapLeaf(ve, doc, e)
+}
+
+// pickBranch returns the only alternative of a oneOf/anyOf whose failure
+// does not show it was the wrong alternative altogether (a failed const,
+// usually a discriminator like "type": "task", or a wrong JSON type at the
+// alternative's own location). nil when zero or several qualify.
+func pickBranch(ve *jsonschema.ValidationError) *jsonschema.ValidationError {
+	var pick *jsonschema.ValidationError
+	for _, c := range ve.Causes {
+		if wrongAlternative(c, len(ve.InstanceLocation)) {
+			continue
+		}
+		if pick != nil {
+			return nil
+		}
+		pick = c
+	}
+	return pick
+}
+
+func wrongAlternative(ve *jsonschema.ValidationError, depth int) bool {
+	switch ve.ErrorKind.(type) {
+	case *kind.Const:
+		return true
+	case *kind.Type:
+		if len(ve.InstanceLocation) == depth {
+			return true
+		}
+	}
+	for _, c := range ve.Causes {
+		if wrongAlternative(c, depth) {
+			return true
+		}
+	}
+	return false
+}
+
+func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) {
+	loc := ve.InstanceLocation
+	val := lookup(doc, loc)
+	switch k := ve.ErrorKind.(type) {
+	case *kind.Required:
+		for _, m := range k.Missing {
+			emitSchema(e, doc, append(loc[:len(loc):len(loc)], m), "", "SCHEMA_REQUIRED", "present", "missing",
+				"Add the required property %s.", nil)
+		}
+	case *kind.Type:
+		want := strings.Join(k.Want, "|")
+		emitSchema(e, doc, loc, "", "SCHEMA_TYPE", want, k.Got,
+			"Change %s to a JSON "+strings.Join(k.Want, " or ")+".", coerce(val, k.Want))
+	case *kind.Enum:
+		emitSchema(e, doc, loc, "", "SCHEMA_ENUM", k.Want, iface(val),
+			"Set %s to one of the allowed values "+display(k.Want)+".", nil)
+	case *kind.Const:
+		emitSchema(e, doc, loc, "", "SCHEMA_CONST", k.Want, iface(val),
+			"Set %s to "+display(k.Want)+".", nil)
+	case *kind.Minimum:
+		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", ">= "+rat(k.Want), numberOf(val), "Make %s at least "+rat(k.Want)+".", nil)
+	case *kind.Maximum:
+		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", "<= "+rat(k.Want), numberOf(val), "Make %s at most "+rat(k.Want)+".", nil)
+	case *kind.ExclusiveMinimum:
+		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", "> "+rat(k.Want), numberOf(val), "Make %s greater than "+rat(k.Want)+".", nil)
+	case *kind.ExclusiveMaximum:
+		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", "< "+rat(k.Want), numberOf(val), "Make %s less than "+rat(k.Want)+".", nil)
+	case *kind.MultipleOf:
+		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", "multiple of "+rat(k.Want), numberOf(val), "Make %s a multiple of "+rat(k.Want)+".", nil)
+	case *kind.MinLength:
+		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf(">= %d", k.Want), k.Got,
+			fmt.Sprintf("Make %%s at least %d characters long.", k.Want), nil)
+	case *kind.MaxLength:
+		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
+			fmt.Sprintf("Shorten %%s to at most %d characters.", k.Want), nil)
+	case *kind.MinItems:
+		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf(">= %d", k.Want), k.Got,
+			fmt.Sprintf("Give %%s at least %d items.", k.Want), nil)
+	case *kind.MaxItems:
+		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
+			fmt.Sprintf("Reduce %%s to at most %d items.", k.Want), nil)
+	case *kind.MinProperties:
+		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf(">= %d", k.Want), k.Got,
+			fmt.Sprintf("Give %%s at least %d properties.", k.Want), nil)
+	case *kind.MaxProperties:
+		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
+			fmt.Sprintf("Reduce %%s to at most %d properties.", k.Want), nil)
+	case *kind.Pattern:
+		emitSchema(e, doc, loc, "", "SCHEMA_PATTERN", k.Want, k.Got, "Change %s to match the pattern "+strconv.Quote(k.Want)+".", nil)
+	case *kind.Format:
+		emitSchema(e, doc, loc, "", "SCHEMA_FORMAT", k.Want, iface(val), "Write %s as a valid "+k.Want+".", nil)
+	case *kind.AdditionalProperties:
+		for _, p := range k.Properties {
+			emitSchema(e, doc, append(loc[:len(loc):len(loc)], p), "", "SCHEMA_ADDITIONAL", "absent", "present",
+				"Remove the property %s: the schema does not allow it.", nil)
+		}
+	case *kind.UniqueItems:
+		emitSchema(e, doc, loc, "", "SCHEMA_UNIQUE", "unique items", k.Duplicates[:],
+			fmt.Sprintf("Make the items of %%s unique (items %d and %d are equal).", k.Duplicates[0], k.Duplicates[1]), nil)
+	case *kind.Not, *kind.AllOf, *kind.OneOf, *kind.AnyOf, *kind.FalseSchema:
+		emitSchema(e, doc, loc, "", "SCHEMA_COMPOSITION", "match", "mismatch", "Change %s so that it matches the schema.", nil)
+	default:
+		msg := ve.ErrorKind.LocalizedString(englishPrinter)
+		emitSchema(e, doc, loc, "", "SCHEMA_OTHER", strings.Join(ve.ErrorKind.KeywordPath(), "/"), msg,
+			"Fix %s: "+msg+".", nil)
+	}
+}
+
+// emitSchema records a SCHEMA violation at the instance location loc. hint
+// holds one %s for the dotted path. A non-nil fix makes it fixable.
+func emitSchema(e *Emitter, doc *strictjson.Value, loc []string, _ string, code string, expected, actual any, hint string, fix *strictjson.Value) {
+	segs := make([]Seg, 0, len(loc))
+	cur := doc
+	pos := 0
+	if doc != nil {
+		pos = doc.Offset
+	}
+	for _, tok := range loc {
+		var seg Seg = tok
+		if cur != nil && cur.Kind == strictjson.KindArray {
+			if i, err := strconv.Atoi(tok); err == nil {
+				seg = i
+				cur = cur.Index(i)
+			} else {
+				cur = nil
+			}
+		} else {
+			cur = cur.Get(tok)
+		}
+		if cur != nil {
+			pos = cur.Offset
+		}
+		segs = append(segs, seg)
+	}
+	dotted, pointer := PathOf(segs...)
+	shown := dotted
+	if shown == "" {
+		shown = "the document"
+	}
+	v := Violation{
+		Class: ClassSchema, Code: code, Severity: SeverityError,
+		Path: dotted, Pointer: pointer,
+		Expected: expected, Actual: actual,
+		Hint: fmt.Sprintf(hint, shown),
+	}
+	if fix != nil {
+		v.Fixable = true
+		v.Fix = &PatchOp{Op: "replace", Path: pointer, Value: strictjson.Marshal(fix)}
+	}
+	e.Add(v, pos)
+}
+
+// lookup walks an instance location; nil when it does not exist.
+func lookup(doc *strictjson.Value, loc []string) *strictjson.Value {
+	cur := doc
+	for _, tok := range loc {
+		if cur == nil {
+			return nil
+		}
+		if cur.Kind == strictjson.KindArray {
+			i, err := strconv.Atoi(tok)
+			if err != nil {
+				return nil
+			}
+			cur = cur.Index(i)
+			continue
+		}
+		cur = cur.Get(tok)
+	}
+	return cur
+}
+
+var (
+	intLiteral    = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
+	numberLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
+)
+
+// coerce returns the lossless replacement for a string that holds exactly
+// one value of a wanted type ("2" → 2, "true" → true), or nil. Anything
+// that would lose or guess information ("2 apples", " 2", "yes") is left to
+// the model.
+func coerce(v *strictjson.Value, want []string) *strictjson.Value {
+	s, ok := v.AsString()
+	if !ok {
+		return nil
+	}
+	for _, w := range want {
+		switch {
+		case w == "integer" && intLiteral.MatchString(s):
+			return strictjson.Number(s)
+		case w == "number" && numberLiteral.MatchString(s):
+			return strictjson.Number(s)
+		case w == "boolean" && (s == "true" || s == "false"):
+			return strictjson.BoolValue(s == "true")
+		}
+	}
+	return nil
+}
+
+func numberOf(v *strictjson.Value) any {
+	if v != nil && v.Kind == strictjson.KindNumber {
+		return json.Number(v.Num)
+	}
+	return iface(v)
+}
+
+// iface is Value.Interface that tolerates an absent value.
+func iface(v *strictjson.Value) any {
+	if v == nil {
+		return nil
+	}
+	return v.Interface()
+}
+
+// englishPrinter renders the library's messages for keywords without a
+// code of their own; reports are always in English.
+var englishPrinter = message.NewPrinter(language.English)
+
+func rat(r *big.Rat) string {
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func display(x any) string {
+	b, err := json.Marshal(x)
+	if err != nil {
+		return fmt.Sprint(x)
+	}
+	return string(b)
+}

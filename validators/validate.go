@@ -1,0 +1,180 @@
+package validators
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// Validator evaluates model output against one contract. It is built once
+// per contract when contracts are loaded (rule packs resolved, schema
+// already compiled) and is safe for concurrent use.
+type Validator struct {
+	Contract *contracts.Contract
+	packs    []RulePack
+}
+
+// New resolves the contract's rule packs in packs (usually Builtins()) and
+// checks the contract's default parameters against them.
+func New(c *contracts.Contract, packs map[string]RulePack) (*Validator, error) {
+	v := &Validator{Contract: c}
+	var errs []error
+	for _, name := range c.Rules {
+		p, ok := packs[name]
+		if !ok {
+			errs = append(errs, fmt.Errorf("contract %s: unknown rule pack %q (known: %s)", c.ID(), name, strings.Join(sortedKeys(packs), ", ")))
+			continue
+		}
+		v.packs = append(v.packs, p)
+	}
+	if len(errs) == 0 {
+		if _, err := v.Params(nil); err != nil {
+			errs = append(errs, fmt.Errorf("contract %s: params: %w", c.ID(), err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// Params merges request parameters over the contract's defaults and checks
+// them against every rule pack; the error names each bad parameter.
+func (v *Validator) Params(req Params) (Params, error) {
+	out := Params{}
+	for k, val := range v.Contract.Params {
+		out[k] = val
+	}
+	for k, val := range req {
+		out[k] = val
+	}
+	var errs []error
+	for _, p := range v.packs {
+		if err := p.CheckParams(out); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Result is the outcome of validating one model output.
+type Result struct {
+	Report Report
+	// Doc is the parsed and shape-normalised document, nil when extraction
+	// or strict parsing failed.
+	Doc *strictjson.Value
+	// Extraction is the JSON text that was parsed and where it came from.
+	Extraction Extraction
+}
+
+// Validate runs the whole pipeline of SPEC §1 on raw model text: think
+// sections removed, one JSON value extracted, strictly parsed, shape
+// normalised, then schema and rule packs. params must come from Params.
+func (v *Validator) Validate(text string, params Params) Result {
+	var res Result
+	ex, viol := Extract(text)
+	res.Extraction = ex
+	if viol != nil {
+		res.Report = v.report([]Violation{*viol})
+		return res
+	}
+	doc, err := strictjson.Parse([]byte(ex.Text))
+	if err != nil {
+		res.Report = v.report([]Violation{ParseViolation(err)})
+		return res
+	}
+	res.Doc, res.Report = v.CheckDoc(doc, params)
+	return res
+}
+
+// CheckDoc validates an already parsed document: shape normalisation, JSON
+// Schema, then the rule packs. It returns the normalised document (doc
+// itself when nothing changed) and the report. Repair calls it after every
+// patch round.
+func (v *Validator) CheckDoc(doc *strictjson.Value, params Params) (*strictjson.Value, Report) {
+	var e Emitter
+	doc = v.normalize(doc, &e)
+	if v.Contract.Schema != nil {
+		schemaViolations(v.Contract.Schema, doc, &e)
+	}
+	for _, p := range v.packs {
+		p.Check(doc, params, &e)
+	}
+	return doc, v.report(e.out)
+}
+
+func (v *Validator) report(vs []Violation) Report {
+	r := Report{Contract: v.Contract.ID(), Violations: vs}
+	r.finish()
+	return r
+}
+
+// normalize applies the contract's shape rules (seed 004): unwrap a
+// {"data": …} style wrapper, wrap a lone object where an array is expected.
+// Both are reported as warnings: the document is fine, but the model did
+// not write what was asked and the counts show it.
+func (v *Validator) normalize(doc *strictjson.Value, e *Emitter) *strictjson.Value {
+	sh := v.Contract.Shape
+	if doc.Kind == strictjson.KindObject {
+		for _, key := range sh.Unwrap {
+			inner := doc.Get(key)
+			if inner == nil || !shapeFits(sh.Expect, inner) {
+				continue
+			}
+			e.Add(Violation{Class: ClassSchema, Code: "SHAPE_UNWRAPPED", Severity: SeverityWarning,
+				Path: key, Pointer: "/" + key, Expected: sh.Expect, Actual: "object with " + key,
+				Hint: "Return the " + sh.Expect + " itself, without the \"" + key + "\" wrapper.", Fixable: true}, doc.Offset)
+			return inner
+		}
+	}
+	if sh.Expect == "array" && sh.WrapSingle && doc.Kind == strictjson.KindObject {
+		e.Add(Violation{Class: ClassSchema, Code: "SHAPE_WRAPPED", Severity: SeverityWarning,
+			Expected: "array", Actual: "object",
+			Hint: "Return an array of objects, even when there is only one.", Fixable: true}, doc.Offset)
+		return &strictjson.Value{Kind: strictjson.KindArray, Items: []*strictjson.Value{doc}, Offset: doc.Offset}
+	}
+	return doc
+}
+
+func shapeFits(expect string, v *strictjson.Value) bool {
+	switch expect {
+	case "array":
+		return v.Kind == strictjson.KindArray
+	case "object":
+		return v.Kind == strictjson.KindObject
+	}
+	return v.Kind == strictjson.KindArray || v.Kind == strictjson.KindObject
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ParseParams reads "k=v, k=v" (the X-Contract-Params header and the
+// route config's shorthand) into Params. Keys and values are trimmed; an
+// entry without '=' or with an empty key is an error.
+func ParseParams(s string) (Params, error) {
+	p := Params{}
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(part, "=")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("contract params: %q is not key=value", part)
+		}
+		p[k] = strings.TrimSpace(val)
+	}
+	return p, nil
+}
