@@ -36,9 +36,10 @@ type GuardConfig struct {
 	// Model makes the ladder's LLM calls (repair, regeneration); nil limits
 	// repair to local fixes and re-runs.
 	Model repair.Model
-	// LocalOnly reports, per route and upstream model, that the ladder must
-	// stop after local repair (the repair breaker is open). nil: never.
-	LocalOnly func(route, model string) bool
+	// RepairGate is the repair breaker (per route and upstream model): it
+	// says whether the ladder may go past local repair, and done records
+	// whether the request ended without fallback. nil: always allowed.
+	RepairGate func(route, model string) (allow bool, done func(success bool))
 	// MaxBodyBytes bounds a guarded request body; 0 means 32 MiB. Larger
 	// bodies get 413.
 	MaxBodyBytes int64
@@ -181,14 +182,22 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 	if route.UpstreamModel != "" {
 		upstreamModel = route.UpstreamModel
 	}
+	allow, done := true, func(bool) {}
+	if g.RepairGate != nil {
+		allow, done = g.RepairGate(route.Name, upstreamModel)
+	}
+	var model repair.Model
+	if g.Model != nil {
+		model = modelFor{g.Model, upstreamModel}
+	}
 	job := repair.Job{
 		Validator:   route.Validator,
 		Params:      route.Params,
 		Text:        first.text,
 		Prompt:      r.promptText(),
-		Model:       g.Model,
+		Model:       model,
 		MaxLLMCalls: g.MaxLLMCalls,
-		LocalOnly:   g.LocalOnly != nil && g.LocalOnly(route.Name, upstreamModel),
+		LocalOnly:   !allow,
 		Rerun: func(ctx context.Context, t float64) (string, error) {
 			rr := r.clone()
 			rr.setTemperature(t)
@@ -201,9 +210,12 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 	}
 	out := repair.Run(ctx, job)
 	if req.Context().Err() != nil {
-		// The client is gone: nothing to answer.
+		// The client is gone: nothing to answer, and nothing learnt about
+		// the model.
+		done(true)
 		return nil
 	}
+	done(out.Status == repair.StatusValid || out.Status == repair.StatusRepaired)
 	ev := Event{
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), Route: route.Name, Contract: route.Validator.Contract.ID(),
 		Model: upstreamModel, Status: out.Status, Rungs: out.Rungs, LLMCalls: out.LLMCalls, LocalFixes: len(out.Changes),
@@ -223,7 +235,11 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 			Contract: &out.Report,
 		})
 	}
-	text := render(route.Validator.Contract.Output, out.Doc)
+	mode := route.Validator.Contract.Output
+	if route.Output != "" {
+		mode = route.Output
+	}
+	text := render(mode, out.Doc)
 	obj := withText(f, first.obj, text)
 	set(obj, "contract", summary(out))
 	return writeClient(c, f, clientStream, obj, text)
@@ -327,6 +343,20 @@ func (r *recorder) Write(p []byte) (int, error) {
 		return 0, errOverflow
 	}
 	return r.buf.Write(p)
+}
+
+// modelFor sends the ladder's calls to the request's upstream model unless
+// the ladder names another (a fallback model).
+type modelFor struct {
+	repair.Model
+	model string
+}
+
+func (m modelFor) Complete(ctx context.Context, req repair.ModelRequest) (string, error) {
+	if req.Model == "" {
+		req.Model = m.model
+	}
+	return m.Model.Complete(ctx, req)
 }
 
 // render writes the validated document as the contract's output mode asks.

@@ -35,6 +35,8 @@ type Route struct {
 	UpstreamModel string
 	// AddFormat passes the contract schema as format when the client set none.
 	AddFormat bool
+	// Output overrides the contract's output mode ("bare", "fenced"); "" keeps it.
+	Output string
 }
 
 // Resolver decides whether a request is guarded. A nil Route means pass
@@ -50,6 +52,7 @@ type RouteSpec struct {
 	Contract  string
 	Params    map[string]string
 	AddFormat bool
+	Output    string
 }
 
 // Routes is the standard Resolver: virtual models, the X-Contract header,
@@ -89,7 +92,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool) (*Routes,
 			problems = append(problems, fmt.Sprintf("route %q: %v", s.Model, err))
 			continue
 		}
-		rs.models[s.Model] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat}
+		rs.models[s.Model] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat, Output: s.Output}
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
@@ -130,7 +133,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		}
 		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params}
 		if base != nil {
-			r.UpstreamModel, r.AddFormat = base.UpstreamModel, base.AddFormat
+			r.UpstreamModel, r.AddFormat, r.Output = base.UpstreamModel, base.AddFormat, base.Output
 		}
 		return r, nil
 	}

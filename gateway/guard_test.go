@@ -1,0 +1,446 @@
+package gateway
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// scriptedUpstream is a fake Ollama that answers generate, chat and
+// OpenAI chat completions with scripted texts, in the shape and streaming
+// mode each request asks for, and records every request body.
+type scriptedUpstream struct {
+	mu      sync.Mutex
+	answers []string // answered in order; the last one repeats
+	bodies  []map[string]any
+	paths   []string
+	status  int // non-zero: answer with this status and an Ollama error
+}
+
+func (u *scriptedUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	u.mu.Lock()
+	u.bodies = append(u.bodies, body)
+	u.paths = append(u.paths, r.URL.Path)
+	n := len(u.bodies) - 1
+	if n >= len(u.answers) {
+		n = len(u.answers) - 1
+	}
+	text, status := u.answers[n], u.status
+	u.mu.Unlock()
+	if status != 0 {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, `{"error":"model runner crashed"}`)
+		return
+	}
+	stream := r.URL.Path != "/v1/chat/completions"
+	if s, ok := body["stream"].(bool); ok {
+		stream = s
+	}
+	model, _ := body["model"].(string)
+	enc := func(v any) []byte { b, _ := json.Marshal(v); return b }
+	counters := map[string]any{"total_duration": 1234, "eval_count": 42, "prompt_eval_count": 7}
+	switch r.URL.Path {
+	case "/api/generate", "/api/chat":
+		chunk := func(s string, done bool) map[string]any {
+			m := map[string]any{"model": model, "created_at": "2026-11-22T00:00:00Z", "done": done}
+			if r.URL.Path == "/api/generate" {
+				m["response"] = s
+			} else {
+				m["message"] = map[string]any{"role": "assistant", "content": s}
+			}
+			if done {
+				m["done_reason"] = "stop"
+				for k, v := range counters {
+					m[k] = v
+				}
+			}
+			return m
+		}
+		if !stream {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.Write(enc(chunk(text, true)))
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		half := len(text) / 2
+		for _, part := range []string{text[:half], text[half:]} {
+			w.Write(append(enc(chunk(part, false)), '\n'))
+		}
+		w.Write(append(enc(chunk("", true)), '\n'))
+	case "/v1/chat/completions":
+		if !stream {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(enc(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
+				"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": text}, "finish_reason": "stop"}},
+				"usage":   map[string]any{"prompt_tokens": 7, "completion_tokens": 42, "total_tokens": 49}}))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, part := range []string{text[:len(text)/2], text[len(text)/2:]} {
+			io.WriteString(w, "data: "+string(enc(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": part}, "finish_reason": nil}}}))+"\n\n")
+		}
+		io.WriteString(w, "data: "+string(enc(map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}}))+"\n\ndata: [DONE]\n\n")
+	default:
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"models":[]}`)
+	}
+}
+
+func (u *scriptedUpstream) requests() []map[string]any {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]map[string]any(nil), u.bodies...)
+}
+
+func readFixture(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/guard/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// newGuardedGateway runs Build (the whole wiring) in front of up.
+func newGuardedGateway(t *testing.T, up http.Handler, edit func(*config.Config)) *httptest.Server {
+	t.Helper()
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	cfg := config.Default()
+	cfg.Upstream = ups.URL
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	gw := httptest.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	return gw
+}
+
+func post(t *testing.T, url, body string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// canonical re-serialises a JSON text the way the gateway answers.
+func canonical(t *testing.T, s string) string {
+	t.Helper()
+	v, err := strictjson.Parse([]byte(strings.TrimSpace(s)))
+	if err != nil {
+		t.Fatalf("canonical: %v", err)
+	}
+	return string(strictjson.Marshal(v))
+}
+
+func TestGuardNonStreamShapes(t *testing.T) {
+	valid := readFixture(t, "mcq_valid.json")
+	tests := []struct {
+		name, path, body string
+		text             func(map[string]any) string
+	}{
+		{"generate", "/api/generate", `{"model":"m","prompt":"quiz","stream":false}`,
+			func(m map[string]any) string { return m["response"].(string) }},
+		{"chat", "/api/chat", `{"model":"m","messages":[{"role":"user","content":"quiz"}],"stream":false}`,
+			func(m map[string]any) string { return m["message"].(map[string]any)["content"].(string) }},
+		{"openai", "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"quiz"}]}`,
+			func(m map[string]any) string {
+				return m["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_derivable.txt")}}
+			gw := newGuardedGateway(t, up, nil)
+			resp, body := post(t, gw.URL+tt.path, tt.body, map[string]string{"X-Contract": "mcq"})
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("X-Contract-Status"); got != "repaired" {
+				t.Errorf("X-Contract-Status = %q, want repaired", got)
+			}
+			if got := resp.Header.Get("X-Contract"); got != "mcq@1" {
+				t.Errorf("X-Contract = %q, want mcq@1", got)
+			}
+			if resp.Header.Get("X-Request-Id") == "" {
+				t.Error("no X-Request-Id")
+			}
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(canonical(t, valid), tt.text(m)); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+			summary := m["contract"].(map[string]any)
+			if summary["status"] != "repaired" || summary["llm_calls"].(float64) != 0 || summary["local_fixes"].(float64) == 0 {
+				t.Errorf("contract summary = %v", summary)
+			}
+			if n := len(up.requests()); n != 1 {
+				t.Errorf("upstream calls = %d, want 1 (local repair only)", n)
+			}
+			if s, ok := up.requests()[0]["stream"].(bool); !ok || s {
+				t.Errorf("upstream stream = %v, want false", up.requests()[0]["stream"])
+			}
+		})
+	}
+}
+
+func TestGuardStreamsReEmitted(t *testing.T) {
+	valid := readFixture(t, "mcq_valid.json")
+	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_derivable.txt")}}
+	gw := newGuardedGateway(t, up, nil)
+
+	t.Run("ndjson", func(t *testing.T) {
+		resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"quiz"}`, map[string]string{"X-Contract": "mcq"})
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-ndjson" {
+			t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		var lines []map[string]any
+		sc := bufio.NewScanner(strings.NewReader(string(body)))
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Fatalf("line %q: %v", sc.Text(), err)
+			}
+			lines = append(lines, m)
+		}
+		if len(lines) != 2 {
+			t.Fatalf("got %d lines, want 2", len(lines))
+		}
+		text := lines[0]["response"].(string) + lines[1]["response"].(string)
+		if diff := cmp.Diff(canonical(t, valid), text); diff != "" {
+			t.Errorf("streamed text (-want +got):\n%s", diff)
+		}
+		last := lines[1]
+		if last["done"] != true || last["eval_count"].(float64) != 42 || last["contract"] == nil {
+			t.Errorf("final chunk = %v, want done with upstream counters and contract", last)
+		}
+	})
+	t.Run("sse", func(t *testing.T) {
+		resp, body := post(t, gw.URL+"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"q"}]}`, map[string]string{"X-Contract": "mcq"})
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		var text strings.Builder
+		events := strings.Split(strings.TrimSpace(string(body)), "\n\n")
+		if events[len(events)-1] != "data: [DONE]" {
+			t.Fatalf("last event %q, want [DONE]", events[len(events)-1])
+		}
+		for _, ev := range events[:len(events)-1] {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &m); err != nil {
+				t.Fatalf("event %q: %v", ev, err)
+			}
+			if c, ok := m["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)["content"].(string); ok {
+				text.WriteString(c)
+			}
+		}
+		if diff := cmp.Diff(canonical(t, valid), text.String()); diff != "" {
+			t.Errorf("streamed text (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestGuardContentFaultIs422WithReport(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_content_fault.json")}}
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxLLMCalls = 1 })
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"quiz"}`, map[string]string{"X-Contract": "mcq"})
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d, want 422: %s", resp.StatusCode, body)
+	}
+	var got struct {
+		Error    string `json:"error"`
+		Contract struct {
+			Valid      bool `json:"valid"`
+			Violations []struct {
+				Code string `json:"code"`
+				Path string `json:"path"`
+			} `json:"violations"`
+		} `json:"contract"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Error == "" || got.Contract.Valid || len(got.Contract.Violations) == 0 ||
+		got.Contract.Violations[0].Code != "ANSWER_RANGE" || got.Contract.Violations[0].Path != "questions[0].answer" {
+		t.Errorf("422 body = %s", body)
+	}
+	if s := resp.Header.Get("X-Contract-Status"); s != "failed" {
+		t.Errorf("X-Contract-Status = %q, want failed", s)
+	}
+}
+
+func TestGuardBadRequests(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{`{}`}}
+	gw := newGuardedGateway(t, up, nil)
+	tests := []struct {
+		name, body string
+		hdr        map[string]string
+		status     int
+		errHas     string
+	}{
+		{"unknown contract", `{"model":"m","prompt":"p"}`, map[string]string{"X-Contract": "nope"}, 400, "known: "},
+		{"malformed body", `{"model":"m",`, map[string]string{"X-Contract": "mcq"}, 400, "invalid JSON body"},
+		{"bad params", `{"model":"m","prompt":"p"}`, map[string]string{"X-Contract": "mcq", "X-Contract-Params": "options=Z"}, 400, "options"},
+		{"params without equals", `{"model":"m","prompt":"p"}`, map[string]string{"X-Contract": "mcq", "X-Contract-Params": "options"}, 400, "key=value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := post(t, gw.URL+"/api/generate", tt.body, tt.hdr)
+			var e map[string]any
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("body %q is not JSON: %v", body, err)
+			}
+			msg, _ := e["error"].(string)
+			if resp.StatusCode != tt.status || !strings.Contains(msg, tt.errHas) {
+				t.Errorf("got %d %s, want %d with %q", resp.StatusCode, body, tt.status, tt.errHas)
+			}
+		})
+	}
+	if n := len(up.requests()); n != 0 {
+		t.Errorf("upstream saw %d requests, want 0", n)
+	}
+}
+
+func TestGuardUpstreamErrorPassesThrough(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{`{}`}, status: http.StatusInternalServerError}
+	gw := newGuardedGateway(t, up, nil)
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p"}`, map[string]string{"X-Contract": "mcq"})
+	if resp.StatusCode != http.StatusInternalServerError || string(body) != `{"error":"model runner crashed"}` {
+		t.Errorf("got %d %s, want the upstream's 500 as is", resp.StatusCode, body)
+	}
+}
+
+func TestGuardVirtualModelAddsFormat(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_valid.json")}}
+	gw := newGuardedGateway(t, up, func(c *config.Config) {
+		c.Routes = []config.Route{{Model: "quiz", Upstream: "deepseek-r1:7b", Contract: "mcq", AddFormat: true, Params: map[string]string{"options": "A"}}}
+	})
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"quiz","prompt":"p","stream":false,"keep_alive":"5m","unknown_field":[1,2]}`, nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Contract-Status") != "valid" {
+		t.Fatalf("got %d %s %s", resp.StatusCode, resp.Header.Get("X-Contract-Status"), body)
+	}
+	sent := up.requests()[0]
+	if sent["model"] != "deepseek-r1:7b" {
+		t.Errorf("upstream model = %v, want deepseek-r1:7b", sent["model"])
+	}
+	if f, ok := sent["format"].(map[string]any); !ok || f["type"] != "object" {
+		t.Errorf("upstream format = %v, want the mcq schema", sent["format"])
+	}
+	if sent["keep_alive"] != "5m" || sent["unknown_field"] == nil {
+		t.Errorf("other members not kept: %v", sent)
+	}
+}
+
+func TestGuardAdHocSchema(t *testing.T) {
+	schema := `{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"}},"required":["name","age"]}`
+	tests := []struct {
+		name, answer, status, want string
+		code                       int
+	}{
+		{"valid", `{"name":"Ann","age":3}`, "valid", `{"name":"Ann","age":3}`, 200},
+		{"repaired locally", "Sure:\n```json\n{\"name\": \"Ann\", \"age\": \"3\",}\n```", "repaired", `{"name":"Ann","age":3}`, 200},
+		{"best effort", `{"name":"Ann"}`, "fallback", `{"name":"Ann"}`, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &scriptedUpstream{answers: []string{tt.answer}}
+			gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxLLMCalls = 1 })
+			resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p","stream":false,"format":`+schema+`}`, nil)
+			if resp.StatusCode != tt.code || resp.Header.Get("X-Contract-Status") != tt.status {
+				t.Fatalf("got %d %q %s", resp.StatusCode, resp.Header.Get("X-Contract-Status"), body)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(body, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["response"] != tt.want {
+				t.Errorf("response = %v, want %s", m["response"], tt.want)
+			}
+		})
+	}
+}
+
+func TestGuardOffForPlainRequests(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{"Once upon a time"}}
+	gw := newGuardedGateway(t, up, nil)
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p"}`, nil)
+	if resp.StatusCode != 200 || resp.Header.Get("X-Contract-Status") != "" {
+		t.Fatalf("got %d %q", resp.StatusCode, resp.Header.Get("X-Contract-Status"))
+	}
+	if n := strings.Count(string(body), "\n"); n != 3 {
+		t.Errorf("stream has %d lines, want the upstream's 3 unchanged: %s", n, body)
+	}
+	if s, ok := up.requests()[0]["stream"]; ok {
+		t.Errorf("pass-through request was edited: stream = %v", s)
+	}
+}
+
+func TestAdminContracts(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{`{}`}}
+	gw := newGuardedGateway(t, up, nil)
+	resp, err := http.Get(gw.URL + "/contracts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"mcq@1"`) {
+		t.Errorf("/contracts = %d %s", resp.StatusCode, b)
+	}
+	resp, err = http.Get(gw.URL + "/contracts/mcq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"questions"`) {
+		t.Errorf("/contracts/mcq = %d %.200s", resp.StatusCode, b)
+	}
+	r2, body := post(t, gw.URL+"/contracts/mcq/validate", readFixture(t, "mcq_content_fault.json"), nil)
+	if r2.StatusCode != 200 || !strings.Contains(string(body), `"ANSWER_RANGE"`) {
+		t.Errorf("validate = %d %.300s", r2.StatusCode, body)
+	}
+	r3, body := post(t, gw.URL+"/contracts/nope/validate", "{}", nil)
+	if r3.StatusCode != 404 || !strings.Contains(string(body), `"error"`) {
+		t.Errorf("unknown contract = %d %s", r3.StatusCode, body)
+	}
+}

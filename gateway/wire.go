@@ -1,0 +1,258 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// Build assembles the whole gateway from cfg: the contracts (built-in and
+// cfg.ContractsDir), the routes, the guard with its repair ladder and repair
+// breakers, the guard's metrics and the /contracts admin routes.
+func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	reg, err := contracts.LoadRegistry(cfg.ContractsDir)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
+	for _, r := range cfg.Routes {
+		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
+			Params: r.Params, AddFormat: r.AddFormat, Output: r.Output})
+	}
+	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas)
+	if err != nil {
+		return nil, fmt.Errorf("routes: %w", err)
+	}
+	promReg := prometheus.NewRegistry()
+	gm := newGuardMetrics(promReg)
+	// The repair client shares the server's breaker transport, which exists
+	// only once the server does: the model dials through a transport that
+	// is bound right after New.
+	late := &lateTransport{}
+	model, err := NewOllamaModel(cfg.Upstream, "", late, 0)
+	if err != nil {
+		return nil, err
+	}
+	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
+	guard, err := middleware.GuardConfig{
+		Resolver:         routes,
+		Model:            model,
+		RepairGate:       breakers.gate,
+		MaxBodyBytes:     int64(cfg.MaxBodyBytes),
+		MaxResponseBytes: int64(cfg.MaxResponseBytes),
+		Deadline:         cfg.Deadline,
+		MaxLLMCalls:      cfg.MaxLLMCalls,
+		Logger:           logger,
+		Observe:          gm.observe,
+	}.ToMiddleware()
+	if err != nil {
+		return nil, err
+	}
+	srv, err := New(cfg, Options{
+		Logger:   logger,
+		Guard:    guard,
+		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
+		Registry: promReg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	late.set(srv.Transport())
+	return srv, nil
+}
+
+// lateTransport forwards to a RoundTripper that is set after construction.
+type lateTransport struct {
+	mu sync.RWMutex
+	rt http.RoundTripper
+}
+
+func (l *lateTransport) set(rt http.RoundTripper) { l.mu.Lock(); l.rt = rt; l.mu.Unlock() }
+
+func (l *lateTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	l.mu.RLock()
+	rt := l.rt
+	l.mu.RUnlock()
+	if rt == nil {
+		return nil, errors.New("gateway: repair transport used before the server was built")
+	}
+	return rt.RoundTrip(r)
+}
+
+// repairBreakers holds one breaker per route and upstream model: requests
+// whose ladder ended in fallback count as failures; while a breaker is open
+// the ladder stops after local repair, so a model that cannot repair stops
+// costing repair calls.
+type repairBreakers struct {
+	threshold uint32
+	open      time.Duration
+	mu        sync.Mutex
+	byKey     map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
+}
+
+func newRepairBreakers(threshold int, open time.Duration) *repairBreakers {
+	if threshold <= 0 {
+		threshold = 5
+	}
+	if open <= 0 {
+		open = 30 * time.Second
+	}
+	return &repairBreakers{threshold: uint32(threshold), open: open, byKey: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}
+}
+
+func (b *repairBreakers) get(route, model string) *gobreaker.TwoStepCircuitBreaker[struct{}] {
+	key := route + "\x00" + model
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cb, ok := b.byKey[key]
+	if !ok {
+		threshold := b.threshold
+		cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+			Name:        "repair:" + route + ":" + model,
+			MaxRequests: 1,
+			Timeout:     b.open,
+			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= threshold },
+		})
+		b.byKey[key] = cb
+	}
+	return cb
+}
+
+// gate implements middleware.GuardConfig.RepairGate.
+func (b *repairBreakers) gate(route, model string) (bool, func(bool)) {
+	done, err := b.get(route, model).Allow()
+	if err != nil {
+		return false, func(bool) {}
+	}
+	return true, func(ok bool) {
+		if ok {
+			done(nil)
+		} else {
+			done(errFallback)
+		}
+	}
+}
+
+// State reports a repair breaker's state, for metrics and tests.
+func (b *repairBreakers) State(route, model string) gobreaker.State {
+	return b.get(route, model).State()
+}
+
+var errFallback = errors.New("ladder ended in fallback")
+
+// guardMetrics are the Prometheus series of guarded requests (SPEC §10),
+// labelled by contract, model and code — never by prompt or output.
+type guardMetrics struct {
+	requests   *prometheus.CounterVec
+	violations *prometheus.CounterVec
+	llmCalls   *prometheus.CounterVec
+	localFixes *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+}
+
+func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
+	return &guardMetrics{
+		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_guarded_requests_total",
+			Help: "Guarded requests by contract, upstream model and final status (valid, repaired, fallback, failed).",
+		}, []string{"contract", "model", "status"})),
+		violations: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_violations_total",
+			Help: "Violations found in model output, by contract, model, code and stage (before repair, after repair).",
+		}, []string{"contract", "model", "code", "stage"})),
+		llmCalls: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_repair_llm_calls_total",
+			Help: "Model calls made by the repair ladder (repairs, regenerations, re-runs).",
+		}, []string{"contract", "model"})),
+		localFixes: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_local_fixes_total",
+			Help: "Edits made by local repair without a model.",
+		}, []string{"contract", "model"})),
+		latency: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "gateway_guard_duration_seconds",
+			Help:    "Time spent on a guarded request, upstream calls included.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, []string{"contract"})),
+	}
+}
+
+func (m *guardMetrics) observe(ev middleware.Event) {
+	m.requests.WithLabelValues(ev.Contract, ev.Model, ev.Status).Inc()
+	for _, c := range ev.CodesBefore {
+		m.violations.WithLabelValues(ev.Contract, ev.Model, c, "before").Inc()
+	}
+	for _, c := range ev.CodesAfter {
+		m.violations.WithLabelValues(ev.Contract, ev.Model, c, "after").Inc()
+	}
+	m.llmCalls.WithLabelValues(ev.Contract, ev.Model).Add(float64(ev.LLMCalls))
+	m.localFixes.WithLabelValues(ev.Contract, ev.Model).Add(float64(ev.LocalFixes))
+	m.latency.WithLabelValues(ev.Contract).Observe(ev.Latency.Seconds())
+}
+
+// contractRoutes registers /contracts, /contracts/:name and
+// POST /contracts/:name/validate.
+func contractRoutes(g *echo.Group, routes *middleware.Routes) {
+	g.GET("/contracts", func(c echo.Context) error {
+		type item struct {
+			ID          string   `json:"id"`
+			Description string   `json:"description,omitempty"`
+			Rules       []string `json:"rules"`
+			Fallback    string   `json:"fallback"`
+		}
+		out := []item{}
+		for _, ct := range routes.Registry().List() {
+			rules := ct.Rules
+			if rules == nil {
+				rules = []string{}
+			}
+			out = append(out, item{ID: ct.ID(), Description: ct.Description, Rules: rules, Fallback: ct.Fallback.Mode})
+		}
+		return c.JSON(http.StatusOK, map[string]any{"contracts": out})
+	})
+	g.GET("/contracts/:name", func(c echo.Context) error {
+		ct, ok := routes.Registry().Lookup(c.Param("name"))
+		if !ok {
+			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
+		}
+		if ct.SchemaJSON == nil {
+			return c.JSON(http.StatusOK, map[string]any{})
+		}
+		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, ct.SchemaJSON)
+	})
+	g.POST("/contracts/:name/validate", func(c echo.Context) error {
+		v, ok := routes.Validator(c.Param("name"))
+		if !ok {
+			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
+		}
+		p, err := validators.ParseParams(c.Request().Header.Get("X-Contract-Params"))
+		if err != nil {
+			return &HTTPError{Code: http.StatusBadRequest, Msg: err.Error()}
+		}
+		params, err := v.Params(p)
+		if err != nil {
+			return &HTTPError{Code: http.StatusBadRequest, Msg: err.Error()}
+		}
+		body, err := io.ReadAll(c.Request().Body)
+		if err != nil {
+			return &HTTPError{Code: http.StatusBadRequest, Msg: "reading body: " + err.Error(), Err: err}
+		}
+		res := v.Validate(string(body), params)
+		return c.JSON(http.StatusOK, res.Report)
+	})
+}
