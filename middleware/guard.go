@@ -262,7 +262,7 @@ func (g *guard) call(ctx context.Context, c echo.Context, next echo.HandlerFunc,
 	origResp := c.Response()
 	c.SetRequest(up)
 	c.SetResponse(echo.NewResponse(rec, c.Echo()))
-	err := next(c)
+	err := callNext(next, c)
 	c.SetRequest(orig)
 	c.SetResponse(origResp)
 	if rec.overflow {
@@ -287,6 +287,21 @@ func (g *guard) call(ctx context.Context, c echo.Context, next echo.HandlerFunc,
 		return nil, &httpResult{status: http.StatusBadGateway, body: errorBody{Error: err.Error()}}
 	}
 	return resp, nil
+}
+
+// callNext runs the upstream handler. httputil.ReverseProxy aborts with
+// http.ErrAbortHandler when writing the answer fails — here, when the answer
+// outgrows the recorder — so that panic becomes an error the guard answers.
+func callNext(next echo.HandlerFunc, c echo.Context) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			err = errOverflow
+		}
+	}()
+	return next(c)
 }
 
 // httpResult is an answer the guard passes on instead of a guarded one:

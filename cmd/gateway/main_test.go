@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the program in-process and returns its exit code and output.
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, func(string) string { return "" }, strings.NewReader(stdin), &out, &errb)
+	return exitCode(err, &errb), out.String(), errb.String()
+}
+
+func TestValidateExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		has  string
+	}{
+		{"valid fixture", []string{"validate", "--contract", "mcq", "../../contracts/builtin/mcq/testdata/valid_fenced_model_output.txt"}, 0, `"valid": true`},
+		{"broken example", []string{"validate", "--contract", "mcq", "../../examples/mcq-broken.txt"}, 1, `"JSON_SYNTAX"`},
+		{"flags after file", []string{"validate", "../../examples/mcq-broken.txt", "--contract", "mcq"}, 1, `"repair_type": "JSON_PARSE"`},
+		{"unknown contract", []string{"validate", "--contract", "nope", "x"}, 2, ""},
+		{"no contract", []string{"validate", "x"}, 2, ""},
+		{"bad param", []string{"validate", "--contract", "mcq", "--param", "options=Q", "../../examples/mcq-broken.txt"}, 2, ""},
+		{"missing file", []string{"validate", "--contract", "mcq", "does-not-exist.txt"}, 2, ""},
+		{"unknown flag", []string{"validate", "--nope"}, 2, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, _ := runCLI(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.has) {
+				t.Errorf("validate %v = exit %d, stdout %.300q; want exit %d with %q", tt.args, code, out, tt.code, tt.has)
+			}
+		})
+	}
+}
+
+func TestValidateStdinAndSchema(t *testing.T) {
+	dir := t.TempDir()
+	schema := filepath.Join(dir, "s.json")
+	if err := os.WriteFile(schema, []byte(`{"type":"object","required":["a"],"properties":{"a":{"type":"integer"}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, `{"a":"x"}`, "validate", "--schema", schema, "-")
+	if code != 1 || !strings.Contains(out, `"SCHEMA_TYPE"`) {
+		t.Errorf("exit %d, %s", code, out)
+	}
+	code, _, _ = runCLI(t, "Here:\n```json\n{\"a\": 1}\n```", "validate", "--schema", schema)
+	if code != 0 {
+		t.Errorf("fenced valid document: exit %d, want 0", code)
+	}
+}
+
+func TestRepairOffline(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, out, _ := runCLI(t, "", "repair", "--offline", "--contract", "mcq", "--report", report, "../../examples/mcq-broken.txt")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	// The output is the repaired document, strict and valid.
+	code2, vout, _ := runCLI(t, out, "validate", "--contract", "mcq", "-")
+	if code2 != 0 {
+		t.Errorf("repaired output does not validate: %s", vout)
+	}
+	var rep struct {
+		Valid   bool `json:"valid"`
+		Changes []struct {
+			Path  string `json:"path"`
+			Fixer string `json:"fixer"`
+		} `json:"changes"`
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	fixers := map[string]bool{}
+	for _, c := range rep.Changes {
+		fixers[c.Fixer] = true
+	}
+	for _, want := range []string{"strip_prose", "strip_fence", "remove_comment", "remove_trailing_comma", "insert_colon", "coerce",
+		"derive:question_count_mismatch", "derive:test_duration_mismatch", "derive:question_numbering", "derive:cognitive_level_mismatch", "derive:question_id_sequence"} {
+		if !fixers[want] {
+			t.Errorf("change log lacks fixer %q; got %v", want, fixers)
+		}
+	}
+	if !rep.Valid {
+		t.Error("report says invalid")
+	}
+
+	// Content faults are never fixed locally: empty stdout, exit 1.
+	code, out, _ = runCLI(t, "", "repair", "--offline", "--contract", "mcq", "../../gateway/testdata/guard/mcq_content_fault.json")
+	if code != 1 || out != "" {
+		t.Errorf("content fault: exit %d, stdout %q; want 1 and nothing", code, out)
+	}
+	code, _, _ = runCLI(t, "", "repair", "--contract", "mcq", "x")
+	if code != 2 {
+		t.Errorf("repair without --offline or --ollama: exit %d, want 2", code)
+	}
+}
+
+func TestContractsCommands(t *testing.T) {
+	code, out, _ := runCLI(t, "", "contracts", "list")
+	for _, id := range []string{"mcq@1", "oracle-score@1", "extraction@1", "extraction@2", "planning@1", "article-structure@1", "extract-prompts@1", "link-plan@1", "json@1"} {
+		if code != 0 || !strings.Contains(out, id) {
+			t.Errorf("contracts list lacks %s (exit %d)", id, code)
+		}
+	}
+	code, out, _ = runCLI(t, "", "contracts", "show", "mcq")
+	if code != 0 || !strings.Contains(out, `"id": "mcq@1"`) || !strings.Contains(out, `"schema"`) {
+		t.Errorf("contracts show mcq: exit %d %.200s", code, out)
+	}
+	code, out, _ = runCLI(t, "", "contracts", "lint", "../../contracts/builtin")
+	if code != 0 || !strings.Contains(out, " 0 failed") {
+		t.Errorf("lint builtin: exit %d\n%s", code, out)
+	}
+	// A contract whose fixture lies about itself fails lint.
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "contract.json"), `{"name":"t","version":"1","schema":"schema.json","shape":{},"policy":{"max_repairs":0},"fallback":{}}`)
+	mustWrite(t, filepath.Join(dir, "schema.json"), `{"type":"object","required":["a"]}`)
+	mustWrite(t, filepath.Join(dir, "testdata", "valid_missing_a.json"), `{}`)
+	code, out, _ = runCLI(t, "", "contracts", "lint", dir)
+	if code != 1 || !strings.Contains(out, "FAIL t@1 valid_missing_a.json") {
+		t.Errorf("lint of a lying fixture: exit %d\n%s", code, out)
+	}
+	// Unknown keys in a contract file are load errors naming the key.
+	mustWrite(t, filepath.Join(dir, "contract.json"), `{"name":"t","version":"1","shcema":"schema.json"}`)
+	code, _, errOut := runCLI(t, "", "contracts", "lint", dir)
+	if code != 1 || !strings.Contains(errOut, "shcema") {
+		t.Errorf("unknown key: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func mustWrite(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	code, _, errOut := runCLI(t, "", "frobnicate")
+	if code != 2 || !strings.Contains(errOut, "unknown command") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+	var ee *exitError
+	if !errors.As(usageError("x"), &ee) || ee.code != 2 {
+		t.Error("usageError is not exit 2")
+	}
+}

@@ -1,0 +1,156 @@
+package repair
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+func mcqValidator(t testing.TB) *validators.Validator {
+	t.Helper()
+	reg, err := contracts.LoadRegistry("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := reg.Lookup("mcq")
+	v, err := validators.New(c, validators.Builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// validMCQ is the valid fixture's JSON text, re-serialised canonically.
+func validMCQ(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("../contracts/builtin/mcq/testdata/valid_fenced_model_output.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, viol := validators.Extract(string(b))
+	if viol != nil {
+		t.Fatal(viol.Code)
+	}
+	doc, err := strictjson.Parse([]byte(ex.Text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(strictjson.Marshal(doc))
+}
+
+// TestLocalFixesDerivableFaults breaks one derivable rule of a valid MCQ
+// document per row and expects local repair to restore exactly the valid
+// document, with the fault's fixer in the change log and no model call.
+func TestLocalFixesDerivableFaults(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	tests := []struct {
+		name, from, to, fixer string
+	}{
+		{"question count", `"question_count":3`, `"question_count":5`, "derive:question_count_mismatch"},
+		{"profile mismatch", `"difficulty_profile":{"easy":1,"medium":1,"hard":1}`, `"difficulty_profile":{"easy":2,"medium":0,"hard":1}`, "derive:difficulty_profile_mismatch"},
+		{"test duration", `"test_duration_minutes":11`, `"test_duration_minutes":30`, "derive:test_duration_mismatch"},
+		{"question id", `"question_id":"Q002"`, `"question_id":"Q2"`, "derive:question_id_sequence"},
+		{"question id duplicate", `"question_id":"Q002"`, `"question_id":"Q001"`, "derive:question_id_duplicate"},
+		{"numbering", `"question":"1. Which keyword`, `"question":"Q1) Which keyword`, "derive:question_numbering"},
+		{"numbering missing", `"question":"1. Which keyword`, `"question":"Which keyword`, "derive:question_numbering"},
+		{"cognitive level", `"cognitive_level":"Reproduction"`, `"cognitive_level":"Recall"`, "derive:cognitive_level_mismatch"},
+		{"string number", `"answer":0,`, `"answer":"0",`, "coerce"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(valid, tt.from) {
+				t.Fatalf("fixture lacks %s", tt.from)
+			}
+			broken := strings.Replace(valid, tt.from, tt.to, 1)
+			res := Local(v, broken, params)
+			if !res.Report.Valid {
+				t.Fatalf("Local(%s) still invalid: %v", tt.name, res.Report.Codes())
+			}
+			if diff := cmp.Diff(valid, string(strictjson.Marshal(res.Doc))); diff != "" {
+				t.Errorf("Local(%s) document (-want +got):\n%s", tt.name, diff)
+			}
+			var fixers []string
+			for _, c := range res.Changes {
+				fixers = append(fixers, c.Fixer)
+			}
+			if !strings.Contains(strings.Join(fixers, " "), tt.fixer) {
+				t.Errorf("Local(%s) fixers = %v, want %s", tt.name, fixers, tt.fixer)
+			}
+		})
+	}
+}
+
+func TestLocalValidIsNoOp(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	res := Local(v, valid, params)
+	if !res.Report.Valid || len(res.Changes) != 0 || string(strictjson.Marshal(res.Doc)) != valid {
+		t.Errorf("Local(valid) = valid %v, %d changes", res.Report.Valid, len(res.Changes))
+	}
+}
+
+// TestLocalNeverOverridesParams: a question count the caller asked for is
+// not derivable from the document; local repair must leave it to the model.
+func TestLocalNeverOverridesParams(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, err := v.Params(validators.Params{"question_count": "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Local(v, valid, params)
+	if res.Report.Valid {
+		t.Fatal("a document with 3 questions is valid for question_count=4")
+	}
+	if got := res.Report.Codes(); !strings.Contains(strings.Join(got, ","), "QUESTION_COUNT_MISMATCH") {
+		t.Errorf("codes = %v, want QUESTION_COUNT_MISMATCH", got)
+	}
+}
+
+func TestLocalContentFaultsStay(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	broken := strings.Replace(valid, `"answer":0,`, `"answer":9,`, 1)
+	res := Local(v, broken, params)
+	if res.Report.Valid || res.Report.Violations[0].Code != "ANSWER_RANGE" {
+		t.Errorf("content fault: valid %v codes %v", res.Report.Valid, res.Report.Codes())
+	}
+}
+
+func TestLocalTruncatedNeverValid(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	res := Local(v, valid[:len(valid)/2], params)
+	if res.Report.Valid || !res.Truncated || res.Doc != nil {
+		t.Fatalf("truncated: valid %v truncated %v doc %v", res.Report.Valid, res.Truncated, res.Doc != nil)
+	}
+	if res.Report.Violations[0].Code != "JSON_TRUNCATED" {
+		t.Errorf("codes = %v, want JSON_TRUNCATED", res.Report.Codes())
+	}
+}
+
+func TestLocalChoosesTheValidBlock(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	text := "First draft:\n```json\n{\"meta\": {}}\n```\nFinal:\n```json\n" + valid + "\n```"
+	res := Local(v, text, params)
+	if !res.Report.Valid || string(strictjson.Marshal(res.Doc)) != valid {
+		t.Fatalf("two blocks: valid %v codes %v", res.Report.Valid, res.Report.Codes())
+	}
+	both := "```json\n" + valid + "\n```\n```json\n" + valid + "\n```"
+	if res := Local(v, both, params); res.Report.Valid || res.Report.Violations[0].Code != "MULTIPLE_JSON_BLOCKS" {
+		t.Errorf("two valid blocks: valid %v codes %v, want MULTIPLE_JSON_BLOCKS", res.Report.Valid, res.Report.Codes())
+	}
+}
