@@ -305,3 +305,22 @@ func FuzzParseByteSize(f *testing.F) {
 		}
 	})
 }
+
+// TestExampleConfig keeps examples/config.yaml loadable, valid, and true to
+// its word: every value but the example routes is the default.
+func TestExampleConfig(t *testing.T) {
+	got, err := Load(filepath.Join("..", "examples", "config.yaml"))
+	if err != nil {
+		t.Fatalf("Load(examples/config.yaml) = %v", err)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("examples/config.yaml: Validate() = %v", err)
+	}
+	if len(got.Routes) == 0 {
+		t.Errorf("examples/config.yaml has no example route")
+	}
+	got.Routes = nil
+	if diff := cmp.Diff(Default(), got); diff != "" {
+		t.Errorf("examples/config.yaml differs from the defaults it claims (-default +file):\n%s", diff)
+	}
+}

@@ -74,7 +74,7 @@ func newProxyFixture(t *testing.T, upstream http.Handler, edit func(*config.Conf
 	f.gw = httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		f.gw.Close()
-		srv.base.CloseIdleConnections()
+		srv.CloseIdleConnections()
 	})
 	return f
 }

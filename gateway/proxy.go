@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,9 +46,41 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 // guard's.
 func (s *Server) proxyHandler(c echo.Context) error {
 	req := c.Request()
+	if req.Body != nil && req.Body != http.NoBody {
+		req.Body = &latchedBody{ReadCloser: req.Body}
+	}
 	req = req.WithContext(context.WithValue(req.Context(), ctxKeyEcho{}, c))
 	s.proxy.ServeHTTP(c.Response(), req)
 	return nil
+}
+
+// latchedBody is a request body that answers io.EOF once it has returned
+// it, without reading the underlying body again.
+//
+// After sending Content-Length bytes, the upstream transport reads the
+// body once more to check that it is not longer. By then the upstream may
+// have answered and the proxy written the response headers, at which point
+// an HTTP/1 server closes the request body; the late read then fails, the
+// transport drops the upstream connection and a stream already on its way
+// is cut (golang/go#40747). A read after the server closed the body is
+// also taken as its end: the server only does so once it has consumed it.
+// (ResponseController.EnableFullDuplex avoids the close, but with it
+// net/http panics with "invalid concurrent Body.Read call" on the next
+// request of a connection whose upstream was unreachable.)
+type latchedBody struct {
+	io.ReadCloser
+	eof bool
+}
+
+func (b *latchedBody) Read(p []byte) (int, error) {
+	if b.eof {
+		return 0, io.EOF
+	}
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF || errors.Is(err, http.ErrBodyReadAfterClose) {
+		b.eof, err = true, io.EOF
+	}
+	return n, err
 }
 
 // proxyError answers a failed round trip (nothing was written yet).

@@ -552,3 +552,40 @@ func TestTransportIsTheBreaker(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// TestStreamsAfterRequestBodyAreWhole guards against golang/go#40747: with
+// the request body closed when the response starts, the transport's last
+// read of the body fails after the upstream has answered and cuts the
+// stream. No body limit, so no MaxBytesReader hides the race.
+func TestStreamsAfterRequestBodyAreWhole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2,000 requests")
+	}
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for i := range 20 {
+			fmt.Fprintf(w, `{"response":"w%d","done":false}`+"\n", i)
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, `{"done":true}`+"\n")
+	})
+	f := newProxyFixture(t, up, func(c *config.Config) { c.MaxBodyBytes = 0 }, Options{})
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	cut := 0
+	for range 2000 {
+		resp, err := client.Post(f.gw.URL+"/api/generate", "application/json", strings.NewReader(`{"model":"m","prompt":"Once upon a time","stream":true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			cut++
+		}
+	}
+	if cut > 0 {
+		t.Errorf("%d of 2000 streams cut short", cut)
+	}
+}

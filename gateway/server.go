@@ -69,8 +69,8 @@ type Server struct {
 	adminPath map[string]bool // route patterns that need the admin token
 }
 
-// New builds a Server from a validated-or-not cfg (New validates it) and
-// opts. It starts nothing: no goroutine runs until Serve.
+// New validates cfg and builds a Server from it and opts. It starts
+// nothing: no goroutine runs until Serve or the first request.
 func New(cfg config.Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
@@ -170,6 +170,11 @@ func (s *Server) routes(opts Options) error {
 
 // Handler returns the gateway's HTTP handler.
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// CloseIdleConnections closes the idle upstream connections. Serve does it
+// when it returns; a caller that mounted Handler elsewhere calls it once
+// done serving.
+func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
 
 // Transport returns the upstream transport, breaker included, for other
 // upstream clients (LLM repair) to share the same connection pool and the
@@ -280,7 +285,11 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 	)
 	if aborted {
 		attrs = append(attrs, slog.Bool("aborted", true))
-		level = slog.LevelWarn
+		// A client that leaves mid-stream is routine; an upstream that
+		// breaks one is worth a look.
+		if req.Context().Err() == nil {
+			level = slog.LevelWarn
+		}
 	}
 	if he, ok := c.Get(ctxKeyError).(HTTPError); ok {
 		attrs = append(attrs, slog.String("error", he.Error()))

@@ -198,6 +198,16 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		Model:       model,
 		MaxLLMCalls: g.MaxLLMCalls,
 		LocalOnly:   !allow,
+		ModelName:   upstreamModel,
+		RerunModel: func(ctx context.Context, m string) (string, error) {
+			rr := r.clone()
+			rr.setModel(m)
+			resp, hr := g.call(ctx, c, next, rr)
+			if hr != nil {
+				return "", hr
+			}
+			return resp.text, nil
+		},
 		Rerun: func(ctx context.Context, t float64) (string, error) {
 			rr := r.clone()
 			rr.setTemperature(t)

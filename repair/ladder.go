@@ -47,6 +47,10 @@ type ModelRequest struct {
 	NumPredict int
 }
 
+// DefaultMaxLLMCalls is the budget of model calls of one job when
+// Job.MaxLLMCalls is zero (SPEC §1: max_llm_calls, default 6).
+const DefaultMaxLLMCalls = 6
+
 // Job is one guarded response to bring into contract.
 type Job struct {
 	Validator *validators.Validator
@@ -59,13 +63,26 @@ type Job struct {
 	Prompt string
 	// Model makes LLM repair calls; nil disables rungs 2 and 3.
 	Model Model
-	// Rerun asks the original request again at a temperature; nil disables
-	// rung 4.
+	// ModelName is sent as ModelRequest.Model on repair and regeneration
+	// calls: the request's upstream model. "" keeps the Model's default.
+	ModelName string
+	// NoFormat keeps the contract's schema out of ModelRequest.Format even
+	// when the policy asks for it (a route or model that cannot take
+	// Ollama's `format`).
+	NoFormat bool
+	// Rerun asks the original request again at a temperature (rung 4, one
+	// counted call each); nil disables rung 4.
 	Rerun func(ctx context.Context, temperature float64) (string, error)
-	// MaxLLMCalls bounds rungs 2–4 together; 0 means the default, 6.
+	// RerunModel asks the original request again on another model, for the
+	// fallback mode "model"; nil makes that fallback fail.
+	RerunModel func(ctx context.Context, model string) (string, error)
+	// MaxLLMCalls bounds every model call of the ladder together: repair,
+	// regeneration, re-runs and the fallback model (the first answer is not
+	// counted). 0 means DefaultMaxLLMCalls.
 	MaxLLMCalls int
 	// LocalOnly stops the ladder after rung 1 (repair breaker open, or
-	// upstream breaker open).
+	// upstream breaker open): rungs 2–4 are skipped and the fallback applies
+	// at once.
 	LocalOnly bool
 }
 
@@ -74,52 +91,110 @@ type Outcome struct {
 	Status string
 	// Doc is the document to answer with (nil when Status is failed).
 	Doc *strictjson.Value
-	// Before is the report on the model's first answer; Report the final one.
+	// Before is the report on the model's first answer. Report is the one
+	// on Doc; for a static fallback or a failure, on the best attempt (its
+	// remaining violations say why the ladder did not succeed).
 	Before validators.Report
 	Report validators.Report
-	// Changes are the local edits of the accepted attempt.
+	// Changes are the local edits of the accepted attempt: rung 1 on the
+	// text it came from, plus the re-derivations after a merge or splice.
 	Changes []Change
-	// LLMCalls counts repair, regeneration and re-run calls.
+	// LLMCalls counts every model call made: repair, regeneration, re-run
+	// and fallback model calls, failed ones included.
 	LLMCalls int
-	// Rungs lists the rungs used, in order ("local", "llm_repair", …).
+	// Rungs lists the rungs used, in order: "local", then one entry per call
+	// ("llm_repair", "partial_regeneration", "rerun:0.3"), "merge" after a
+	// repair reply whose unprovoked item changes were undone, and
+	// "fallback:<mode>" when no attempt was valid.
 	Rungs []string
 	// Restored counts items the model changed without cause that were
-	// restored from the original (merge).
+	// restored from the original (merge), over all repair calls.
 	Restored int
+	// Err says why the ladder stopped before it had tried every rung it
+	// meant to: ErrBudgetExhausted for max_llm_calls, ErrBudgetExhausted
+	// wrapping context.DeadlineExceeded for the deadline, context.Canceled
+	// when the caller went away. Nil otherwise.
+	Err error
 }
 
 // Run brings one answer into contract, cheapest rung first, and applies the
-// contract's fallback when no rung succeeds.
+// contract's fallback when no rung succeeds:
+//
+//  1. local repair (no model);
+//  2. LLM repair, at most Policy.MaxRepairs calls, each reply merged with
+//     the document it was given (items without violations stay as they
+//     were);
+//  3. partial regeneration, one call, when the remaining errors all sit in
+//     items of the contract's item array;
+//  4. re-runs of the original request at each temperature of
+//     Policy.Temperatures; a re-run's answer gets local repair only and then
+//     competes as an attempt. The schedule lists re-runs only: the first
+//     answer, made with the client's own options, is not one of them, so
+//     oracle-score's 0.3/0.2/0.1 (seed 001's three attempts) means the
+//     client's answer plus up to three re-runs at those temperatures;
+//  5. the fallback.
+//
+// Every model call counts against the job's budget; when it or ctx runs out
+// no further call is made and the fallback applies to the best attempt seen
+// (fewest error violations, a parsed document before an unparsed one, the
+// earlier on ties). Run starts no goroutines.
 func Run(ctx context.Context, job Job) Outcome {
+	l := newLadder(job)
 	local := Local(job.Validator, job.Text, job.Params)
-	out := Outcome{Before: local.Before, Report: local.Report, Doc: local.Doc, Changes: local.Changes, Rungs: []string{"local"}}
-	if local.Report.Valid {
-		out.Status = StatusRepaired
-		if len(local.Changes) == 0 {
-			out.Status = StatusValid
+	first := l.fromLocal(job.Text, local)
+	l.out.Before = local.Before
+	l.out.Rungs = []string{"local"}
+	if first.valid() {
+		status := StatusRepaired
+		if len(first.changes) == 0 {
+			status = StatusValid
 		}
-		return out
+		return l.finish(first, status)
 	}
-	return fallback(job, out, local.Doc)
+	l.best = first
+	if !job.LocalOnly {
+		if a, ok := l.llmRepair(ctx, first); ok {
+			return l.finish(a, StatusRepaired)
+		}
+		if a, ok := l.partialRegeneration(ctx); ok {
+			return l.finish(a, StatusRepaired)
+		}
+		if a, ok := l.rerun(ctx); ok {
+			return l.finish(a, StatusRepaired)
+		}
+	}
+	return l.fallback(ctx)
 }
 
-// fallback applies the contract's fallback to an outcome that is not valid.
-// best is the best document seen (nil when none parsed).
-func fallback(job Job, out Outcome, best *strictjson.Value) Outcome {
-	fb := job.Validator.Contract.Fallback
-	out.Rungs = append(out.Rungs, "fallback:"+fb.Mode)
+// fallback applies the contract's fallback when no attempt was valid.
+func (l *ladder) fallback(ctx context.Context) Outcome {
+	fb := l.job.Validator.Contract.Fallback
+	l.out.Rungs = append(l.out.Rungs, "fallback:"+fb.Mode)
 	switch fb.Mode {
 	case contracts.FallbackBestEffort:
-		if best != nil {
-			out.Status, out.Doc = StatusFallback, best
-			return out
+		if l.best.doc != nil {
+			return l.finish(l.best, StatusFallback)
 		}
 	case contracts.FallbackStatic:
 		if doc, err := strictjson.Parse(fb.Static); err == nil {
-			out.Status, out.Doc = StatusFallback, doc
+			out := l.finish(l.best, StatusFallback)
+			out.Doc, out.Changes = doc, nil
 			return out
 		}
+	case contracts.FallbackModel:
+		if a, ok := l.fallbackModel(ctx, fb.Model); ok {
+			return l.finish(a, StatusFallback)
+		}
 	}
-	out.Status, out.Doc = StatusFailed, nil
+	out := l.finish(l.best, StatusFailed)
+	out.Doc = nil
+	return out
+}
+
+// finish fills the outcome from the accepted (or best) attempt.
+func (l *ladder) finish(a attempt, status string) Outcome {
+	out := l.out
+	out.Status, out.Doc, out.Report, out.Changes = status, a.doc, a.report, a.changes
+	out.Err = l.stop
 	return out
 }

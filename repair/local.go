@@ -38,12 +38,17 @@ type LocalResult struct {
 func Local(v *validators.Validator, text string, params validators.Params) LocalResult {
 	res := v.Validate(text, params)
 	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc}
-	if res.Doc == nil {
+	// A document delivered as a JSON string parses, but is not what a
+	// container contract wants: syntactic repair unwraps it.
+	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
+	if res.Doc == nil || stringified {
 		doc, changes, report, truncated := recoverSyntax(v, text, params, res.Report)
-		out.Changes = append(out.Changes, changes...)
-		out.Report, out.Doc, out.Truncated = report, doc, truncated
-		if doc == nil {
-			return out
+		if doc != nil || res.Doc == nil {
+			out.Changes = append(out.Changes, changes...)
+			out.Report, out.Doc, out.Truncated = report, doc, truncated
+			if doc == nil {
+				return out
+			}
 		}
 	}
 	if out.Report.Valid && !hasFixes(out.Report) {

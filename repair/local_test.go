@@ -1,6 +1,7 @@
 package repair
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -152,5 +153,21 @@ func TestLocalChoosesTheValidBlock(t *testing.T) {
 	both := "```json\n" + valid + "\n```\n```json\n" + valid + "\n```"
 	if res := Local(v, both, params); res.Report.Valid || res.Report.Violations[0].Code != "MULTIPLE_JSON_BLOCKS" {
 		t.Errorf("two valid blocks: valid %v codes %v, want MULTIPLE_JSON_BLOCKS", res.Report.Valid, res.Report.Codes())
+	}
+}
+
+func TestLocalUnwrapsStringifiedDocument(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	quoted, _ := json.Marshal(valid)
+	res := Local(v, string(quoted), params)
+	if !res.Report.Valid || string(strictjson.Marshal(res.Doc)) != valid {
+		t.Fatalf("stringified document: valid %v codes %v", res.Report.Valid, res.Report.Codes())
+	}
+	// A plain string stays what it is: nothing to unwrap, the schema says why.
+	res = Local(v, `"just a sentence"`, params)
+	if res.Report.Valid || res.Doc == nil || res.Report.Violations[0].Code != "SCHEMA_TYPE" {
+		t.Errorf("plain string: valid %v doc %v codes %v", res.Report.Valid, res.Doc != nil, res.Report.Codes())
 	}
 }

@@ -31,13 +31,73 @@ const (
 	FixLiteral             = "literal"               // None, True, False, NaN, Infinity, undefined
 	FixNumberFormat        = "number_format"         // +1, .5, 1.
 	FixMissingValue        = "missing_value"         // {"a": , "b": 1}: the absent value is null
-	FixInsertCloser        = "insert_closer"         // [1, 2} closes the array before the object
+	FixInsertCloser        = "insert_closer"         // {"a": [1, 2} closes the array before the object
+	FixWrongCloser         = "wrong_closer"          // ["a", "b"}, "n": 1}: the '}' was meant as ']'
 	FixRemoveInvalid       = "remove_invalid"        // characters that can start no JSON token
 	FixInvalidUTF8         = "invalid_utf8"          // bytes that are not UTF-8, as U+FFFD
 	FixEscapeInnerQuote    = "escape_inner_quote"    // "He said "hi" to me"
 	FixUnstringify         = "unstringify"           // a whole document sent as a JSON string
 	FixCloseTruncated      = "close_truncated"       // output that ended inside a value
 )
+
+// fixID is a fixer as the scanner records it, an index into fixNames.
+type fixID uint8
+
+const (
+	fxStripThink fixID = iota
+	fxStripFence
+	fxStripProse
+	fxUnstringify
+	fxRemoveComment
+	fxRemoveTrailingComma
+	fxRemoveExtraComma
+	fxInsertComma
+	fxInsertColon
+	fxArraySeparator
+	fxMarkdownEscape
+	fxEscapeBackslash
+	fxEscapeControl
+	fxNormalizeQuotes
+	fxQuoteKey
+	fxQuoteValue
+	fxLiteral
+	fxNumberFormat
+	fxMissingValue
+	fxInsertCloser
+	fxWrongCloser
+	fxRemoveInvalid
+	fxInvalidUTF8
+	fxEscapeInnerQuote
+	fxCloseTruncated
+)
+
+var fixNames = [...]string{
+	fxStripThink:          FixStripThink,
+	fxStripFence:          FixStripFence,
+	fxStripProse:          FixStripProse,
+	fxUnstringify:         FixUnstringify,
+	fxRemoveComment:       FixRemoveComment,
+	fxRemoveTrailingComma: FixRemoveTrailingComma,
+	fxRemoveExtraComma:    FixRemoveExtraComma,
+	fxInsertComma:         FixInsertComma,
+	fxInsertColon:         FixInsertColon,
+	fxArraySeparator:      FixArraySeparator,
+	fxMarkdownEscape:      FixMarkdownEscape,
+	fxEscapeBackslash:     FixEscapeBackslash,
+	fxEscapeControl:       FixEscapeControl,
+	fxNormalizeQuotes:     FixNormalizeQuotes,
+	fxQuoteKey:            FixQuoteKey,
+	fxQuoteValue:          FixQuoteValue,
+	fxLiteral:             FixLiteral,
+	fxNumberFormat:        FixNumberFormat,
+	fxMissingValue:        FixMissingValue,
+	fxInsertCloser:        FixInsertCloser,
+	fxWrongCloser:         FixWrongCloser,
+	fxRemoveInvalid:       FixRemoveInvalid,
+	fxInvalidUTF8:         FixInvalidUTF8,
+	fxEscapeInnerQuote:    FixEscapeInnerQuote,
+	fxCloseTruncated:      FixCloseTruncated,
+}
 
 // SyntaxOptions tunes RepairSyntax to what the contract expects.
 type SyntaxOptions struct {
@@ -81,6 +141,8 @@ var (
 // this could not be parsed by the rest of the pipeline anyway.
 const maxDepth = 10000
 
+var nl = []byte{'\n'}
+
 // fragMax bounds the Before and After fragments of changes that remove or
 // wrap whole regions (prose, think sections, a stringified document), so a
 // report stays readable when a model wrote pages of reasoning.
@@ -102,25 +164,75 @@ func RepairSyntax(text []byte, opt SyntaxOptions) (SyntaxResult, error) {
 	}
 	return SyntaxResult{
 		Text:      run.text,
-		Changes:   toChanges(text, run.spans),
+		Changes:   toChanges(text, run.log),
 		Truncated: run.truncated,
 		Missing:   run.missing,
 	}, nil
 }
 
-// span is a change before its position is turned into "line:col": the input
-// range [off, end) it covers. Insertions have off == end.
-type span struct {
+// changeLog collects the changes of one document as plain values: byte
+// offsets into the document, and fragments kept as offsets into the document
+// or into arena. Nothing in it is a pointer, so documents with thousands of
+// fixes cost a few growing byte slices rather than thousands of strings for
+// the garbage collector; strings are made once, in toChanges.
+type changeLog struct {
+	raw   []rawSpan
+	arena []byte
+}
+
+// rawSpan is one change: the input range [off, end) it covers (insertions
+// have off == end), what was there and what replaced it.
+type rawSpan struct {
 	off, end      int
-	fixer         string
-	before, after string
+	before, after txt
+	fixer         fixID
+}
+
+// txt is a fragment: src[lo:hi] of the document, or arena[lo:hi].
+type txt struct {
+	lo, hi int
+	arena  bool
+}
+
+func (l *changeLog) add(off, end int, fixer fixID, before, after txt) {
+	l.raw = append(l.raw, rawSpan{off: off, end: end, fixer: fixer, before: before, after: after})
+}
+
+// lit copies str into the arena.
+func (l *changeLog) lit(str string) txt {
+	lo := len(l.arena)
+	l.arena = append(l.arena, str...)
+	return txt{lo: lo, hi: len(l.arena), arena: true}
+}
+
+// litB copies b into the arena.
+func (l *changeLog) litB(b []byte) txt {
+	lo := len(l.arena)
+	l.arena = append(l.arena, b...)
+	return txt{lo: lo, hi: len(l.arena), arena: true}
+}
+
+// fragOf is src[lo:hi] as a fragment, shortened when long.
+func (l *changeLog) fragOf(src []byte, lo, hi int) txt {
+	if hi-lo <= fragMax {
+		return txt{lo: lo, hi: hi}
+	}
+	return l.lit(frag(src[lo:hi]))
+}
+
+// bytesOf returns the bytes of t, a fragment of l over src.
+func (l *changeLog) bytesOf(src []byte, t txt) []byte {
+	if t.arena {
+		return l.arena[t.lo:t.hi]
+	}
+	return src[t.lo:t.hi]
 }
 
 // docRun is the outcome of repairing one document, positions still as byte
 // offsets of the text it was given.
 type docRun struct {
 	text      []byte
-	spans     []span
+	log       changeLog
 	truncated bool
 	missing   string
 }
@@ -137,23 +249,24 @@ func repairDoc(src []byte, opt SyntaxOptions, unwrap bool) (docRun, error) {
 	if !(wantString && t[0] == '"') && validJSON(t) {
 		return docRun{text: bytes.Clone(t)}, nil
 	}
-	start, pre, err := locate(src, lo, wantString)
+	var log changeLog
+	start, err := locate(src, lo, wantString, &log)
 	if err != nil {
 		return docRun{}, err
 	}
 	if wantString && src[start] == '"' {
-		if run, ok, err := unstringify(src, start, pre); ok {
+		if run, ok, err := unstringify(src, start, log); ok {
 			return run, err
 		}
 	}
-	s := scanner{src: src, i: start, spans: pre, lastBad: -1}
+	s := scanner{src: src, i: start, lastBad: -1, changeLog: log}
 	s.out = make([]byte, 0, len(src)-start+len(src)/16+16)
+	s.raw = slices.Grow(s.raw, len(src)/64)
 	if err := s.run(); err != nil {
 		return docRun{}, err
 	}
-	s.spans = append(s.spans, suffixSpans(src, s.stop)...)
-	s.finalizeSpans()
-	return docRun{text: s.out, spans: s.spans, truncated: s.truncated, missing: s.missing}, nil
+	suffixSpans(src, s.stop, &s.changeLog)
+	return docRun{text: s.out, log: s.changeLog, truncated: s.truncated, missing: s.missing}, nil
 }
 
 // validJSON is the fast path's test. encoding/json accepts invalid UTF-8
@@ -168,7 +281,7 @@ func validJSON(t []byte) bool {
 // the string's content starts an object or an array, that content is repaired
 // (once, without unwrapping again) and becomes the result; ok is false when the
 // string holds something else and is to be treated as a plain value.
-func unstringify(src []byte, start int, pre []span) (run docRun, ok bool, err error) {
+func unstringify(src []byte, start int, log changeLog) (run docRun, ok bool, err error) {
 	dec, offs, end := decodeString(src, start)
 	lo, hi := trimBounds(dec)
 	if lo == hi || (dec[lo] != '{' && dec[lo] != '[') {
@@ -178,14 +291,15 @@ func unstringify(src []byte, start int, pre []span) (run docRun, ok bool, err er
 	if err != nil {
 		return docRun{}, true, err
 	}
-	spans := append(pre, span{off: start, end: end, fixer: FixUnstringify,
-		before: frag(src[start:end]), after: frag(inner.text)})
-	for _, sp := range inner.spans {
-		sp.off, sp.end = offs[sp.off], offs[sp.end]
-		spans = append(spans, sp)
+	log.add(start, end, fxUnstringify, log.fragOf(src, start, end), log.lit(frag(inner.text)))
+	for _, r := range inner.log.raw {
+		r.off, r.end = offs[r.off], offs[r.end]
+		r.before = log.litB(inner.log.bytesOf(dec, r.before))
+		r.after = log.litB(inner.log.bytesOf(dec, r.after))
+		log.raw = append(log.raw, r)
 	}
-	spans = append(spans, suffixSpans(src, end)...)
-	return docRun{text: inner.text, spans: spans, truncated: inner.truncated, missing: inner.missing}, true, nil
+	suffixSpans(src, end, &log)
+	return docRun{text: inner.text, log: log, truncated: inner.truncated, missing: inner.missing}, true, nil
 }
 
 // decodeString decodes the JSON string whose opening quote is at start,
@@ -276,32 +390,93 @@ func decodeU(b []byte) (r rune, n int) {
 	return utf8.RuneError, 6
 }
 
-// toChanges turns spans into Changes in document order, with Path "line:col"
-// of src. The spans are nearly sorted already, so the sort is cheap and the
-// line count is one forward pass.
-func toChanges(src []byte, spans []span) []Change {
-	if len(spans) == 0 {
+// toChanges turns the log into Changes in document order, with Path
+// "line:col" of src. The changes are nearly sorted already, so the sort is
+// cheap and counting lines is one forward pass.
+func toChanges(src []byte, log changeLog) []Change {
+	raw := log.raw
+	if len(raw) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(spans, func(a, b span) int { return a.off - b.off })
-	out := make([]Change, len(spans))
-	line, lineStart, pos := 1, 0, 0
-	for k, sp := range spans {
-		for ; pos < sp.off && pos < len(src); pos++ {
-			if src[pos] == '\n' {
-				line++
-				lineStart = pos + 1
+	slices.SortStableFunc(raw, func(a, b rawSpan) int { return a.off - b.off })
+	// All paths go into one string, and every fragment is a slice of the
+	// input or of the arena as one string: a handful of allocations for
+	// any number of changes.
+	buf := make([]byte, 0, len(raw)*8)
+	ends := make([]int, len(raw))
+	line, col, pos := 1, 1, 0 // col is the column at pos, counted in runes
+	for k, r := range raw {
+		if off := min(r.off, len(src)); off > pos {
+			seg := src[pos:off]
+			if n := bytes.Count(seg, nl); n > 0 {
+				line += n
+				col = 1 + utf8.RuneCount(seg[bytes.LastIndexByte(seg, '\n')+1:])
+			} else {
+				col += utf8.RuneCount(seg)
 			}
+			pos = off
 		}
-		col := sp.off - lineStart + 1
-		out[k] = Change{
-			Path:   strconv.Itoa(line) + ":" + strconv.Itoa(col),
-			Before: sp.before,
-			After:  sp.after,
-			Fixer:  sp.fixer,
+		buf = strconv.AppendInt(buf, int64(line), 10)
+		buf = append(buf, ':')
+		buf = strconv.AppendInt(buf, int64(col), 10)
+		ends[k] = len(buf)
+	}
+	paths, ss, arena := string(buf), string(src), string(log.arena)
+	text := func(t txt) any {
+		if t.arena {
+			return box(arena[t.lo:t.hi])
 		}
+		return box(ss[t.lo:t.hi])
+	}
+	out := make([]Change, len(raw))
+	prev := 0
+	for k, r := range raw {
+		out[k] = Change{Path: paths[prev:ends[k]], Before: text(r.before), After: text(r.after), Fixer: fixNames[r.fixer]}
+		prev = ends[k]
 	}
 	return out
+}
+
+// Putting a string into an interface allocates unless the compiler knows the
+// string, so the fragments most changes carry are boxed once here: every
+// one-byte string, and the few longer ones the common fixes produce.
+var (
+	boxedByte = func() (t [256]any) {
+		for c := range 256 {
+			t[c] = string([]byte{byte(c)})
+		}
+		return t
+	}()
+	boxedEscQuote  any = `\"`
+	boxedEscNL     any = `\n`
+	boxedNull      any = "null"
+	boxedColonSp   any = `: "`
+	boxedColonSpQ  any = `": "`
+	boxedSeparator any = "],"
+)
+
+func box(s string) any {
+	switch len(s) {
+	case 0:
+		return ""
+	case 1:
+		return boxedByte[s[0]]
+	}
+	switch s {
+	case `\"`:
+		return boxedEscQuote
+	case `\n`:
+		return boxedEscNL
+	case "null":
+		return boxedNull
+	case `: "`:
+		return boxedColonSp
+	case `": "`:
+		return boxedColonSpQ
+	case "],":
+		return boxedSeparator
+	}
+	return s
 }
 
 // frag shortens a fragment for a Change, cutting on a rune boundary.
@@ -309,11 +484,19 @@ func frag(b []byte) string {
 	if len(b) <= fragMax {
 		return string(b)
 	}
+	return fragS(string(b[:fragMax+1]))
+}
+
+// fragS is frag for a string, which it returns itself when it is short.
+func fragS(s string) string {
+	if len(s) <= fragMax {
+		return s
+	}
 	n := fragMax - 3
-	for n > 0 && !utf8.RuneStart(b[n]) {
+	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return string(b[:n]) + "…"
+	return s[:n] + "…"
 }
 
 // isWS reports JSON whitespace (RFC 8259 §2).

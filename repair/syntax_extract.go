@@ -15,38 +15,38 @@ var (
 // mark is a region of the text around the JSON value found while locating
 // it: a think section, or a code fence with its info string.
 type mark struct {
-	think        bool
-	off, end     int // the whole region, fence markers included
-	tagEnd       int // fences: the end of the opening marker and its tag
-	contentEnd   int // fences: where the closing marker starts
-	tag          []byte
-	contentStart int
+	think      bool
+	off, end   int    // the whole region, fence markers included
+	tag        []byte // fences: the info string, such as "json"
+	tagEnd     int    // fences: the end of the opening marker and its tag, where the content starts
+	contentEnd int    // fences: where the closing marker starts
 }
 
 // locate finds where the JSON value starts, following SPEC §2: think
 // sections are skipped; text that starts with a container is taken as it is;
 // otherwise the content of the one ```json fence is preferred, then the one
 // plain ``` fence holding JSON, then the first '{' or '[' in the prose that
-// really opens a value. It returns the start and the changes that strip what
-// lies before it. wantString lets a leading '"' start the value, for
-// unstringify.
-func locate(src []byte, lo int, wantString bool) (int, []span, error) {
+// really opens a value. It returns the start and records in log the changes
+// that strip what lies before it. wantString lets a string holding a
+// container start the value, for unstringify.
+func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 	var marks []mark
 	p := lo
 	for bytes.HasPrefix(src[p:], thinkOpen) {
 		k := bytes.Index(src[p+len(thinkOpen):], thinkClose)
 		if k < 0 {
-			return 0, nil, ErrNoJSON // the model never left its reasoning
+			return 0, ErrNoJSON // the model never left its reasoning
 		}
 		e := p + len(thinkOpen) + k + len(thinkClose)
 		marks = append(marks, mark{think: true, off: p, end: e})
 		p = skipWS(src, e)
 	}
 	if p >= len(src) {
-		return 0, nil, ErrNoJSON
+		return 0, ErrNoJSON
 	}
-	if c := src[p]; (c == '{' || c == '[') && opensValue(src, p, true) || c == '"' && wantString {
-		return p, prefixSpans(src, lo, p, marks), nil
+	if startsDoc(src, p, wantString) {
+		prefixSpans(src, lo, p, marks, log)
+		return p, nil
 	}
 	// Some chat templates put the opening tag into the prompt, so the output
 	// starts with reasoning and a lone closing tag. It counts only before
@@ -57,10 +57,11 @@ func locate(src []byte, lo int, wantString bool) (int, []span, error) {
 		marks = append(marks, mark{think: true, off: p, end: e})
 		p = skipWS(src, e)
 		if p >= len(src) {
-			return 0, nil, ErrNoJSON
+			return 0, ErrNoJSON
 		}
-		if c := src[p]; (c == '{' || c == '[') && opensValue(src, p, true) || c == '"' && wantString {
-			return p, prefixSpans(src, lo, p, marks), nil
+		if startsDoc(src, p, wantString) {
+			prefixSpans(src, lo, p, marks, log)
+			return p, nil
 		}
 	}
 	found := scanMarks(src, p)
@@ -77,13 +78,13 @@ func locate(src []byte, lo int, wantString bool) (int, []span, error) {
 				if !isJSONTag(m.tag) {
 					continue
 				}
-				at = fenceValue(src, m, wantString)
+				at = fenceValue(src, m)
 			} else {
 				if len(m.tag) != 0 {
 					continue
 				}
-				at = skipWS(src[:m.contentEnd], m.contentStart)
-				if at >= m.contentEnd || !((src[at] == '{' || src[at] == '[') && opensValue(src, at, true) || src[at] == '"' && wantString) {
+				at = skipWS(src[:m.contentEnd], m.tagEnd)
+				if at >= m.contentEnd || !startsDoc(src, at, wantString) {
 					at = -1
 				}
 			}
@@ -91,7 +92,7 @@ func locate(src []byte, lo int, wantString bool) (int, []span, error) {
 				continue
 			}
 			if start >= 0 {
-				return 0, nil, ErrMultipleJSON
+				return 0, ErrMultipleJSON
 			}
 			start, fence = at, k
 		}
@@ -104,7 +105,7 @@ func locate(src []byte, lo int, wantString bool) (int, []span, error) {
 		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, p) != qNone {
 			start = p
 		} else {
-			return 0, nil, ErrNoJSON
+			return 0, ErrNoJSON
 		}
 	}
 	for k, m := range found {
@@ -112,14 +113,29 @@ func locate(src []byte, lo int, wantString bool) (int, []span, error) {
 			marks = append(marks, m)
 		}
 	}
-	return start, prefixSpans(src, lo, start, marks), nil
+	prefixSpans(src, lo, start, marks, log)
+	return start, nil
+}
+
+// startsDoc reports whether a whole document starts at i: a container, or
+// with wantString a string whose content starts one ("{\"a\": 1}").
+func startsDoc(src []byte, i int, wantString bool) bool {
+	switch src[i] {
+	case '{', '[':
+		return opensValue(src, i, true)
+	case '"':
+		if j := skipWS(src, i+1); wantString && j < len(src) {
+			return src[j] == '{' || src[j] == '['
+		}
+	}
+	return false
 }
 
 // fenceValue returns where the value starts inside a ```json fence: at its
 // first character when that can start a value, else at the first container
 // in the fence's text. It returns -1 for a fence without one.
-func fenceValue(src []byte, m mark, wantString bool) int {
-	at := skipWS(src[:m.contentEnd], m.contentStart)
+func fenceValue(src []byte, m mark) int {
+	at := skipWS(src[:m.contentEnd], m.tagEnd)
 	if at >= m.contentEnd {
 		return -1
 	}
@@ -184,7 +200,7 @@ func scanMarks(src []byte, p int) []mark {
 		for t < n && isTagChar(src[t]) {
 			t++
 		}
-		m := mark{off: p, tagEnd: t, tag: src[tagStart:t], contentStart: t, contentEnd: n, end: n}
+		m := mark{off: p, tagEnd: t, tag: src[tagStart:t], contentEnd: n, end: n}
 		if c := bytes.Index(src[t:], fenceMark); c >= 0 {
 			m.contentEnd = t + c
 			e := m.contentEnd
@@ -284,12 +300,21 @@ func opensValue(src []byte, i int, atStart bool) bool {
 		return k >= len(src) || src[k] == ':'
 	}
 	switch {
-	case c == '{' || c == '[' || c == ']':
+	case c == '{' || c == '[' || c == ']' || literalAt(src, j):
 		return true
-	case atStart && (c == '-' || c >= '0' && c <= '9'):
-		return true
+	case atStart:
+		// Only a word can make a leading '[' prose: "[Note]", "[link](…)".
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf && isLetterAt(src, j))
+	case c == '-' || c >= '0' && c <= '9':
+		// A number list, but not a citation like [1] or [2][3].
+		k := j + 1
+		for k < len(src) && (isDigit(src[k]) || src[k] == '.' || src[k] == 'e' || src[k] == 'E' || src[k] == '+' || src[k] == '-') {
+			k++
+		}
+		k = skipWS(src, k)
+		return k < len(src) && src[k] == ','
 	}
-	return atStart && literalAt(src, j)
+	return false
 }
 
 // literalAt reports a JSON or Python literal word at i.
@@ -304,8 +329,7 @@ func literalAt(src []byte, i int) bool {
 // prefixSpans records the stripping of src[lo:start]: the think sections and
 // the opener of the chosen fence among marks, and every stretch of other text
 // as prose.
-func prefixSpans(src []byte, lo, start int, marks []mark) []span {
-	var out []span
+func prefixSpans(src []byte, lo, start int, marks []mark, log *changeLog) {
 	pos := lo
 	prose := func(a, b int) {
 		a = skipWS(src[:b], a)
@@ -313,7 +337,7 @@ func prefixSpans(src []byte, lo, start int, marks []mark) []span {
 			b--
 		}
 		if a < b {
-			out = append(out, span{off: a, end: b, fixer: FixStripProse, before: frag(src[a:b])})
+			log.add(a, b, fxStripProse, log.fragOf(src, a, b), txt{})
 		}
 	}
 	for _, m := range marks {
@@ -322,36 +346,33 @@ func prefixSpans(src []byte, lo, start int, marks []mark) []span {
 		}
 		prose(pos, m.off)
 		end := m.end
-		fixer := FixStripThink
+		fixer := fxStripThink
 		if !m.think {
-			end, fixer = m.tagEnd, FixStripFence
+			end, fixer = m.tagEnd, fxStripFence
 		}
 		if end > start {
 			end = start
 		}
-		out = append(out, span{off: m.off, end: end, fixer: fixer, before: frag(src[m.off:end])})
+		log.add(m.off, end, fixer, log.fragOf(src, m.off, end), txt{})
 		pos = end
 	}
 	prose(pos, start)
-	return out
 }
 
 // suffixSpans records the stripping of what follows the value at p: a
 // closing fence, then any prose.
-func suffixSpans(src []byte, p int) []span {
-	var out []span
+func suffixSpans(src []byte, p int, log *changeLog) {
 	k := skipWS(src, p)
 	if bytes.HasPrefix(src[k:], fenceMark) {
 		e := k
 		for e < len(src) && src[e] == '`' {
 			e++
 		}
-		out = append(out, span{off: k, end: e, fixer: FixStripFence, before: string(src[k:e])})
+		log.add(k, e, fxStripFence, log.fragOf(src, k, e), txt{})
 		k = skipWS(src, e)
 	}
 	if k < len(src) {
 		_, hi := trimBounds(src[k:])
-		out = append(out, span{off: k, end: k + hi, fixer: FixStripProse, before: frag(src[k : k+hi])})
+		log.add(k, k+hi, fxStripProse, log.fragOf(src, k, k+hi), txt{})
 	}
-	return out
 }

@@ -64,11 +64,11 @@ type scanner struct {
 	// just before the next token, so that a comma or colon inserted between
 	// two tokens lands right after the first one, and a trailing comma is
 	// always the last byte of out when it has to go.
-	pend        []byte
-	stack       []frame
-	nObj, nArr  int   // open objects and arrays, so a stray closer is judged in O(1)
-	top         state // the state when no container is open
-	spans       []span
+	pend       []byte
+	stack      []frame
+	nObj, nArr int   // open objects and arrays, so a stray closer is judged in O(1)
+	top        state // the state when no container is open
+	changeLog
 	lastEnd     int // input offset after the last complete token, where insertions go
 	lastBad     int // index in spans of the last remove_invalid span, or -1
 	badOut      int // len(out) when it was recorded: unchanged means it may grow
@@ -78,10 +78,18 @@ type scanner struct {
 	truncated   bool
 	missing     string
 	err         error
+	// traceOn makes str record where each string came from and went, for
+	// the test that no string content is lost.
+	traceOn bool
+	trace   []strTrace
 }
+
+// strTrace maps one string token of the input to its place in the output.
+type strTrace struct{ srcOff, srcEnd, outOff, outEnd int }
 
 // run parses the value starting at s.i.
 func (s *scanner) run() error {
+	defer s.describeDrops()
 	for {
 		if !s.trivia() {
 			return s.finish()
@@ -163,7 +171,7 @@ func (s *scanner) trivia() bool {
 			default:
 				return true
 			}
-			s.add(s.i, j, FixRemoveComment, frag(src[s.i:j]), "")
+			s.add(s.i, j, fxRemoveComment, s.fragIn(s.i, j), txt{})
 			s.i = j
 		case '`':
 			return !bytes.HasPrefix(src[s.i:], fenceMark)
@@ -189,13 +197,13 @@ func (s *scanner) stepValue(f *frame) bool {
 			return false
 		}
 		if f.kind == '[' {
-			s.add(s.i, s.i+1, FixRemoveExtraComma, ",", "")
+			s.add(s.i, s.i+1, fxRemoveExtraComma, s.in(s.i, s.i+1), txt{})
 			s.i++
 			return false
 		}
 		return s.missingValue()
 	case c == ']' || c == '}':
-		if f == nil {
+		if !s.closerUsable(f, c) {
 			s.garbage()
 			return false
 		}
@@ -223,14 +231,14 @@ func (s *scanner) stepKey(f *frame) {
 	src := s.src
 	c := src[s.i]
 	switch {
-	case c == '}' || c == ']':
+	case (c == '}' || c == ']') && s.closerUsable(f, c):
 		if !f.first {
 			s.dropComma(f)
 		}
 		f.state = stAfter
 		return
 	case c == ',':
-		s.add(s.i, s.i+1, FixRemoveExtraComma, ",", "")
+		s.add(s.i, s.i+1, fxRemoveExtraComma, s.in(s.i, s.i+1), txt{})
 		s.i++
 		return
 	}
@@ -261,13 +269,13 @@ func (s *scanner) stepColon(f *frame) {
 		s.out = append(s.out, ':')
 		s.i++
 		f.state = stValue
-	case c == ',' || c == '}' || c == ']':
+	case c == ',' || (c == '}' || c == ']') && s.closerUsable(f, c):
 		s.out = append(s.out, ":null"...)
-		s.add(s.lastEnd, s.lastEnd, FixMissingValue, "", ":null")
+		s.add(s.lastEnd, s.lastEnd, fxMissingValue, txt{}, s.lit(":null"))
 		f.state, f.first, f.lastObj = stAfter, false, false
 	case s.valueStart():
 		s.out = append(s.out, ':')
-		s.add(s.lastEnd, s.lastEnd, FixInsertColon, "", ":")
+		s.add(s.lastEnd, s.lastEnd, fxInsertColon, txt{}, s.lit(":"))
 		f.state = stValue
 	default:
 		s.garbage()
@@ -295,10 +303,16 @@ func (s *scanner) stepAfter(f *frame) bool {
 			s.i++
 			return s.close(false)
 		}
+		if s.wrongCloser(f, c) {
+			cl := closerOf(f.kind)
+			s.add(s.i, s.i+1, fxWrongCloser, s.in(s.i, s.i+1), s.litB([]byte{cl}))
+			s.i++
+			return s.close(false)
+		}
 		if c == '}' && s.nObj > 0 || c == ']' && s.nArr > 0 {
 			// The closer belongs to an outer container: this one was left
 			// open, as in {"a": [1, 2}.
-			s.add(s.i, s.i, FixInsertCloser, "", string(closerOf(f.kind)))
+			s.add(s.i, s.i, fxInsertCloser, txt{}, s.litB([]byte{closerOf(f.kind)}))
 			return s.close(true)
 		}
 		s.garbage()
@@ -307,7 +321,7 @@ func (s *scanner) stepAfter(f *frame) bool {
 	if f.kind == '[' && s.valueStart() || f.kind == '{' && s.keyStart() {
 		f.outStart, f.srcStart = len(s.out), s.lastEnd
 		s.out = append(s.out, ',')
-		s.add(s.lastEnd, s.lastEnd, FixInsertComma, "", ",")
+		s.add(s.lastEnd, s.lastEnd, fxInsertComma, txt{}, s.lit(","))
 		f.state = stValue
 		if f.kind == '{' {
 			f.state = stKey
@@ -317,6 +331,61 @@ func (s *scanner) stepAfter(f *frame) bool {
 	s.garbage()
 	return false
 }
+
+// wrongCloser decides between the two readings of a closer that does not
+// match the innermost container f: f was left open (and the closer belongs
+// to an outer container), or the closer is a typo for f's own. It is a typo
+// when nothing outside could take it, or when what follows proves the
+// container around f goes on: ["a", "b"}, "next": 1} continues an object,
+// [{"a": 1], {"b": 2}] continues an array. The lookahead reads at most one
+// short key, so it stays bounded.
+func (s *scanner) wrongCloser(f *frame, c byte) bool {
+	if c == '}' && s.nObj == 0 || c == ']' && s.nArr == 0 {
+		return true
+	}
+	n := len(s.stack)
+	if n < 2 || s.stack[n-2].kind != openerOf(c) {
+		return false
+	}
+	src := s.src
+	j := skipWS(src, s.i+1)
+	if j >= len(src) || src[j] != ',' {
+		return false
+	}
+	k := skipWS(src, j+1)
+	if k >= len(src) {
+		return false
+	}
+	if c == ']' {
+		// The array around f goes on with another object, which the
+		// container around that array could not take.
+		return src[k] == '{' && (n < 3 || s.stack[n-3].kind == '{')
+	}
+	// The object around f goes on with another key.
+	e := k
+	if src[k] == '"' {
+		e = k + 1
+		for e < len(src) && e-k < maxKeyLookahead && src[e] != '"' && src[e] != '\n' {
+			e++
+		}
+		if e >= len(src) || src[e] != '"' {
+			return false
+		}
+		e++
+	} else {
+		for e < len(src) && e-k < maxKeyLookahead && isIdent(src[e]) {
+			e++
+		}
+		if e == k {
+			return false
+		}
+	}
+	e = skipWS(src, e)
+	return e < len(src) && src[e] == ':'
+}
+
+// maxKeyLookahead bounds how far wrongCloser reads to recognise a key.
+const maxKeyLookahead = 256
 
 // arraySeparator fixes DeepSeek's `}], {` inside an array of objects: the
 // ']' closes the array only to be followed by ", {", which the container
@@ -338,7 +407,7 @@ func (s *scanner) arraySeparator(f *frame) bool {
 	if n := len(s.stack); n >= 2 && s.stack[n-2].kind == '[' {
 		return false
 	}
-	s.add(s.i, j+1, FixArraySeparator, string(src[s.i:j+1]), ",")
+	s.add(s.i, j+1, fxArraySeparator, s.in(s.i, j+1), s.lit(","))
 	f.outStart, f.srcStart = len(s.out), j
 	s.out = append(s.out, ',')
 	s.i = j + 1
@@ -408,7 +477,7 @@ func (s *scanner) valueDone() bool {
 func (s *scanner) missingValue() bool {
 	s.flush()
 	s.out = append(s.out, "null"...)
-	s.add(s.i, s.i, FixMissingValue, "", "null")
+	s.add(s.i, s.i, fxMissingValue, txt{}, s.lit("null"))
 	return s.valueDone()
 }
 
@@ -416,8 +485,18 @@ func (s *scanner) missingValue() bool {
 func (s *scanner) dropComma(f *frame) {
 	if n := len(s.out); n > 0 && s.out[n-1] == ',' {
 		s.out = s.out[:n-1]
-		s.add(f.srcStart, f.srcStart+1, FixRemoveTrailingComma, ",", "")
+		s.add(f.srcStart, f.srcStart+1, fxRemoveTrailingComma, s.lit(","), txt{})
 	}
+}
+
+// closerUsable reports whether the closer c can close f or, when the model
+// left f open, an outer container. Any other closer is garbage, and the state
+// must not change before that is known.
+func (s *scanner) closerUsable(f *frame, c byte) bool {
+	if f == nil {
+		return false
+	}
+	return c == closerOf(f.kind) || c == '}' && s.nObj > 0 || c == ']' && s.nArr > 0
 }
 
 // valueStart reports whether the byte at s.i can start a value.
@@ -449,25 +528,28 @@ func (s *scanner) keyStart() bool {
 // Consecutive drops with nothing written in between make one change.
 func (s *scanner) garbage() {
 	_, n := utf8.DecodeRune(s.src[s.i:])
-	if s.lastBad >= 0 && s.lastBad == len(s.spans)-1 && s.badOut == len(s.out) {
-		s.spans[s.lastBad].end = s.i + n
+	if s.lastBad >= 0 && s.lastBad == len(s.raw)-1 && s.badOut == len(s.out) {
+		s.raw[s.lastBad].end = s.i + n
 	} else {
-		s.lastBad = len(s.spans)
+		s.lastBad = len(s.raw)
 		s.badOut = len(s.out)
-		s.spans = append(s.spans, span{off: s.i, end: s.i + n, fixer: FixRemoveInvalid})
+		s.raw = append(s.raw, rawSpan{off: s.i, end: s.i + n, fixer: fxRemoveInvalid})
 	}
 	s.i += n
 }
 
-func (s *scanner) add(off, end int, fixer, before, after string) {
-	s.spans = append(s.spans, span{off: off, end: end, fixer: fixer, before: before, after: after})
-}
+// in is the input text src[lo:hi] as a fragment.
+func (s *scanner) in(lo, hi int) txt { return txt{lo: lo, hi: hi} }
 
-// finalizeSpans fills in what was cheaper to compute once at the end.
-func (s *scanner) finalizeSpans() {
-	for k := range s.spans {
-		if sp := &s.spans[k]; sp.fixer == FixRemoveInvalid {
-			sp.before = frag(s.src[sp.off:sp.end])
+// fragIn is src[lo:hi], shortened when long.
+func (s *scanner) fragIn(lo, hi int) txt { return s.fragOf(s.src, lo, hi) }
+
+// describeDrops fills in the text of the remove_invalid changes, which
+// garbage grows while it drops characters.
+func (s *scanner) describeDrops() {
+	for k := range s.raw {
+		if r := &s.raw[k]; r.fixer == fxRemoveInvalid {
+			r.before = s.fragIn(r.off, r.end)
 		}
 	}
 }
@@ -495,7 +577,7 @@ func (s *scanner) finish() error {
 			if s.eofInString {
 				s.missing = `"`
 			}
-			s.add(stop, stop, FixCloseTruncated, "", s.missing)
+			s.add(stop, stop, fxCloseTruncated, txt{}, s.lit(s.missing))
 		}
 		return nil
 	}
@@ -530,14 +612,14 @@ func (s *scanner) finish() error {
 	s.missing = string(m)
 	s.truncated = true
 	s.stack = s.stack[:0]
-	off, before := stop, ""
+	off, before := stop, txt{}
 	if dangle >= 0 {
 		a, b := trimBounds(s.src[dangle:stop])
 		if a < b {
-			off, before = dangle+a, frag(s.src[dangle+a:dangle+b])
+			off, before = dangle+a, s.fragIn(dangle+a, dangle+b)
 		}
 	}
-	s.add(off, stop, FixCloseTruncated, before, s.missing)
+	s.add(off, stop, fxCloseTruncated, before, s.lit(s.missing))
 	return nil
 }
 
@@ -550,9 +632,13 @@ func (s *scanner) str(ctx strCtx) keyResult {
 	open := s.i
 	q, n := quoteAt(src, open)
 	s.flush()
+	o := len(s.out)
+	if s.traceOn {
+		defer func() { s.trace = append(s.trace, strTrace{open, s.i, o, len(s.out)}) }()
+	}
 	s.out = append(s.out, '"')
 	if q != qDouble {
-		s.add(open, open+n, FixNormalizeQuotes, string(src[open:open+n]), `"`)
+		s.add(open, open+n, fxNormalizeQuotes, s.in(open, open+n), s.lit(`"`))
 	}
 	content := len(s.out)
 	mask := uint8(cStr)
@@ -578,17 +664,22 @@ func (s *scanner) str(ctx strCtx) keyResult {
 		case c == '"':
 			if q == qDouble || q == qCurly {
 				if s.isEnd(i+1, ctx) {
-					if ctx == ctxKey && q == qDouble && s.swallowedColon(i, content) {
-						return keyValue
+					if ctx == ctxKey && q == qDouble {
+						if s.swallowedColon(i, content) {
+							return keyValue
+						}
+						if s.quotedColon(i, content) {
+							return keyColon
+						}
 					}
 					s.closeStr(i, 1, q)
 					return keyOnly
 				}
 				s.out = append(s.out, '\\', '"')
-				s.add(i, i+1, FixEscapeInnerQuote, `"`, `\"`)
+				s.add(i, i+1, fxEscapeInnerQuote, s.in(i, i+1), s.lit(`\"`))
 			} else {
 				s.out = append(s.out, '\\', '"')
-				s.add(i, i+1, FixNormalizeQuotes, `"`, `\"`)
+				s.add(i, i+1, fxNormalizeQuotes, s.in(i, i+1), s.lit(`\"`))
 			}
 			i++
 		case c == '\'': // a possible closer of a single-quoted string
@@ -632,7 +723,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 func (s *scanner) closeStr(i, size int, q qkind) {
 	s.out = append(s.out, '"')
 	if q != qDouble {
-		s.add(i, i+size, FixNormalizeQuotes, string(s.src[i:i+size]), `"`)
+		s.add(i, i+size, fxNormalizeQuotes, s.in(i, i+size), s.lit(`"`))
 	}
 	s.i = i + size
 }
@@ -673,14 +764,42 @@ func (s *scanner) isEnd(q int, ctx strCtx) bool {
 	case '/':
 		return j+1 < end && (src[j+1] == '/' || src[j+1] == '*')
 	}
-	return j > q && quoteKindAt(src, j) != qNone
+	if j > q && quoteKindAt(src, j) != qNone {
+		return true // the next string, after a missing comma
+	}
+	// A line break and then the start of the next element or member is a
+	// missing comma too; a line break inside text continues with words.
+	return nl && (ctx == ctxArr && s.elementAt(j) || ctx == ctxObj && s.bareKeyAt(j))
+}
+
+// elementAt reports whether an array element (other than a string) starts
+// at k.
+func (s *scanner) elementAt(k int) bool {
+	c := s.src[k]
+	return c == '{' || c == '[' || c == '-' || isDigit(c) || literalAt(s.src, k)
+}
+
+// bareKeyAt reports whether an unquoted key and its colon start at k.
+func (s *scanner) bareKeyAt(k int) bool {
+	src := s.src
+	e := k
+	for e < len(src) && isIdent(src[e]) {
+		e++
+	}
+	if e == k {
+		return false
+	}
+	e = skipWS(src, e)
+	return e < len(src) && src[e] == ':'
 }
 
 // memberFollows reports whether what comes after a comma at k looks like the
 // next member (ctxObj) or element (ctxArr), rather than more prose.
 func (s *scanner) memberFollows(k int, ctx strCtx) bool {
 	src := s.src
-	k = skipWS(src, k)
+	for k < len(src) && (isWS(src[k]) || src[k] == ',') {
+		k++ // a doubled comma is still a separator
+	}
 	if k >= len(src) || quoteKindAt(src, k) != qNone {
 		return true
 	}
@@ -689,23 +808,9 @@ func (s *scanner) memberFollows(k int, ctx strCtx) bool {
 		return true
 	}
 	if ctx == ctxObj {
-		if c == '}' {
-			return true
-		}
-		e := k
-		for e < len(src) && isIdent(src[e]) {
-			e++
-		}
-		if e == k {
-			return false
-		}
-		e = skipWS(src, e)
-		return e < len(src) && src[e] == ':'
+		return c == '}' || c == ']' || s.bareKeyAt(k)
 	}
-	if c == '{' || c == '[' || c == ']' || c == '-' || isDigit(c) {
-		return true
-	}
-	return literalAt(src, k)
+	return c == ']' || s.elementAt(k)
 }
 
 // swallowedColon handles DeepSeek's "key: "value": the key string ended in
@@ -736,10 +841,46 @@ func (s *scanner) swallowedColon(q, content int) bool {
 	for range sp {
 		s.out = append(s.out, ' ')
 	}
-	s.add(colon, q+1, FixInsertColon, string(src[colon:q+1]), `"`+string(src[colon:q])+`"`)
+	a := s.lit(`"`)
+	s.arena = append(append(s.arena, src[colon:q]...), '"')
+	a.hi = len(s.arena)
+	s.add(colon, q+1, fxInsertColon, s.in(colon, q+1), a)
 	s.i = q
 	s.cur().state = stValue
 	s.str(ctxObj)
+	return true
+}
+
+// quotedColon handles "key:" "value": the colon went inside the key's
+// quotes, and the value follows after a space. It moves the colon out when no
+// real colon follows the key.
+func (s *scanner) quotedColon(q, content int) bool {
+	src := s.src
+	j := skipWS(src, q+1)
+	if j >= len(src) || j == q+1 || src[j] == ':' {
+		return false
+	}
+	if c := src[j]; c != '{' && c != '[' && c != '-' && !isIdent(c) && quoteKindAt(src, j) == qNone {
+		return false
+	}
+	k := len(s.out)
+	for k > content && s.out[k-1] == ' ' {
+		k--
+	}
+	sp := len(s.out) - k
+	colon := q - sp - 1
+	if k-1 <= content || s.out[k-1] != ':' || src[colon] != ':' {
+		return false
+	}
+	s.out = append(s.out[:k-1], '"', ':')
+	for range sp {
+		s.out = append(s.out, ' ')
+	}
+	a := s.lit(`":`)
+	s.arena = append(s.arena, src[colon+1:q]...)
+	a.hi = len(s.arena)
+	s.add(colon, q+1, fxInsertColon, s.in(colon, q+1), a)
+	s.i = q + 1
 	return true
 }
 
@@ -763,7 +904,7 @@ func (s *scanner) colonInKey(i, content int) bool {
 		return false
 	}
 	s.out = append(s.out, '"', ':')
-	s.add(i, i+1, FixInsertColon, ":", `":`)
+	s.add(i, i+1, fxInsertColon, s.in(i, i+1), s.lit(`":`))
 	s.i = i + 1
 	return true
 }
@@ -797,19 +938,22 @@ func (s *scanner) escape(i int, q qkind) int {
 	case '\'':
 		if q == qSingle || q == qCurlyS {
 			s.out = append(s.out, '\'')
-			s.add(i, i+2, FixNormalizeQuotes, `\'`, `'`)
+			s.add(i, i+2, fxNormalizeQuotes, s.in(i, i+2), s.in(i+1, i+2))
 			return i + 2
 		}
 	default:
 		if isMarkdownEscape(e) {
 			s.out = append(s.out, e)
-			s.add(i, i+2, FixMarkdownEscape, string(src[i:i+2]), string(e))
+			s.add(i, i+2, fxMarkdownEscape, s.in(i, i+2), s.in(i+1, i+2))
 			return i + 2
 		}
 	}
 	s.out = append(s.out, '\\', '\\')
 	_, sz := utf8.DecodeRune(src[i+1:])
-	s.add(i, i+1, FixEscapeBackslash, string(src[i:i+1+sz]), `\`+string(src[i:i+1+sz]))
+	a := s.lit(`\`)
+	s.arena = append(s.arena, src[i:i+1+sz]...)
+	a.hi = len(s.arena)
+	s.add(i, i+1, fxEscapeBackslash, s.in(i, i+1+sz), a)
 	return i + 1
 }
 
@@ -822,7 +966,7 @@ func (s *scanner) control(i int) int {
 		s.out = appendControl(s.out, src[j])
 		j++
 	}
-	s.add(i, j, FixEscapeControl, string(src[i:j]), string(s.out[o:]))
+	s.add(i, j, fxEscapeControl, s.fragIn(i, j), s.lit(frag(s.out[o:])))
 	return j
 }
 
@@ -841,7 +985,7 @@ func (s *scanner) badUTF8(i int) int {
 		before.WriteByte(hexDigit[src[j]&15])
 		j++
 	}
-	s.add(i, j, FixInvalidUTF8, before.String(), strings.Repeat("\uFFFD", j-i))
+	s.add(i, j, fxInvalidUTF8, s.lit(before.String()), s.lit(strings.Repeat("\uFFFD", j-i)))
 	return j
 }
 
@@ -869,7 +1013,7 @@ func (s *scanner) number() bool {
 		if string(w) == "Infinity" || string(w) == "NaN" {
 			s.flush()
 			s.out = append(s.out, "null"...)
-			s.add(start, k, FixLiteral, string(src[start:k]), "null")
+			s.add(start, k, fxLiteral, s.in(start, k), s.lit("null"))
 			s.i = k
 			return s.valueDone()
 		}
@@ -944,7 +1088,7 @@ func (s *scanner) number() bool {
 		if exp >= 0 {
 			s.out = append(s.out, src[exp:j]...)
 		}
-		s.add(start, j, FixNumberFormat, string(src[start:j]), string(s.out[o:]))
+		s.add(start, j, fxNumberFormat, s.in(start, j), s.litB(s.out[o:]))
 	}
 	s.i = j
 	return s.valueDone()
@@ -969,7 +1113,7 @@ func (s *scanner) word() bool {
 			s.flush()
 			s.out = append(s.out, lit...)
 			if lit != string(w) {
-				s.add(start, j, FixLiteral, string(w), lit)
+				s.add(start, j, fxLiteral, s.in(start, j), s.lit(lit))
 			}
 			s.i = j
 			return s.valueDone()
@@ -1019,7 +1163,7 @@ func (s *scanner) quote(a, b int) {
 	s.out = append(s.out, '"')
 	s.out = appendEscaped(s.out, s.src[a:b])
 	s.out = append(s.out, '"')
-	s.add(a, b, FixQuoteValue, frag(s.src[a:b]), frag(s.out[o:]))
+	s.add(a, b, fxQuoteValue, s.fragIn(a, b), s.lit(frag(s.out[o:])))
 }
 
 // unquotedKey quotes a bare key ({user_name: "x"}).
@@ -1046,7 +1190,10 @@ func (s *scanner) unquotedKey(f *frame) {
 	s.out = append(s.out, '"')
 	s.out = append(s.out, src[start:j]...)
 	s.out = append(s.out, '"')
-	s.add(start, j, FixQuoteKey, string(src[start:j]), `"`+string(src[start:j])+`"`)
+	a := s.lit(`"`)
+	s.arena = append(append(s.arena, src[start:j]...), '"')
+	a.hi = len(s.arena)
+	s.add(start, j, fxQuoteKey, s.in(start, j), a)
 	s.i, s.lastEnd = j, j
 	if j == end {
 		s.eofCut = true
@@ -1062,6 +1209,13 @@ func valueCtx(f *frame) strCtx {
 		return ctxObj
 	}
 	return ctxArr
+}
+
+func openerOf(closer byte) byte {
+	if closer == '}' {
+		return '{'
+	}
+	return '['
 }
 
 func closerOf(kind byte) byte {

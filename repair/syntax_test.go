@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/syntax")
@@ -88,6 +90,8 @@ func TestRepairSyntax(t *testing.T) {
 			want: `{"subsections": ["a", "b"]}`, fixers: []string{FixInsertColon}},
 		{name: "swallowed colon before number", in: `{"section_order: 3}`,
 			want: `{"section_order": 3}`, fixers: []string{FixInsertColon}},
+		{name: "colon inside the key's quotes", in: `{"key:" "value", "n:" 2}`,
+			want: `{"key": "value", "n": 2}`, fixers: []string{FixInsertColon, FixInsertColon}},
 		{name: "missing colon between strings", in: `{"key" "value"}`,
 			want: `{"key": "value"}`, fixers: []string{FixInsertColon}},
 		{name: "colon inside key kept", in: `{"a:b": 1, "time: 10:30": 2}`,
@@ -160,7 +164,10 @@ func TestRepairSyntax(t *testing.T) {
 		{name: "key without value", in: `{"a", "b": 1}`, want: `{"a":null, "b": 1}`, fixers: []string{FixMissingValue}},
 		{name: "array left open", in: `{"a": [1, 2}`, want: `{"a": [1, 2]}`, fixers: []string{FixInsertCloser}},
 		{name: "object left open", in: `[{"a": 1]`, want: `[{"a": 1}]`, fixers: []string{FixInsertCloser}},
-		{name: "stray characters", in: `{"a": 1, ... }`, want: `{"a": 1  }`, fixers: []string{FixRemoveInvalid, FixRemoveTrailingComma}},
+		{name: "closer typo inside an object", in: `{"o": ["a", "b"}, "n": 1}`, want: `{"o": ["a", "b"], "n": 1}`, fixers: []string{FixWrongCloser}},
+		{name: "closer typo inside an array", in: `[{"a": 1], {"b": 2}]`, want: `[{"a": 1}, {"b": 2}]`, fixers: []string{FixWrongCloser}},
+		{name: "closer with nothing outside", in: `["a", "b"}`, want: `["a", "b"]`, fixers: []string{FixWrongCloser}},
+		{name: "stray characters", in: `{"a": 1, ... }`, want: `{"a": 1  }`, fixers: []string{FixRemoveTrailingComma, FixRemoveInvalid}},
 		{name: "extra closer after the value", in: `{"a": 1}}`, want: `{"a": 1}`, fixers: []string{FixStripProse}},
 
 		// Stringified documents.
@@ -174,6 +181,8 @@ func TestRepairSyntax(t *testing.T) {
 			want: `"{\"a\": 1}"`},
 		{name: "plain string is not unwrapped", in: `"hello"`, opt: SyntaxOptions{ExpectContainer: true},
 			want: `"hello"`},
+		{name: "quoted prose before the document", in: `"Sure," he said. {"a": 1}`, opt: SyntaxOptions{ExpectContainer: true},
+			want: `{"a": 1}`, fixers: []string{FixStripProse}},
 
 		// Truncation.
 		{name: "truncated in string", in: `{"a": [1, {"b": "x`,
@@ -224,14 +233,14 @@ func TestRepairSyntaxChanges(t *testing.T) {
 				{Path: "1:1", Before: "```json", After: "", Fixer: FixStripFence},
 				{Path: "2:8", Before: `: "`, After: `": "`, Fixer: FixInsertColon},
 				{Path: "3:9", Before: "", After: ",", Fixer: FixInsertComma},
-				{Path: "3:13", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
+				{Path: "3:12", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
 				{Path: "4:1", Before: "```", After: "", Fixer: FixStripFence},
 			}},
 		{name: "escapes", in: `{"a": "C:\Users\_x` + "\n" + `"}`,
 			want: []Change{
 				{Path: "1:10", Before: `\U`, After: `\\U`, Fixer: FixEscapeBackslash},
 				{Path: "1:16", Before: `\_`, After: `_`, Fixer: FixMarkdownEscape},
-				{Path: "1:18", Before: "\n", After: `\n`, Fixer: FixEscapeControl},
+				{Path: "1:19", Before: "\n", After: `\n`, Fixer: FixEscapeControl},
 			}},
 		{name: "literals and quotes", in: `{'ok': True}`,
 			want: []Change{
@@ -242,11 +251,17 @@ func TestRepairSyntaxChanges(t *testing.T) {
 		{name: "array separator", in: "[{\"a\":1}\n], {\"a\":2}]",
 			want: []Change{{Path: "2:1", Before: "],", After: ",", Fixer: FixArraySeparator}}},
 		{name: "truncation drops the partial member", in: "{\"a\": 1,\n \"b\": fal",
-			want: []Change{{Path: "1:8", Before: ", \n \"b\": fal"[0:1] + "\n \"b\": fal", After: "}", Fixer: FixCloseTruncated}}},
+			want: []Change{{Path: "1:8", Before: ",\n \"b\": fal", After: "}", Fixer: FixCloseTruncated}}},
 		{name: "stringified document maps positions into the string", in: `"{\"a\": 1,}"`, opt: SyntaxOptions{ExpectContainer: true},
 			want: []Change{
 				{Path: "1:1", Before: `"{\"a\": 1,}"`, After: `{"a": 1}`, Fixer: FixUnstringify},
-				{Path: "1:10", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
+				{Path: "1:11", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
+			}},
+		{name: "columns count runes", in: "{\"größe\": 'x',}",
+			want: []Change{
+				{Path: "1:11", Before: "'", After: `"`, Fixer: FixNormalizeQuotes},
+				{Path: "1:13", Before: "'", After: `"`, Fixer: FixNormalizeQuotes},
+				{Path: "1:14", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
 			}},
 		{name: "long prose is shortened", in: strings.Repeat("word ", 40) + "{\"a\": 1}",
 			want: []Change{{Path: "1:1", Before: strings.Repeat("word ", 15) + "wo…", After: "", Fixer: FixStripProse}}},
@@ -330,8 +345,26 @@ func TestRepairSyntaxValidUnchanged(t *testing.T) {
 			t.Errorf("RepairSyntax(%q) error: %v", in, err)
 			continue
 		}
-		if want := bytes.TrimSpace(in); !bytes.Equal(got.Text, want) || len(got.Changes) != 0 {
+		if want := trimJSON(in); !bytes.Equal(got.Text, want) || len(got.Changes) != 0 {
 			t.Errorf("RepairSyntax(%q) = %q with %d changes; want it unchanged", in, got.Text, len(got.Changes))
+		}
+	}
+}
+
+// TestScannerKeepsValidJSON runs the scanner itself, past the fast path, on
+// valid documents: its heuristics (where a string ends, what a closer means)
+// must agree with JSON wherever JSON is valid, so that the valid parts of a
+// broken document come through untouched.
+func TestScannerKeepsValidJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 2000 {
+		in := genJSON(r, 0, r.IntN(2) == 0)
+		s := scanner{src: in, lastBad: -1}
+		if err := s.run(); err != nil {
+			t.Fatalf("scanning %q: %v", in, err)
+		}
+		if !bytes.Equal(s.out, in) || len(s.raw) != 0 || s.truncated {
+			t.Fatalf("scanning %q = %q with %d changes, want it unchanged", in, s.out, len(s.raw))
 		}
 	}
 }
@@ -362,6 +395,13 @@ func TestRepairSyntaxAlwaysValid(t *testing.T) {
 	}
 }
 
+// trimJSON strips JSON whitespace (RFC 8259 §2), which is narrower than
+// bytes.TrimSpace: "0\v" is not valid JSON.
+func trimJSON(b []byte) []byte {
+	lo, hi := trimBounds(b)
+	return b[lo:hi]
+}
+
 // checkRepair asserts the properties every call must have.
 func checkRepair(t *testing.T, in []byte, opt SyntaxOptions) {
 	t.Helper()
@@ -376,10 +416,21 @@ func checkRepair(t *testing.T, in []byte, opt SyntaxOptions) {
 	if !json.Valid(got.Text) || !utf8.Valid(got.Text) {
 		t.Fatalf("RepairSyntax(%q).Text = %q, not valid JSON", in, got.Text)
 	}
-	if got.Truncated != (got.Missing != "" || got.Truncated) {
-		t.Fatalf("RepairSyntax(%q) Truncated without Missing", in)
+	if got.Missing != "" && !got.Truncated {
+		t.Fatalf("RepairSyntax(%q) Missing %q without Truncated", in, got.Missing)
 	}
-	if validJSON(bytes.TrimSpace(in)) && !opt.ExpectContainer && (!bytes.Equal(got.Text, bytes.TrimSpace(in)) || len(got.Changes) != 0) {
+	if _, err := strictjson.Parse(got.Text); err != nil {
+		// The pipeline parses the result strictly; only what is no syntax
+		// fault (a duplicate key) may remain.
+		var se *strictjson.SyntaxError
+		if !errors.As(err, &se) || se.Reason != strictjson.ReasonDuplicateKey {
+			t.Fatalf("RepairSyntax(%q).Text = %q, which the strict parser refuses: %v", in, got.Text, err)
+		}
+	}
+	if len(got.Text) > 8*len(in)+16 {
+		t.Fatalf("RepairSyntax(%q) wrote %d bytes for %d", in, len(got.Text), len(in))
+	}
+	if trimmed := trimJSON(in); validJSON(trimmed) && !opt.ExpectContainer && (!bytes.Equal(got.Text, trimmed) || len(got.Changes) != 0) {
 		t.Fatalf("RepairSyntax(%q) changed valid JSON to %q", in, got.Text)
 	}
 	for _, c := range got.Changes {
@@ -408,17 +459,28 @@ func TestRepairSyntaxKeepsStrings(t *testing.T) {
 		inputs = append(inputs, corrupt(r, genJSON(r, 0, false)))
 	}
 	for _, in := range inputs {
-		run, strs, err := traceRepair(in)
-		if err != nil {
+		checkStrings(t, in)
+	}
+}
+
+// checkStrings asserts that every string of in that reaches the output is
+// copied unchanged unless a change covers it.
+func checkStrings(t *testing.T, in []byte) {
+	t.Helper()
+	run, strs, err := traceRepair(in)
+	if err != nil {
+		return
+	}
+	for _, st := range strs {
+		b := st.srcEnd
+		if b == len(in) {
+			b++ // a string cut off by the end of the input is closed there
+		}
+		if covered(run.log.raw, st.srcOff, b) {
 			continue
 		}
-		for _, st := range strs {
-			if covered(run.spans, st.srcOff, st.srcEnd) {
-				continue
-			}
-			if src, out := in[st.srcOff:st.srcEnd], run.text[st.outOff:st.outEnd]; !bytes.Equal(src, out) {
-				t.Errorf("RepairSyntax(%q): string %s became %s with no change recorded", in, src, out)
-			}
+		if src, out := in[st.srcOff:st.srcEnd], run.text[st.outOff:st.outEnd]; !bytes.Equal(src, out) {
+			t.Errorf("RepairSyntax(%q): string %s became %s with no change recorded", in, src, out)
 		}
 	}
 }
@@ -452,7 +514,7 @@ func TestRepairSyntaxGeneratedFaults(t *testing.T) {
 }
 
 // covered reports whether a change touches the input range [a, b).
-func covered(spans []span, a, b int) bool {
+func covered(spans []rawSpan, a, b int) bool {
 	for _, sp := range spans {
 		if sp.off < b && sp.end > a || sp.off == sp.end && sp.off > a && sp.off < b {
 			return true
@@ -467,15 +529,16 @@ func traceRepair(in []byte) (docRun, []strTrace, error) {
 	if lo == hi || validJSON(in[lo:hi]) {
 		return docRun{}, nil, ErrNoJSON
 	}
-	start, pre, err := locate(in, lo, false)
+	var log changeLog
+	start, err := locate(in, lo, false, &log)
 	if err != nil {
 		return docRun{}, nil, err
 	}
-	s := scanner{src: in, i: start, spans: pre, lastBad: -1, traceOn: true}
+	s := scanner{src: in, i: start, lastBad: -1, traceOn: true, changeLog: log}
 	if err := s.run(); err != nil {
 		return docRun{}, nil, err
 	}
-	return docRun{text: s.out, spans: s.spans}, s.trace, nil
+	return docRun{text: s.out, log: s.changeLog}, s.trace, nil
 }
 
 // genJSON generates a random JSON document: objects and arrays of strings
@@ -583,6 +646,9 @@ func corrupt(r *rand.Rand, doc []byte) []byte {
 	case 0:
 		out = append(append([]byte("```json\n"), out...), "\n```\n"...)
 	case 1:
+		if out[0] != '{' {
+			break // prose before a bare array of scalars reads as a citation
+		}
 		out = append(append([]byte("Here is the result:\n"), out...), "\nHope this helps."...)
 	case 2:
 		out = append(append([]byte("<think>\nI need {x} and [y].\n</think>\n"), out...), '\n')
@@ -673,5 +739,6 @@ func FuzzRepairSyntax(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte, expect bool) {
 		checkRepair(t, in, SyntaxOptions{ExpectContainer: expect})
+		checkStrings(t, in)
 	})
 }

@@ -59,7 +59,7 @@ func StripThink(text string) string {
 		return text
 	}
 	firstOpen := nextThinkOpen(text, 0)
-	if c := strings.Index(text, thinkClose); c >= 0 && (firstOpen < 0 || c < firstOpen) && atLineEnd(text, c+len(thinkClose)) {
+	if c := orphanClose(text, firstOpen); c >= 0 {
 		text = text[c+len(thinkClose):]
 		firstOpen = nextThinkOpen(text, 0)
 	}
@@ -79,6 +79,27 @@ func StripThink(text string) string {
 	}
 	b.WriteString(text[pos:])
 	return b.String()
+}
+
+// orphanClose returns the offset of the first "</think>" that ends a line
+// and comes before the first opening tag at firstOpen (-1: none), or -1.
+func orphanClose(text string, firstOpen int) int {
+	limit := len(text)
+	if firstOpen >= 0 {
+		limit = firstOpen
+	}
+	for from := 0; from < limit; {
+		i := strings.Index(text[from:limit], thinkClose)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if atLineEnd(text, i+len(thinkClose)) {
+			return i
+		}
+		from = i + len(thinkClose)
+	}
+	return -1
 }
 
 // nextThinkOpen returns the offset of the first "<think>" at or after from
@@ -146,8 +167,7 @@ func atLineEnd(text string, i int) bool {
 //     questions does not close the block.
 //   - A block that never closes (truncated output) runs to the end of the
 //     text, without a trailing "```" glued to its last line.
-//   - A fence that closes on its own line (```json {"a":1}```) is a block
-//     too.
+//   - A block may open and close on one line (```json {"a":1}```).
 //   - Blocks with any other tag (```python, ```jsonc) are skipped whole, so
 //     nothing inside them counts.
 //
@@ -155,13 +175,13 @@ func atLineEnd(text string, i int) bool {
 // '[' or when it strictly parses as one JSON value (a scalar from Ollama's
 // format mode); nil otherwise.
 func Candidates(text string) (json []Extraction, plain []Extraction, bare *Extraction) {
-	pos := 0
-	for pos < len(text) {
-		f, ok := nextFence(text, pos)
+	sc := fenceScanner{text: text}
+	for sc.pos < len(text) {
+		f, ok := sc.next()
 		if !ok {
 			break
 		}
-		pos = f.next
+		sc.pos = f.next
 		ex := trimmed(text, f.start, f.end)
 		switch {
 		case strings.EqualFold(f.tag, "json"):
@@ -199,9 +219,34 @@ type fence struct {
 	next       int
 }
 
-// nextFence finds the first block whose opening fence starts at or after
-// pos.
-func nextFence(text string, pos int) (fence, bool) {
+// fenceScanner walks text from pos, block by block.
+type fenceScanner struct {
+	text string
+	pos  int
+	// The first '\n' at or after lineFrom is at lineEnd (len(text) if
+	// none). Many single-line fences on one long line would otherwise
+	// search for the same line end again and again.
+	lineFrom, lineEnd int
+	lineKnown         bool
+}
+
+// endOfLine returns the offset of the first '\n' at or after i, or
+// len(text).
+func (sc *fenceScanner) endOfLine(i int) int {
+	if sc.lineKnown && sc.lineFrom <= i && i <= sc.lineEnd {
+		return sc.lineEnd
+	}
+	end := len(sc.text)
+	if j := strings.IndexByte(sc.text[i:], '\n'); j >= 0 {
+		end = i + j
+	}
+	sc.lineFrom, sc.lineEnd, sc.lineKnown = i, end, true
+	return end
+}
+
+// next finds the first block whose opening fence starts at or after pos.
+func (sc *fenceScanner) next() (fence, bool) {
+	text, pos := sc.text, sc.pos
 	for pos < len(text) {
 		i := strings.Index(text[pos:], "```")
 		if i < 0 {
@@ -212,13 +257,10 @@ func nextFence(text string, pos int) (fence, bool) {
 		for i+n < len(text) && text[i+n] == '`' {
 			n++
 		}
-		infoEnd := len(text)
-		if j := strings.IndexByte(text[i+n:], '\n'); j >= 0 {
-			infoEnd = i + n + j
-		}
+		infoEnd := sc.endOfLine(i + n)
 		info := text[i+n : infoEnd]
 		if k := strings.Index(info, "```"); k >= 0 {
-			// The block closes on its own line.
+			// The block closes on the line it opens.
 			body := info[:k]
 			after := i + n + k
 			for after < infoEnd && text[after] == '`' {

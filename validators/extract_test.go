@@ -132,6 +132,8 @@ func TestStripThink(t *testing.T) {
 		{"open inside a line is text", `{"q": "What does <think> do?"}`, `{"q": "What does <think> do?"}`},
 		{"close inside a line is text", `{"q": "</think> ends it", "a": 1}`, `{"q": "</think> ends it", "a": 1}`},
 		{"close followed by JSON on the same line", `reasoning</think>{"a":1}`, `reasoning</think>{"a":1}`},
+		{"orphan close after a quoted one", "the tag </think> ends it\nso I am done</think>\n{}", "\n{}"},
+		{"section close may sit mid-line", "<think>\nx\ny</think> z\n{}", " z\n{}"},
 		{"upper case is text", "<THINK>x</THINK>{}", "<THINK>x</THINK>{}"},
 		{"section spanning a fence", "<think>\n```json\n{\"draft\": 1}\n```\n</think>\n```json\n{}\n```", "\n```json\n{}\n```"},
 	}

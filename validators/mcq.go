@@ -1,13 +1,13 @@
 package validators
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -27,9 +27,13 @@ import (
 // (counts, durations, ids, numbering) are fixable; content (an answer, an
 // option, an explanation) never is.
 type mcqRules struct {
-	// forbidden matches catch-all options ("all of the above" and its
-	// equivalents) in text normalised by mcqNormalize.
-	forbidden *regexp.Regexp
+	// forbidden finds catch-all options ("all of the above" and its
+	// equivalents): each phrase as its normalised words, indexed by the
+	// first word, so that an option costs one map lookup per word. One
+	// regular expression of all phrases was tried first and took most of
+	// the pack's time in BenchmarkMCQRules: Go's regexp engine follows every
+	// alternative at every position.
+	forbidden map[string][][]string
 }
 
 var _ RulePack = (*mcqRules)(nil)
@@ -70,23 +74,112 @@ var mcqForbiddenPhrases = []string{
 	"todas las anteriores", "ninguna de las anteriores", "todas las respuestas",
 }
 
-// mcqForbiddenPatterns catch "both A and B" with any pair of option letters.
+// mcqForbiddenPatterns catch "both A and B" with any pair of option
+// letters; mcqLetter stands for one letter a–f (or Cyrillic а–е).
 var mcqForbiddenPatterns = []string{
-	`both [a-f] and [a-f]`,
-	`sowohl [a-f] als auch [a-f]`,
-	`и [a-fа-е] и [a-fа-е]`,
+	"both " + mcqLetter + " and " + mcqLetter,
+	"sowohl " + mcqLetter + " als auch " + mcqLetter,
+	"и " + mcqLetter + " и " + mcqLetter,
 }
+
+// mcqLetter is the placeholder for an option letter in a forbidden pattern.
+const mcqLetter = "\x00letter"
 
 // newMCQRules compiles the pack's matchers once; Check only evaluates them.
 func newMCQRules() *mcqRules {
-	alts := make([]string, 0, len(mcqForbiddenPhrases)+len(mcqForbiddenPatterns))
+	m := &mcqRules{forbidden: map[string][][]string{}}
+	add := func(words []string) {
+		m.forbidden[words[0]] = append(m.forbidden[words[0]], words[1:])
+	}
 	for _, p := range mcqForbiddenPhrases {
-		alts = append(alts, regexp.QuoteMeta(mcqNormalize(p)))
+		add(strings.Fields(mcqNormalize(p)))
 	}
-	alts = append(alts, mcqForbiddenPatterns...)
-	return &mcqRules{
-		forbidden: regexp.MustCompile(`(?:^| )(?:` + strings.Join(alts, "|") + `)(?: |$)`),
+	for _, p := range mcqForbiddenPatterns {
+		add(strings.Fields(p))
 	}
+	return m
+}
+
+// isForbidden reports whether an option contains a catch-all phrase as
+// whole words, ignoring case, punctuation and spacing.
+func (m *mcqRules) isForbidden(option string, sc *mcqScratch) bool {
+	words := sc.words(option)
+	for i, w := range words {
+		for _, rest := range m.forbidden[string(w)] {
+			if mcqWordsMatch(words[i+1:], rest) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mcqWordsMatch(words [][]byte, pattern []string) bool {
+	if len(words) < len(pattern) {
+		return false
+	}
+	for j, p := range pattern {
+		if p == mcqLetter {
+			r, size := utf8.DecodeRune(words[j])
+			if size != len(words[j]) || !(r >= 'a' && r <= 'f' || r >= 'а' && r <= 'е') {
+				return false
+			}
+			continue
+		}
+		if string(words[j]) != p {
+			return false
+		}
+	}
+	return true
+}
+
+// mcqScratch holds buffers that one Check call reuses for every string it
+// splits into words, so that the word-based rules allocate only while the
+// buffers grow. A pack is shared by concurrent requests; its scratch
+// space therefore lives in the call, never in the pack.
+type mcqScratch struct {
+	buf []byte
+	ws  [][]byte
+}
+
+// words returns the words of s as mcqNormalize folds them. The result is
+// valid until the next call.
+func (sc *mcqScratch) words(s string) [][]byte {
+	sc.buf, sc.ws = sc.buf[:0], sc.ws[:0]
+	start := -1
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			// ASCII, nearly all of the text: no Unicode tables needed.
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			} else if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+				if start >= 0 {
+					sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+					start = -1
+				}
+				continue
+			}
+		case r == 'ё' || r == 'Ё':
+			r = 'е'
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			r = unicode.ToLower(r)
+		default:
+			if start >= 0 {
+				sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = len(sc.buf)
+		}
+		sc.buf = utf8.AppendRune(sc.buf, r)
+	}
+	if start >= 0 {
+		sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+	}
+	return sc.ws
 }
 
 // mcqParams are the question-set settings of SPEC §4, parsed.
@@ -240,35 +333,39 @@ func (m *mcqRules) Check(doc *strictjson.Value, p Params, e *Emitter) {
 	if !haveQs {
 		return
 	}
-	ids := map[string][]int{}
+	ids := make(mcqIDs, len(items))
 	for i, q := range items {
 		if id, ok := q.Get("question_id").AsString(); ok {
-			ids[id] = append(ids[id], i)
+			if at, seen := ids[id]; !seen {
+				ids[id] = [2]int{i, -1}
+			} else if at[1] < 0 {
+				ids[id] = [2]int{at[0], i}
+			}
 		}
 	}
+	var sc mcqScratch
 	for i, q := range items {
 		if q.Kind == strictjson.KindObject {
-			m.checkQuestion(i, q, w.of[i], cfg, ids, e)
+			m.checkQuestion(i, q, w.of[i], cfg, ids, &sc, e)
 		}
 	}
-	m.checkDuplicateQuestions(items, e)
+	m.checkDuplicateQuestions(items, &sc, e)
 }
 
 // checkMeta evaluates C1 and the duration rule: every meta value that is
 // derived from the questions.
 func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams, target int, haveTarget, haveQs, lengthOK bool, e *Emitter) {
-	if qc := meta.Get("question_count"); haveTarget {
-		if n, ok := qc.AsInt(); ok && n != int64(target) {
-			var fix any
-			why := "the number of questions"
-			if lengthOK {
-				fix = target
-			} else {
-				why = "the question_count of the question set"
-			}
-			e.Semantic("QUESTION_COUNT_MISMATCH", SeverityError, qc, []Seg{"meta", "question_count"}, target, ruleActual(qc),
-				fmt.Sprintf("Set meta.question_count to %d (%s).", target, why), fix)
+	qc := meta.Get("question_count")
+	if n, ok := qc.AsInt(); ok && haveTarget && n != int64(target) {
+		var fix any
+		why := "the number of questions"
+		if lengthOK {
+			fix = target
+		} else {
+			why = "the question_count of the question set"
 		}
+		e.Semantic("QUESTION_COUNT_MISMATCH", SeverityError, qc, []Seg{"meta", "question_count"}, target, ruleActual(qc),
+			fmt.Sprintf("Set meta.question_count to %d (%s).", target, why), fix)
 	}
 
 	// Values derived from the questions are fixes only when the questions
@@ -372,17 +469,19 @@ func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK 
 		t[k] = f
 	}
 	sum := buf
-	var terms []string
 	for k, c := range w.counts {
-		if c > 0 {
-			sum += float64(c) * t[k]
-			terms = append(terms, fmt.Sprintf("%d×%s", c, ruleFormat(t[k])))
-		}
+		sum += float64(c) * t[k]
 	}
 	segs := []Seg{"meta", "test_duration_minutes"}
 	if w.unknown == 0 {
 		if ruleSame(sum, dur) {
 			return
+		}
+		var terms []string
+		for k, c := range w.counts {
+			if c > 0 {
+				terms = append(terms, fmt.Sprintf("%d×%s", c, ruleFormat(t[k])))
+			}
 		}
 		terms = append(terms, ruleFormat(buf))
 		var fix any
@@ -429,26 +528,64 @@ func mcqDifficulty(d [3]int) string {
 	return fmt.Sprintf("%d/%d/%d", d[0], d[1], d[2])
 }
 
+// mcqIDs records where each question_id occurs: the first two indices are
+// enough to name "another question" for any occurrence.
+type mcqIDs map[string][2]int
+
+// other returns an index other than i where id occurs, or -1.
+func (ids mcqIDs) other(id string, i int) int {
+	at, ok := ids[id]
+	switch {
+	case !ok:
+		return -1
+	case at[0] != i:
+		return at[0]
+	case at[1] >= 0:
+		return at[1]
+	}
+	return -1
+}
+
+// mcqAt is the path of a member of questions[i].
+func mcqAt(i int, segs ...Seg) []Seg { return append([]Seg{"questions", i}, segs...) }
+
+// mcqIsID reports whether id is the id of position n (1-based): "Q" and n
+// with at least three digits, compared without building the string.
+func mcqIsID(id string, n int) bool {
+	var buf [24]byte
+	b := append(buf[:0], 'Q')
+	for d := 100; d > 1 && n < d; d /= 10 {
+		b = append(b, '0')
+	}
+	b = strconv.AppendInt(b, int64(n), 10)
+	return id == string(b)
+}
+
+// mcqHasNumber reports whether text starts with "n. ".
+func mcqHasNumber(text string, n int) bool {
+	var buf [24]byte
+	b := append(strconv.AppendInt(buf[:0], int64(n), 10), '.', ' ')
+	return len(text) >= len(b) && text[:len(b)] == string(b)
+}
+
 // checkQuestion evaluates C2–C7 on questions[i]; weight is its valid weight
-// or 0.
-func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcqParams, ids map[string][]int, e *Emitter) {
-	at := func(segs ...Seg) []Seg { return append([]Seg{"questions", i}, segs...) }
-	name := fmt.Sprintf("questions[%d]", i)
+// or 0. Names and paths for messages are built only when a rule fails:
+// valid questions, the common case, cost no formatting.
+func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcqParams, ids mcqIDs, sc *mcqScratch, e *Emitter) {
+	name := func() string { return "questions[" + strconv.Itoa(i) + "]" }
 
 	// C5: question_id. Ids are derived from positions, so the fix is always
 	// the id of the position; a duplicate is named as such because that is
 	// what a reader needs to see.
 	idv := q.Get("question_id")
-	if id, ok := idv.AsString(); ok {
+	if id, ok := idv.AsString(); ok && !mcqIsID(id, i+1) {
 		want := fmt.Sprintf("Q%03d", i+1)
-		if id != want {
-			if other := slices.IndexFunc(ids[id], func(j int) bool { return j != i }); other >= 0 {
-				e.Semantic("QUESTION_ID_DUPLICATE", SeverityError, idv, at("question_id"), want, id,
-					fmt.Sprintf("%s.question_id %q is also used by questions[%d]; set it to %q.", name, id, ids[id][other], want), want)
-			} else {
-				e.Semantic("QUESTION_ID_SEQUENCE", SeverityError, idv, at("question_id"), want, id,
-					fmt.Sprintf("Set %s.question_id to %q (ids follow the order of the questions: Q001, Q002, …).", name, want), want)
-			}
+		if other := ids.other(id, i); other >= 0 {
+			e.Semantic("QUESTION_ID_DUPLICATE", SeverityError, idv, mcqAt(i, "question_id"), want, id,
+				fmt.Sprintf("%s.question_id %q is also used by questions[%d]; set it to %q.", name(), id, other, want), want)
+		} else {
+			e.Semantic("QUESTION_ID_SEQUENCE", SeverityError, idv, mcqAt(i, "question_id"), want, id,
+				fmt.Sprintf("Set %s.question_id to %q (ids follow the order of the questions: Q001, Q002, …).", name(), want), want)
 		}
 	}
 
@@ -457,22 +594,26 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	// everything fixed: applying one or both gives the same result.
 	qv := q.Get("question")
 	if text, ok := qv.AsString(); ok {
-		want := strconv.Itoa(i+1) + ". "
-		fixed := text
-		numbered := strings.HasPrefix(text, want)
-		if !numbered {
-			n := mcqNumberPrefix(text)
-			fixed = want + strings.TrimLeft(text[n:], " \t")
-		}
+		numbered := mcqHasNumber(text, i+1)
 		code := mcqScanCode(text)
-		if code.badLine != "" {
-			fixed = mcqScanCode(fixed).fixed
+		if !numbered || code.badLine != "" {
+			want := strconv.Itoa(i+1) + ". "
+			fixed := text
+			if !numbered {
+				fixed = want + strings.TrimLeft(text[mcqNumberPrefix(text):], " \t")
+			}
+			if code.badLine != "" {
+				fixed = mcqScanCode(fixed).fixed
+			}
+			if !numbered {
+				e.Semantic("QUESTION_NUMBERING", SeverityError, qv, mcqAt(i, "question"), want, mcqPrefixShown(text),
+					fmt.Sprintf("Start %s.question with %q (its 1-based position), replacing any other number prefix.", name(), want), fixed)
+			}
+			code.fixed = fixed
 		}
-		if !numbered {
-			e.Semantic("QUESTION_NUMBERING", SeverityError, qv, at("question"), want, mcqPrefixShown(text),
-				fmt.Sprintf("Start %s.question with %q (its 1-based position), replacing any other number prefix.", name, want), fixed)
+		if code.found() {
+			m.emitCode(code, qv, mcqAt(i, "question"), name()+".question", e)
 		}
-		m.emitCode(code, qv, at("question"), name+".question", fixed, e)
 	}
 
 	// C3: weight and cognitive level.
@@ -482,22 +623,22 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	if _, ok := wv.AsInt(); ok && weight == 0 {
 		derived := slices.Index(mcqLevels[:], level)
 		if levelOK && derived > 0 {
-			e.Semantic("WEIGHT_INVALID", SeverityError, wv, at("weight"), "1..3", ruleActual(wv),
-				fmt.Sprintf("Set %s.weight to %d (cognitive_level is %q).", name, derived, level), derived)
+			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", ruleActual(wv),
+				fmt.Sprintf("Set %s.weight to %d (cognitive_level is %q).", name(), derived, level), derived)
 		} else {
-			e.Semantic("WEIGHT_INVALID", SeverityError, wv, at("weight"), "1..3", ruleActual(wv),
-				fmt.Sprintf("Set %s.weight to 1, 2 or 3 (1 = Reproduction, 2 = Application, 3 = Analysis) and cognitive_level to match.", name), nil)
+			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", ruleActual(wv),
+				fmt.Sprintf("Set %s.weight to 1, 2 or 3 (1 = Reproduction, 2 = Application, 3 = Analysis) and cognitive_level to match.", name()), nil)
 		}
 	}
 	if weight > 0 && levelOK && level != mcqLevels[weight] {
-		e.Semantic("COGNITIVE_LEVEL_MISMATCH", SeverityError, lv, at("cognitive_level"), mcqLevels[weight], level,
-			fmt.Sprintf("Set %s.cognitive_level to %q (weight %d).", name, mcqLevels[weight], weight), mcqLevels[weight])
+		e.Semantic("COGNITIVE_LEVEL_MISMATCH", SeverityError, lv, mcqAt(i, "cognitive_level"), mcqLevels[weight], level,
+			fmt.Sprintf("Set %s.cognitive_level to %q (weight %d).", name(), mcqLevels[weight], weight), mcqLevels[weight])
 	}
 
 	// C4: extended explanation. With an invalid weight nothing is decided:
 	// the weight decides whether there must be one.
 	if ee := q.Get("extended_explanation"); ee != nil && weight > 0 {
-		m.checkExtended(name, ee, weight, at, e)
+		m.checkExtended(i, ee, weight, e)
 	}
 
 	// C2 and C6, C7 on the options.
@@ -508,8 +649,8 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	n := len(ov.Items)
 	if av := q.Get("answer"); n > 0 {
 		if a, ok := av.AsInt(); ok && (a < 0 || a >= int64(n)) {
-			e.Semantic("ANSWER_RANGE", SeverityError, av, at("answer"), fmt.Sprintf("0..%d", n-1), ruleActual(av),
-				fmt.Sprintf("Set %s.answer to the 0-based index of the correct option (0..%d).", name, n-1), nil)
+			e.Semantic("ANSWER_RANGE", SeverityError, av, mcqAt(i, "answer"), fmt.Sprintf("0..%d", n-1), ruleActual(av),
+				fmt.Sprintf("Set %s.answer to the 0-based index of the correct option (0..%d).", name(), n-1), nil)
 		}
 	}
 	if n < cfg.minOpts || n > cfg.maxOpts {
@@ -518,70 +659,79 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 		if cfg.minOpts == cfg.maxOpts {
 			want, how = cfg.minOpts, fmt.Sprintf("exactly %d options", cfg.minOpts)
 		}
-		e.Semantic("OPTIONS_COUNT", SeverityError, ov, at("options"), want, n,
-			fmt.Sprintf("Give %s %s (option set %s; it has %d), keeping answer on the correct option.", name, how, cfg.options, n), nil)
+		e.Semantic("OPTIONS_COUNT", SeverityError, ov, mcqAt(i, "options"), want, n,
+			fmt.Sprintf("Give %s %s (option set %s; it has %d), keeping answer on the correct option.", name(), how, cfg.options, n), nil)
 	}
 	for j, o := range ov.Items {
 		s, ok := o.AsString()
 		if !ok {
 			continue
 		}
-		oname := fmt.Sprintf("%s.options[%d]", name, j)
+		oname := func() string { return name() + ".options[" + strconv.Itoa(j) + "]" }
+		if code := mcqScanCode(s); code.found() {
+			m.emitCode(code, o, mcqAt(i, "options", j), oname(), e)
+		}
 		for k := range j {
 			if t, ok := ov.Items[k].AsString(); ok && strings.EqualFold(strings.TrimSpace(s), strings.TrimSpace(t)) {
-				e.Semantic("DUPLICATE_OPTIONS", SeverityError, o, at("options", j), fmt.Sprintf("distinct from options[%d]", k), s,
-					fmt.Sprintf("%s repeats options[%d] (%q); replace it with a different plausible distractor.", oname, k, t), nil)
+				e.Semantic("DUPLICATE_OPTIONS", SeverityError, o, mcqAt(i, "options", j), fmt.Sprintf("distinct from options[%d]", k), s,
+					fmt.Sprintf("%s repeats options[%d] (%q); replace it with a different plausible distractor.", oname(), k, t), nil)
 				break
 			}
 		}
-		if m.forbidden.MatchString(mcqNormalize(s)) {
-			e.Semantic("FORBIDDEN_OPTION", SeverityError, o, at("options", j), "a specific answer", s,
-				fmt.Sprintf("Replace %s (%q) with a specific plausible distractor: catch-all options such as \"All of the above\" are not allowed; keep answer on the correct option.", oname, s), nil)
+		if m.isForbidden(s, sc) {
+			e.Semantic("FORBIDDEN_OPTION", SeverityError, o, mcqAt(i, "options", j), "a specific answer", s,
+				fmt.Sprintf("Replace %s (%q) with a specific plausible distractor: catch-all options such as \"All of the above\" are not allowed; keep answer on the correct option.", oname(), s), nil)
 		}
-		code := mcqScanCode(s)
-		m.emitCode(code, o, at("options", j), oname, code.fixed, e)
 	}
 }
 
-// checkExtended evaluates C4 for a question with a valid weight.
-func (m *mcqRules) checkExtended(name string, ee *strictjson.Value, weight int, at func(...Seg) []Seg, e *Emitter) {
+// checkExtended evaluates C4 for questions[i], whose weight is valid.
+func (m *mcqRules) checkExtended(i int, ee *strictjson.Value, weight int, e *Emitter) {
+	name := "questions[" + strconv.Itoa(i) + "]"
 	switch {
 	case weight == 1 && ee.Kind == strictjson.KindObject:
-		e.Semantic("EXTENDED_EXPLANATION_NOT_NULL", SeverityError, ee, at("extended_explanation"), nil, "object",
+		e.Semantic("EXTENDED_EXPLANATION_NOT_NULL", SeverityError, ee, mcqAt(i, "extended_explanation"), nil, "object",
 			fmt.Sprintf("Set %s.extended_explanation to null (weight 1 questions have none).", name), Null)
 	case weight > 1 && ee.IsNull():
-		e.Semantic("EXTENDED_EXPLANATION_MISSING", SeverityError, ee, at("extended_explanation"), "object", nil,
+		e.Semantic("EXTENDED_EXPLANATION_MISSING", SeverityError, ee, mcqAt(i, "extended_explanation"), "object", nil,
 			fmt.Sprintf("Replace null in %s.extended_explanation with an object {\"title\": string, \"steps\": [2 to 6 steps], \"content\": string} (weight %d questions need one).", name, weight), nil)
 	case weight > 1 && ee.Kind == strictjson.KindObject:
-		for _, f := range []struct{ key, kind string }{{"title", "string"}, {"steps", "array"}, {"content", "string"}} {
+		for _, f := range mcqExtendedMembers {
 			v := ee.Get(f.key)
-			if v != nil && v.Kind.String() == f.kind {
+			if v != nil && v.Kind == f.kind {
 				continue
 			}
 			pos := ee
 			if v != nil {
 				pos = v
 			}
-			e.Semantic("EXTENDED_EXPLANATION_INVALID", SeverityError, pos, at("extended_explanation", f.key), f.kind, ruleKind(v),
+			e.Semantic("EXTENDED_EXPLANATION_INVALID", SeverityError, pos, mcqAt(i, "extended_explanation", f.key), f.kind.String(), ruleKind(v),
 				fmt.Sprintf("Give %s.extended_explanation a %s %q.", name, f.kind, f.key), nil)
 		}
 		if st := ee.Get("steps"); st != nil && st.Kind == strictjson.KindArray && (len(st.Items) < 2 || len(st.Items) > 6) {
-			e.Semantic("EXTENDED_EXPLANATION_STEPS", SeverityError, st, at("extended_explanation", "steps"), "2..6", len(st.Items),
+			e.Semantic("EXTENDED_EXPLANATION_STEPS", SeverityError, st, mcqAt(i, "extended_explanation", "steps"), "2..6", len(st.Items),
 				fmt.Sprintf("Give %s.extended_explanation.steps 2 to 6 steps (it has %d).", name, len(st.Items)), nil)
 		}
 	}
 }
 
-// emitCode reports the C7 findings of one string; fixed is the string with
-// its code lines numbered (and, for a question, its number prefix fixed).
-func (m *mcqRules) emitCode(c mcqCode, v *strictjson.Value, segs []Seg, name, fixed string, e *Emitter) {
+// mcqExtendedMembers are the members an extended explanation must have (C4).
+var mcqExtendedMembers = []struct {
+	key  string
+	kind strictjson.Kind
+}{{"title", strictjson.KindString}, {"steps", strictjson.KindArray}, {"content", strictjson.KindString}}
+
+// emitCode reports the C7 findings of one string at segs; c.fixed is the
+// string with its code lines numbered (and, for a question, its number
+// prefix fixed); name is the string's path for hints.
+func (m *mcqRules) emitCode(c mcqCode, v *strictjson.Value, segs []Seg, name string, e *Emitter) {
 	for _, f := range c.fences {
 		e.Semantic("CODE_FENCE_MISSING", SeverityError, v, segs, f.expected, f.actual,
 			fmt.Sprintf("In %s, %s", name, f.hint), nil)
 	}
 	if c.badLine != "" {
 		e.Semantic("CODE_LINE_NUMBERS", SeverityError, v, segs, c.wantPrefix, c.badLine,
-			fmt.Sprintf("Number every code line inside the fence of %s as \"1: \", \"2: \", … in order (line %d reads %q).", name, c.badLineNo, c.badLine), fixed)
+			fmt.Sprintf("Number every code line inside the fence of %s as \"1: \", \"2: \", … in order (line %d reads %q).", name, c.badLineNo, c.badLine), c.fixed)
 	}
 }
 
@@ -669,6 +819,9 @@ type mcqCode struct {
 	// fixed is the string with every fenced code line numbered.
 	fixed string
 }
+
+// found reports whether the scan has anything to report.
+func (c *mcqCode) found() bool { return len(c.fences) > 0 || c.badLine != "" }
 
 // mcqLangRe is a fence's language tag: "python", "c++", "c#", "objective-c".
 var mcqLangRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_+#.\-]*$`)
@@ -876,43 +1029,32 @@ func mcqCodeScore(ln string) int {
 	return 0
 }
 
-// mcqNormalize folds text for the catch-all and similarity checks: lower
-// case, ё as е, every run of characters other than letters and digits as
-// one space, no leading or trailing space.
+// mcqNormalize folds text the way option and question words are compared:
+// lower case, ё as е, every run of characters other than letters and
+// digits as one space, no leading or trailing space.
 func mcqNormalize(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := true
-	for _, r := range s {
-		switch {
-		case r == 'ё' || r == 'Ё':
-			r = 'е'
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			r = unicode.ToLower(r)
-		default:
-			if !space {
-				b.WriteByte(' ')
-				space = true
-			}
-			continue
-		}
-		b.WriteRune(r)
-		space = false
-	}
-	return strings.TrimRight(b.String(), " ")
+	var sc mcqScratch
+	return string(bytes.Join(sc.words(s), []byte{' '}))
 }
 
 // checkDuplicateQuestions warns about near-identical questions: token-set
 // Jaccard similarity of at least 0.9 after stripping the number prefix.
-// Tokens are interned to small ints and each set is sorted, so a pair costs
-// one merge; pairs whose sizes alone rule out 0.9 are never compared.
-func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, e *Emitter) {
+//
+// Comparing every pair is quadratic, and questions of one set tend to have
+// similar lengths, so a length filter alone does not help. The check uses
+// prefix filtering (the AllPairs join): with tokens ordered rarest first,
+// two sets with Jaccard >= 0.9 must share a token among the first
+// |x| − ⌈0.9·|x|⌉ + 1 tokens of each. Only those prefixes are indexed, so
+// candidates are the few questions that share a rare word, and only they
+// are compared exactly.
+func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScratch, e *Emitter) {
 	type entry struct {
-		idx  int
-		v    *strictjson.Value
-		toks []int32
+		idx    int // index in questions
+		v      *strictjson.Value
+		lo, hi int // the token ids sorted by id, all[lo:hi]
 	}
-	intern := map[string]int32{}
+	intern := make(map[string]int32, 8*len(items))
+	var all []int32
 	var es []entry
 	for i, q := range items {
 		qv := q.Get("question")
@@ -920,62 +1062,70 @@ func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, e *Emitter
 		if !ok {
 			continue
 		}
-		norm := mcqNormalize(text[mcqNumberPrefix(text):])
-		var toks []int32
-		for tok := range strings.FieldsSeq(norm) {
-			id, ok := intern[tok]
+		lo := len(all)
+		for _, tok := range sc.words(text[mcqNumberPrefix(text):]) {
+			id, ok := intern[string(tok)]
 			if !ok {
 				id = int32(len(intern))
-				intern[tok] = id
+				intern[string(tok)] = id
 			}
-			toks = append(toks, id)
+			all = append(all, id)
 		}
-		slices.Sort(toks)
-		toks = slices.Compact(toks)
-		if len(toks) > 0 {
-			es = append(es, entry{i, qv, toks})
-		}
-	}
-	bySize := make([]int, len(es))
-	for i := range bySize {
-		bySize[i] = i
-	}
-	sort.SliceStable(bySize, func(a, b int) bool { return len(es[bySize[a]].toks) < len(es[bySize[b]].toks) })
-	// first[j] is the earliest question that question j nearly repeats.
-	first := make(map[int]int)
-	for a := range bySize {
-		small := es[bySize[a]]
-		for _, bi := range bySize[a+1:] {
-			big := es[bi]
-			// |A∩B| / |A∪B| <= |small| / |big|: once that is below 0.9
-			// no larger set can qualify.
-			if 10*len(small.toks) < 9*len(big.toks) {
-				break
-			}
-			inter := mcqIntersect(small.toks, big.toks)
-			union := len(small.toks) + len(big.toks) - inter
-			if 10*inter < 9*union {
-				continue
-			}
-			lo, hi := small, big
-			if hi.idx < lo.idx {
-				lo, hi = hi, lo
-			}
-			if f, ok := first[hi.idx]; !ok || lo.idx < f {
-				first[hi.idx] = lo.idx
-			}
+		set := all[lo:]
+		slices.Sort(set)
+		all = all[:lo+len(slices.Compact(set))]
+		if len(all) > lo {
+			es = append(es, entry{i, qv, lo, len(all)})
 		}
 	}
-	for _, en := range es {
-		f, ok := first[en.idx]
-		if !ok {
+	if len(es) < 2 {
+		return
+	}
+	toks := func(x entry) []int32 { return all[x.lo:x.hi] }
+	freq := make([]int32, len(intern))
+	for _, id := range all {
+		freq[id]++
+	}
+	index := make(map[int32][]int32)
+	seen := make([]int32, len(es)) // seen[c] == k+1: c is already a candidate of k
+	var prefix []int32
+	for k, en := range es {
+		set := toks(en)
+		prefix = append(prefix[:0], set...)
+		slices.SortFunc(prefix, func(a, b int32) int {
+			if freq[a] != freq[b] {
+				return int(freq[a] - freq[b])
+			}
+			return int(a - b)
+		})
+		prefix = prefix[:len(set)-(9*len(set)+9)/10+1]
+		best := -1
+		for _, tok := range prefix {
+			for _, c := range index[tok] {
+				if seen[c] == int32(k+1) {
+					continue
+				}
+				seen[c] = int32(k + 1)
+				other := toks(es[c])
+				a, b := len(set), len(other)
+				if 10*min(a, b) < 9*max(a, b) {
+					continue
+				}
+				inter := mcqIntersect(set, other)
+				if 10*inter >= 9*(a+b-inter) && (best < 0 || int(c) < best) {
+					best = int(c)
+				}
+			}
+			index[tok] = append(index[tok], int32(k))
+		}
+		if best < 0 {
 			continue
 		}
-		other := es[slices.IndexFunc(es, func(x entry) bool { return x.idx == f })] // reported pairs are few
-		inter := mcqIntersect(en.toks, other.toks)
-		sim := float64(inter) / float64(len(en.toks)+len(other.toks)-inter)
+		other := toks(es[best])
+		inter := mcqIntersect(set, other)
+		sim := float64(inter) / float64(len(set)+len(other)-inter)
 		e.Semantic("DUPLICATE_QUESTION", SeverityWarning, en.v, []Seg{"questions", en.idx, "question"}, "< 0.9", math.Round(sim*100)/100,
-			fmt.Sprintf("questions[%d].question nearly repeats questions[%d].question; ask about a different aspect of the topic.", en.idx, f), nil)
+			fmt.Sprintf("questions[%d].question nearly repeats questions[%d].question; ask about a different aspect of the topic.", en.idx, es[best].idx), nil)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -290,6 +291,7 @@ var mcqRuleTests = []struct {
 		want: []ruleHit{errHit("EXTENDED_EXPLANATION_STEPS", "questions[1].extended_explanation.steps", "/questions/1/extended_explanation/steps", `"2..6"`, "1", "")}},
 	{name: "EXTENDED_EXPLANATION_STEPS too many", edits: []docEdit{setAt("/questions/2/extended_explanation/steps", `["1", "2", "3", "4", "5", "6", "7"]`)},
 		want: []ruleHit{errHit("EXTENDED_EXPLANATION_STEPS", "questions[2].extended_explanation.steps", "/questions/2/extended_explanation/steps", `"2..6"`, "7", "")}},
+	{name: "EXTENDED_EXPLANATION_INVALID passes with extra members", edits: []docEdit{setAt("/questions/1/extended_explanation", `{"title": "Evaluation", "steps": ["a", "b"], "content": "c", "source": "PEP 8"}`)}},
 	{name: "EXTENDED_EXPLANATION_STEPS passes with 6", edits: []docEdit{setAt("/questions/2/extended_explanation/steps", `["1", "2", "3", "4", "5", "6"]`)}},
 	{name: "EXTENDED_EXPLANATION rules wait for a valid weight",
 		edits: []docEdit{setAt("/questions/1/weight", "9"), setAt("/questions/1/cognitive_level", `"?"`), setAt("/questions/1/extended_explanation", "null")},
@@ -300,6 +302,7 @@ var mcqRuleTests = []struct {
 		want: []ruleHit{errHit("QUESTION_ID_SEQUENCE", "questions[1].question_id", "/questions/1/question_id", `"Q002"`, `"Q2"`, `"Q002"`)}},
 	{name: "QUESTION_ID_DUPLICATE on the later copy", edits: []docEdit{setAt("/questions/2/question_id", `"Q002"`)},
 		want: []ruleHit{errHit("QUESTION_ID_DUPLICATE", "questions[2].question_id", "/questions/2/question_id", `"Q003"`, `"Q002"`, `"Q003"`)}},
+	{name: "QUESTION_ID_SEQUENCE passes on ids of the wrong type, left to the schema", edits: []docEdit{setAt("/questions/1/question_id", "2")}},
 	{name: "QUESTION_ID_DUPLICATE on the misplaced copy", edits: []docEdit{setAt("/questions/1/question_id", `"Q003"`)},
 		want: []ruleHit{errHit("QUESTION_ID_DUPLICATE", "questions[1].question_id", "/questions/1/question_id", `"Q002"`, `"Q003"`, `"Q002"`)}},
 
@@ -312,6 +315,7 @@ var mcqRuleTests = []struct {
 		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"3)"`, `"1. What is the capital of France?"`)}},
 	{name: "QUESTION_NUMBERING without the space", edits: []docEdit{setAt("/questions/0/question", `"1.What is the capital of France?"`)},
 		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"1."`, `"1. What is the capital of France?"`)}},
+	{name: "QUESTION_NUMBERING passes with more space after the prefix", edits: []docEdit{setAt("/questions/0/question", `"1.  What is the capital of France?"`)}},
 	{name: "QUESTION_NUMBERING keeps a leading number that is content", edits: []docEdit{setAt("/questions/0/question", `"3.14 is the value of which constant?"`)},
 		want: []ruleHit{errHit("QUESTION_NUMBERING", "questions[0].question", "/questions/0/question", `"1. "`, `"3.14 is the …"`, `"1. 3.14 is the value of which constant?"`)}},
 
@@ -634,4 +638,79 @@ func BenchmarkMCQRules(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestMCQDuplicateQuestionsMatchesAllPairs checks the prefix-filtered
+// similarity join against comparing every pair, on random question sets
+// drawn from a small vocabulary with many near copies.
+func TestMCQDuplicateQuestionsMatchesAllPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vocab := strings.Fields("which what why how is are the a of in on for python list set dict key value loop call return error type code")
+	pack := newMCQRules()
+	pairs := 0
+	for round := range 200 {
+		var texts []string
+		for range 2 + rng.IntN(30) {
+			if len(texts) > 0 && rng.IntN(3) == 0 {
+				// A near copy: one word replaced or appended.
+				words := strings.Fields(texts[rng.IntN(len(texts))])
+				if rng.IntN(2) == 0 {
+					words[rng.IntN(len(words))] = vocab[rng.IntN(len(vocab))]
+				} else {
+					words = append(words, vocab[rng.IntN(len(vocab))])
+				}
+				texts = append(texts, strings.Join(words, " "))
+				continue
+			}
+			words := make([]string, 1+rng.IntN(20))
+			for k := range words {
+				words[k] = vocab[rng.IntN(len(vocab))]
+			}
+			texts = append(texts, strings.Join(words, " "))
+		}
+		var want []string
+		items := make([]*strictjson.Value, len(texts))
+		for j, text := range texts {
+			items[j] = &strictjson.Value{Kind: strictjson.KindObject, Members: []strictjson.Member{{Key: "question", Value: strictjson.String(text)}}}
+			for i := range j {
+				if ruleJaccard(texts[i], text) >= 0.9 {
+					want = append(want, fmt.Sprintf("questions[%d] repeats questions[%d]", j, i))
+					break
+				}
+			}
+		}
+		var e Emitter
+		pack.checkDuplicateQuestions(items, &mcqScratch{}, &e)
+		var got []string
+		for _, v := range e.out {
+			var j, i int
+			fmt.Sscanf(v.Hint, "questions[%d].question nearly repeats questions[%d]", &j, &i)
+			got = append(got, fmt.Sprintf("questions[%d] repeats questions[%d]", j, i))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("round %d, texts %q: mismatch (-all pairs +prefix filter):\n%s", round, texts, diff)
+		}
+		pairs += len(want)
+	}
+	if pairs < 100 {
+		t.Errorf("only %d near duplicates in 200 rounds: the generator no longer tests the join", pairs)
+	}
+}
+
+func ruleJaccard(a, b string) float64 {
+	set := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, w := range strings.Fields(s) {
+			m[w] = true
+		}
+		return m
+	}
+	x, y := set(a), set(b)
+	inter := 0
+	for w := range x {
+		if y[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(x)+len(y)-inter)
 }

@@ -9,7 +9,8 @@ import (
 
 // ParseViolation turns a strict-parse failure into the JSON_PARSE violation
 // of SPEC §2: JSON_TRUNCATED when the input ended inside a value, else
-// JSON_SYNTAX, with path "line:col" of the offending character, expected and
+// JSON_SYNTAX, with path "line:col" of the offending character (in the text
+// that was parsed, Extraction.Text, not the raw model output), expected and
 // actual taken from the error, and a hint that names the one edit to make.
 // The violation is never marked fixable: local repair tries its syntactic
 // fixers itself and re-parses, which is cheaper than predicting success here.

@@ -182,9 +182,10 @@ type parser struct {
 	ptrs []*Value // slab of array item slices
 	mems []Member // slab of object member slices
 
-	items   []*Value // stack of the items of the arrays being parsed
-	members []Member // stack of the members of the objects being parsed
-	buf     []byte   // scratch for strings with escapes
+	items    []*Value // stack of the items of the arrays being parsed
+	members  []Member // stack of the members of the objects being parsed
+	buf      []byte   // scratch for strings with escapes
+	unclosed []byte   // SyntaxError.Unclosed, collected while a truncation error unwinds
 }
 
 // grow sizes the first slabs from the input length. The ratios (one value
@@ -297,7 +298,7 @@ func (p *parser) value() (*Value, *SyntaxError) {
 func (p *parser) object(off int) (*Value, *SyntaxError) {
 	v, err := p.objectBody(off)
 	if err != nil && err.Truncated {
-		err.Unclosed += "}"
+		p.unclosed = append(p.unclosed, '}')
 	}
 	return v, err
 }
@@ -400,7 +401,7 @@ func (p *parser) findKey(base int, key string, seen *map[string]int) int {
 func (p *parser) array(off int) (*Value, *SyntaxError) {
 	v, err := p.arrayBody(off)
 	if err != nil && err.Truncated {
-		err.Unclosed += "]"
+		p.unclosed = append(p.unclosed, ']')
 	}
 	return v, err
 }
@@ -545,10 +546,8 @@ func (p *parser) rune(i int) (int, *SyntaxError) {
 }
 
 func (p *parser) eofInString(expected string) *SyntaxError {
-	err := p.fail(len(p.data), ReasonTruncated, expected, "the document ends inside a string")
-
-	err.Unclosed = `"`
-	return err
+	p.unclosed = append(p.unclosed, '"')
+	return p.fail(len(p.data), ReasonTruncated, expected, "the document ends inside a string")
 }
 
 // strEscaped continues str from the first backslash at i, decoding into
@@ -916,10 +915,13 @@ func (p *parser) dupErr(off int, key string, first int) *SyntaxError {
 	return e
 }
 
-// finish fills in Line and Col, which only an error needs, so the happy path
-// never counts lines.
+// finish fills in Line, Col and Unclosed, which only an error needs, so the
+// happy path never counts lines.
 func (p *parser) finish(e *SyntaxError) *SyntaxError {
 	e.Line, e.Col = lineCol(p.data, e.Offset)
+	if e.Truncated {
+		e.Unclosed = string(p.unclosed)
+	}
 	return e
 }
 

@@ -180,7 +180,11 @@ func (v *Value) Clone() *Value {
 // changed the document. Numbers are compared by their literal text, so 1,
 // 1.0 and 1e0 differ: the gateway promises numbers as written, and Equal
 // checks that promise. Offsets are ignored. Two nil values are equal; nil
-// and JSON null are not.
+// and JSON null are not. Objects with duplicate keys, which only code can
+// build, are equal only member by member in the same order.
+//
+// Every pair of values is compared at most once, so Equal is linear in the
+// size of the smaller tree (plus the key lookups of reordered objects).
 func Equal(a, b *Value) bool {
 	if a == nil || b == nil {
 		return a == b
@@ -206,31 +210,78 @@ func Equal(a, b *Value) bool {
 		}
 		return true
 	case KindObject:
-		if len(a.Members) != len(b.Members) {
-			return false
-		}
-		// Checking both directions keeps Equal symmetric for objects built
-		// in code with duplicate keys, which Parse never produces.
-		return containsAll(a, b) && containsAll(b, a)
+		return equalObjects(a.Members, b.Members)
 	}
 	return true
 }
 
-// containsAll reports whether every member of a has an equal member in b.
-func containsAll(a, b *Value) bool {
-	for i := range a.Members {
-		m := &a.Members[i]
-		// Members in the same position are the common case (a document
-		// compared with its own re-parse); try that before searching.
-		if i < len(b.Members) && b.Members[i].Key == m.Key {
-			if !Equal(m.Value, b.Members[i].Value) {
+func equalObjects(a, b []Member) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	sameOrder := true
+	for i := range a {
+		if a[i].Key != b[i].Key {
+			sameOrder = false
+			break
+		}
+	}
+	if sameOrder {
+		// The common case: a document compared with its own re-parse.
+		for i := range a {
+			if !Equal(a[i].Value, b[i].Value) {
 				return false
 			}
-			continue
 		}
-		if !b.Has(m.Key) || !Equal(m.Value, b.Get(m.Key)) {
+		return true
+	}
+	// With distinct keys and equal lengths, finding every key of a in b
+	// proves the key sets equal, so one direction suffices.
+	index, ok := keyIndex(b)
+	if !ok {
+		return false
+	}
+	if _, ok := keyIndex(a); !ok {
+		return false
+	}
+	for i := range a {
+		j, found := index(a[i].Key)
+		if !found || !Equal(a[i].Value, b[j].Value) {
 			return false
 		}
 	}
 	return true
+}
+
+// keyIndex returns a lookup from key to member index, and false when ms
+// repeats a key. Small objects are scanned; large ones get a map.
+func keyIndex(ms []Member) (func(string) (int, bool), bool) {
+	if len(ms) <= 16 {
+		for i := range ms {
+			for j := i + 1; j < len(ms); j++ {
+				if ms[i].Key == ms[j].Key {
+					return nil, false
+				}
+			}
+		}
+		return func(k string) (int, bool) {
+			for i := range ms {
+				if ms[i].Key == k {
+					return i, true
+				}
+			}
+			return 0, false
+		}, true
+	}
+	m := make(map[string]int, len(ms))
+	for i := range ms {
+		if _, dup := m[ms[i].Key]; dup {
+			return nil, false
+		}
+		m[ms[i].Key] = i
+	}
+	return func(k string) (int, bool) {
+		i, ok := m[k]
+		return i, ok
+	}, true
 }

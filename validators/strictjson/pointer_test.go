@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -187,9 +188,50 @@ func TestEqual(t *testing.T) {
 		t.Errorf("Equal mishandles nil")
 	}
 	// Built objects may repeat keys; Equal stays symmetric.
-	dupA := Object(Member{Key: "x", Value: Int(1)}, Member{Key: "x", Value: Int(1)})
-	dupB := Object(Member{Key: "x", Value: Int(1)}, Member{Key: "y", Value: Int(1)})
-	if Equal(dupA, dupB) || Equal(dupB, dupA) {
-		t.Errorf("Equal treats objects with different key sets as equal")
+	m := func(k string, n int64) Member { return Member{Key: k, Value: Int(n)} }
+	dups := []struct {
+		a, b *Value
+		want bool
+	}{
+		{Object(m("x", 1), m("x", 1)), Object(m("x", 1), m("y", 1)), false},
+		{Object(m("x", 1), m("x", 2)), Object(m("x", 1), m("x", 1)), false},
+		{Object(m("x", 1), m("x", 2)), Object(m("x", 1), m("x", 2)), true},
+		{Object(m("x", 1), m("y", 2), m("x", 3)), Object(m("y", 2), m("x", 1), m("x", 3)), false},
+	}
+	for i, tt := range dups {
+		if got := Equal(tt.a, tt.b); got != tt.want {
+			t.Errorf("duplicate-key case %d: Equal(a, b) = %v, want %v", i, got, tt.want)
+		}
+		if got := Equal(tt.b, tt.a); got != tt.want {
+			t.Errorf("duplicate-key case %d: Equal(b, a) = %v, want %v", i, got, tt.want)
+		}
+	}
+}
+
+// TestEqualLargeObjects covers the map path of reordered objects.
+func TestEqualLargeObjects(t *testing.T) {
+	var fwd, rev []Member
+	for i := range 40 {
+		fwd = append(fwd, Member{Key: itoa(i), Value: Int(int64(i))})
+	}
+	for i := 39; i >= 0; i-- {
+		rev = append(rev, Member{Key: itoa(i), Value: Int(int64(i))})
+	}
+	if !Equal(Object(fwd...), Object(rev...)) {
+		t.Errorf("Equal(40 members, same members reversed) = false")
+	}
+	rev[0].Value = Int(-1)
+	if Equal(Object(fwd...), Object(rev...)) {
+		t.Errorf("Equal ignores a changed value in a large object")
+	}
+}
+
+// TestEqualDeepIsLinear guards against comparing subtrees more than once,
+// which made nested objects cost 2^depth.
+func TestEqualDeepIsLinear(t *testing.T) {
+	a := mustParse(t, strings.Repeat(`{"a":{"b":1,"c":`, 200)+"1"+strings.Repeat("}}", 200))
+	b := mustParse(t, strings.Repeat(`{"a":{"c":`, 200)+"1"+strings.Repeat(`,"b":1}}`, 200))
+	if !Equal(a, b) {
+		t.Errorf("Equal(deep, deep reordered) = false")
 	}
 }

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// odds are the failure rates of the scripted model, each a probability.
+type odds struct {
+	// Fix: a repair call fixes one given violation (each independently).
+	Fix float64
+	// Rewrite: a repair reply also rephrases one unrelated question.
+	Rewrite float64
+	// Prose: a reply has sentences around its code block.
+	Prose float64
+	// Regen: a regeneration call writes one named item right.
+	Regen float64
+	// Ignore: a regeneration reply rewrites every item, not just the named.
+	Ignore float64
+	// Rerun: a re-run answers a valid document (else the same faults again).
+	Rerun float64
+}
+
+var defaultOdds = odds{Fix: 0.7, Rewrite: 0.25, Prose: 0.3, Regen: 0.8, Ignore: 0.3, Rerun: 0.6}
+
+// repairer is the bench's imperfect model. It knows the right document
+// (the fixture the corpus was made from), so "fixing" a violation means
+// writing the right value where the violation points, and it fails in the
+// ways local models fail, at the given odds, from a seeded generator.
+type repairer struct {
+	truth *strictjson.Value
+	odds  odds
+	rng   *rand.Rand
+}
+
+var _ repair.Model = (*repairer)(nil)
+
+func (r *repairer) hit(p float64) bool { return r.rng.Float64() < p }
+
+// Complete answers a repair call (it has a system prompt) or a partial
+// regeneration call (it has none).
+func (r *repairer) Complete(ctx context.Context, req repair.ModelRequest) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if req.System == "" {
+		return r.regenerate(req.Prompt), nil
+	}
+	return r.repair(req.Prompt), nil
+}
+
+func (r *repairer) repair(prompt string) string {
+	head, original, _ := strings.Cut(prompt, "\n\nORIGINAL_JSON:\n")
+	doc, err := strictjson.Parse([]byte(original))
+	if err != nil {
+		// Broken text: the model either writes it out cleanly or hands it
+		// back as it was.
+		if r.hit(r.odds.Fix) {
+			return r.render(r.truth.Clone())
+		}
+		return r.decorate("```json\n" + original + "\n```")
+	}
+	var rep struct {
+		Violations []struct {
+			Pointer string `json:"pointer"`
+		} `json:"violations"`
+	}
+	_ = json.Unmarshal([]byte(strings.TrimPrefix(head, "VIOLATION_REPORT:\n")), &rep)
+	touched := map[int]bool{}
+	for _, v := range rep.Violations {
+		if i, ok := itemOf(v.Pointer); ok {
+			touched[i] = true
+		}
+		if r.hit(r.odds.Fix) {
+			doc = r.fix(doc, v.Pointer)
+		}
+	}
+	if r.hit(r.odds.Rewrite) {
+		qs := doc.Get("questions")
+		if qs != nil && len(qs.Items) > 0 {
+			if i := r.rng.IntN(len(qs.Items)); !touched[i] {
+				rephrase(qs.Items[i])
+			}
+		}
+	}
+	return r.render(doc)
+}
+
+// fix writes the right value at pointer, or, when pointer names nothing
+// the truth has, the whole item it sits in.
+func (r *repairer) fix(doc *strictjson.Value, pointer string) *strictjson.Value {
+	for p := pointer; ; {
+		if want, err := r.truth.At(p); err == nil {
+			if out, err := strictjson.Replace(doc, p, want.Clone()); err == nil {
+				return out
+			}
+		}
+		i := strings.LastIndex(p, "/")
+		if i < 0 {
+			return doc
+		}
+		p = p[:i]
+	}
+}
+
+func (r *repairer) regenerate(prompt string) string {
+	_, after, _ := strings.Cut(prompt, "indices: [")
+	list, _, _ := strings.Cut(after, "]")
+	var indices []int
+	for _, s := range strings.Split(list, ", ") {
+		if n, err := strconv.Atoi(s); err == nil {
+			indices = append(indices, n)
+		}
+	}
+	_, current, _ := strings.Cut(prompt, "\n\nCURRENT_JSON:\n")
+	doc, err := strictjson.Parse([]byte(current))
+	if err != nil {
+		return "I could not read the document."
+	}
+	qs := doc.Get("questions")
+	want := r.truth.Get("questions")
+	for _, i := range indices {
+		if i < len(qs.Items) && i < len(want.Items) && r.hit(r.odds.Regen) {
+			qs.Items[i] = want.Items[i].Clone()
+		}
+	}
+	if r.hit(r.odds.Ignore) {
+		for _, q := range qs.Items {
+			rephrase(q)
+		}
+	}
+	if r.hit(0.5) {
+		return r.render(doc)
+	}
+	items := strictjson.Array()
+	for _, i := range indices {
+		if i < len(qs.Items) {
+			items.Items = append(items.Items, qs.Items[i])
+		}
+	}
+	return r.render(items)
+}
+
+func (r *repairer) render(v *strictjson.Value) string {
+	return r.decorate("```json\n" + string(strictjson.MarshalIndent(v, "  ")) + "\n```")
+}
+
+func (r *repairer) decorate(block string) string {
+	if r.hit(r.odds.Prose) {
+		return "Here is the corrected JSON:\n\n" + block + "\n\nAll violations are fixed."
+	}
+	return block
+}
+
+// rerun answers a re-run of the original request: a valid document, or
+// the first answer's faults again.
+func (r *repairer) rerun(first string) string {
+	if r.hit(r.odds.Rerun) {
+		return r.render(r.truth.Clone())
+	}
+	return first
+}
+
+// rephrase changes a question's explanation the way a model "improves"
+// text it was not asked to touch.
+func rephrase(q *strictjson.Value) {
+	if s, ok := q.Get("explanation").AsString(); ok {
+		_ = q.Replace("/explanation", strictjson.String("In short: "+s))
+	}
+}
+
+// itemOf reads the question index of a pointer "/questions/<i>/…".
+func itemOf(pointer string) (int, bool) {
+	rest, ok := strings.CutPrefix(pointer, "/questions/")
+	if !ok {
+		return 0, false
+	}
+	tok, _, _ := strings.Cut(rest, "/")
+	n, err := strconv.Atoi(tok)
+	return n, err == nil
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/contractgateway/gateway/config"
+)
+
+func TestServeConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "gateway.yaml")
+	mustWrite(t, file, "listen: 127.0.0.1:1001\nupstream: http://file:1\ncontracts_dir: /file\nadmin_token: file\n")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want [4]string // listen, upstream, contracts_dir, admin_token
+	}{
+		{"defaults", nil, nil, [4]string{config.DefaultListen, config.DefaultUpstream, "", ""}},
+		{"file", []string{"--config", file}, nil, [4]string{"127.0.0.1:1001", "http://file:1", "/file", "file"}},
+		{"file from the environment", nil, map[string]string{"GATEWAY_CONFIG": file}, [4]string{"127.0.0.1:1001", "http://file:1", "/file", "file"}},
+		{"environment over file", []string{"--config", file},
+			map[string]string{"GATEWAY_UPSTREAM": "http://env:2", "GATEWAY_ADMIN_TOKEN": "env"},
+			[4]string{"127.0.0.1:1001", "http://env:2", "/file", "env"}},
+		{"flags over environment", []string{"--config", file, "--upstream", "http://flag:3", "--listen", "127.0.0.1:1003", "--contracts", "/flag", "--admin-token", "flag"},
+			map[string]string{"GATEWAY_UPSTREAM": "http://env:2", "GATEWAY_LISTEN": "127.0.0.1:1002"},
+			[4]string{"127.0.0.1:1003", "http://flag:3", "/flag", "flag"}},
+		{"OLLAMA_HOST is ignored", nil, map[string]string{"OLLAMA_HOST": "http://127.0.0.1:11435"},
+			[4]string{config.DefaultListen, config.DefaultUpstream, "", ""}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := serveConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatalf("serveConfig(%q) = %v", tt.args, err)
+			}
+			got := [4]string{cfg.Listen, cfg.Upstream, cfg.ContractsDir, cfg.AdminToken}
+			if got != tt.want {
+				t.Errorf("serveConfig(%q) = %q, want %q", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServeUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	mustWrite(t, bad, "listen: 127.0.0.1:1\nlisten_adress: x\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"--nope"}, ""},
+		{"positional argument", []string{"extra"}, "no arguments"},
+		{"unknown key in the file", []string{"--config", bad}, `bad.yaml: line 2: unknown key "listen_adress"`},
+		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
+		{"invalid values, all reported", []string{"--upstream", "ollama:11434", "--listen", "nohost"}, "upstream"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", append([]string{"serve"}, tt.args...)...)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2; stderr:\n%s", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr, tt.want)
+			}
+		})
+	}
+}
+
+// TestServeRuns starts `gateway serve` in-process on a free port, reads
+// the address it prints, passes a request through and shuts it down.
+func TestServeRuns(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "Ollama is running")
+	}))
+	defer up.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		env := map[string]string{"GATEWAY_UPSTREAM": up.URL}
+		done <- cmdServe(ctx, []string{"--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, io.Discard, pw)
+		pw.Close()
+	}()
+	lines := bufio.NewScanner(pr)
+	var addr string
+	for lines.Scan() {
+		if a, ok := strings.CutPrefix(lines.Text(), "listening on "); ok {
+			addr = a
+			break
+		}
+	}
+	go io.Copy(io.Discard, pr)
+	if addr == "" {
+		t.Fatalf("no \"listening on\" line; serve returned %v", <-done)
+	}
+	resp, err := http.Get(addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(body) != "Ollama is running" {
+		t.Errorf("GET / through the gateway = %q, want the upstream's answer", body)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve returned %v after cancel, want nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+}

@@ -1,0 +1,149 @@
+package contracts
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+func TestBuiltinsLoad(t *testing.T) {
+	cs, err := Builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, c := range cs {
+		ids[c.ID()] = true
+		if !c.Builtin {
+			t.Errorf("%s not marked built-in", c.ID())
+		}
+	}
+	for _, want := range []string{"mcq@1", "oracle-score@1", "extraction@1", "extraction@2", "planning@1", "article-structure@1", "extract-prompts@1", "link-plan@1", "json@1"} {
+		if !ids[want] {
+			t.Errorf("built-in %s missing; have %v", want, ids)
+		}
+	}
+}
+
+func TestLoadIsStrict(t *testing.T) {
+	tests := []struct {
+		name, contract, wantErr string
+	}{
+		{"unknown key", `{"name":"a","version":"1","shcema":"s.json"}`, "shcema"},
+		{"bad fallback", `{"name":"a","version":"1","fallback":{"mode":"retry"}}`, "fallback.mode"},
+		{"static without value", `{"name":"a","version":"1","fallback":{"mode":"static"}}`, "fallback.static"},
+		{"bad name", `{"name":"a@b","version":"1"}`, "name"},
+		{"every problem at once", `{"name":"","version":"","output":"yaml"}`, "output"},
+		{"trailing data", `{"name":"a","version":"1"} {}`, "trailing"},
+		{"missing schema file", `{"name":"a","version":"1","schema":"nope.json"}`, "nope.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{"c/contract.json": {Data: []byte(tt.contract)}}
+			_, err := Load(fsys, "c")
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Load(%s) = %v, want an error with %q", tt.contract, err, tt.wantErr)
+			}
+		})
+	}
+	fsys := fstest.MapFS{"c/contract.json": {Data: []byte(`{"name":"","version":"","output":"yaml"}`)}}
+	_, err := Load(fsys, "c")
+	for _, part := range []string{"name", "version", "output"} {
+		if err == nil || !strings.Contains(err.Error(), part) {
+			t.Errorf("Load reports %v; want %q among all problems", err, part)
+		}
+	}
+}
+
+func TestSchemaLoaderRefusesExternalRefs(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret.json")
+	if err := os.WriteFile(secret, []byte(`{"type":"string"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []string{
+		`{"$ref":"file://` + secret + `"}`,
+		`{"$ref":"` + secret + `"}`,
+		`{"$ref":"http://127.0.0.1:1/schema.json"}`,
+		`{"properties":{"a":{"$ref":"https://example.com/a.json"}}}`,
+	}
+	for _, schema := range tests {
+		_, err := CompileSchema("t", []byte(schema))
+		if err == nil {
+			t.Errorf("CompileSchema(%s) succeeded", schema)
+			continue
+		}
+		if !errors.Is(err, ErrExternalRef) && !strings.Contains(err.Error(), "external $ref") {
+			t.Errorf("CompileSchema(%s) = %v, want ErrExternalRef", schema, err)
+		}
+	}
+	if _, err := CompileSchema("t", []byte(`{"$defs":{"a":{"type":"string"}},"properties":{"x":{"$ref":"#/$defs/a"}}}`)); err != nil {
+		t.Errorf("local $ref refused: %v", err)
+	}
+	if _, err := CompileSchema("t", []byte(`{"type":"objekt"}`)); err == nil {
+		t.Error("a schema that breaks the meta-schema compiled")
+	}
+}
+
+func TestRegistryLookup(t *testing.T) {
+	r := NewRegistry()
+	for _, v := range []string{"2", "10", "1"} {
+		if err := r.Add(&Contract{Name: "x", Version: v}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Add(&Contract{Name: "x", Version: "2"}, false); err == nil {
+		t.Error("duplicate ID accepted")
+	}
+	tests := []struct{ ref, want string }{{"x", "x@10"}, {"x@2", "x@2"}, {"x@3", ""}, {"y", ""}}
+	for _, tt := range tests {
+		c, ok := r.Lookup(tt.ref)
+		got := ""
+		if ok {
+			got = c.ID()
+		}
+		if got != tt.want {
+			t.Errorf("Lookup(%q) = %q, want %q", tt.ref, got, tt.want)
+		}
+	}
+}
+
+func TestExpectsContainer(t *testing.T) {
+	tests := []struct {
+		shape  string
+		schema string
+		want   bool
+	}{
+		{"object", "", true},
+		{"any", `{"type":"object"}`, true},
+		{"any", `{"type":["array","object"]}`, true},
+		{"any", `{"type":["string","object"]}`, false},
+		{"any", `{}`, false},
+		{"any", "", false},
+	}
+	for _, tt := range tests {
+		c := &Contract{Shape: Shape{Expect: tt.shape}}
+		if tt.schema != "" {
+			c.SchemaJSON = []byte(tt.schema)
+		}
+		if got := c.ExpectsContainer(); got != tt.want {
+			t.Errorf("ExpectsContainer(shape %s, schema %s) = %v, want %v", tt.shape, tt.schema, got, tt.want)
+		}
+	}
+}
+
+func TestFromSchema(t *testing.T) {
+	c, err := FromSchema([]byte(`{"type":"object"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Fallback.Mode != FallbackBestEffort || c.Schema == nil || !strings.HasPrefix(c.ID(), "schema@") {
+		t.Errorf("FromSchema = %+v", c)
+	}
+	if _, err := FromSchema([]byte(`{"type":`)); err == nil {
+		t.Error("malformed schema accepted")
+	}
+}

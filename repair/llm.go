@@ -1,0 +1,341 @@
+package repair
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// attempt is one candidate document of the ladder: the first answer after
+// local repair, a repair reply after merge, a spliced document, a re-run.
+type attempt struct {
+	doc     *strictjson.Value
+	report  validators.Report
+	changes []Change
+	// raw is the extracted JSON text the attempt came from, sent to the
+	// model as ORIGINAL_JSON when doc is nil (the text did not parse).
+	raw string
+}
+
+func (a attempt) valid() bool { return a.doc != nil && a.report.Valid }
+
+// errs counts the attempt's error violations.
+func (a attempt) errs() int {
+	n := 0
+	for _, v := range a.report.Violations {
+		if v.Severity == validators.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// better reports whether a beats b: a parsed document beats none (one
+// JSON_SYNTAX violation hides every other problem), then fewer error
+// violations win. Equal attempts are not better, so the earlier one stays.
+func (a attempt) better(b attempt) bool {
+	if (a.doc != nil) != (b.doc != nil) {
+		return a.doc != nil
+	}
+	return a.errs() < b.errs()
+}
+
+// ladder is the state of one Run.
+type ladder struct {
+	job    Job
+	policy contracts.Policy
+	// array is the contract's item array pointer ("/questions"), or "".
+	array string
+	max   int
+	out   Outcome
+	best  attempt
+	// stop is set once no further model call may be made: the budget or
+	// the deadline ran out, or the caller went away.
+	stop error
+}
+
+func newLadder(job Job) *ladder {
+	c := job.Validator.Contract
+	l := &ladder{job: job, policy: c.Policy, array: c.ItemArray, max: job.MaxLLMCalls}
+	if l.max <= 0 {
+		l.max = DefaultMaxLLMCalls
+	}
+	return l
+}
+
+// canCall reports whether one more model call may be made, and records why
+// not when it may not.
+func (l *ladder) canCall(ctx context.Context) bool {
+	if l.stop != nil {
+		return false
+	}
+	if err := ctx.Err(); err != nil {
+		l.stop = ctxStop(err)
+		return false
+	}
+	if l.out.LLMCalls >= l.max {
+		l.stop = fmt.Errorf("%w: %d of %d model calls made", ErrBudgetExhausted, l.out.LLMCalls, l.max)
+		return false
+	}
+	return true
+}
+
+// ctxStop turns a context error into the ladder's stop reason: a deadline is
+// the budget running out, a cancellation is the caller going away.
+func ctxStop(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrBudgetExhausted, err)
+	}
+	return err
+}
+
+// call makes one counted model call through do, recorded as rung unless
+// rung is "". A failure caused by the context ending stops the ladder; any
+// other failure (a 500, a per-call timeout) only costs the call.
+func (l *ladder) call(ctx context.Context, rung string, do func(ctx context.Context) (string, error)) (string, bool) {
+	l.out.LLMCalls++
+	if rung != "" {
+		l.out.Rungs = append(l.out.Rungs, rung)
+	}
+	text, err := do(ctx)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			l.stop = ctxStop(cerr)
+		}
+		return "", false
+	}
+	return text, true
+}
+
+func (l *ladder) complete(ctx context.Context, rung string, req ModelRequest) (string, bool) {
+	return l.call(ctx, rung, func(ctx context.Context) (string, error) { return l.job.Model.Complete(ctx, req) })
+}
+
+// format is the schema to pass as Ollama `format` on model calls, or nil.
+func (l *ladder) format() json.RawMessage {
+	c := l.job.Validator.Contract
+	if !l.policy.UseFormat || l.job.NoFormat || len(c.SchemaJSON) == 0 {
+		return nil
+	}
+	return c.SchemaJSON
+}
+
+// consider keeps a as the best attempt when it beats the current one.
+func (l *ladder) consider(a attempt) {
+	if a.better(l.best) {
+		l.best = a
+	}
+}
+
+// fromLocal turns rung 1's result on text into an attempt.
+func (l *ladder) fromLocal(text string, r LocalResult) attempt {
+	a := attempt{doc: r.Doc, report: r.Report, changes: r.Changes}
+	if a.doc == nil {
+		a.raw = rawBlock(text)
+	}
+	return a
+}
+
+// local runs rung 1 on a model's reply.
+func (l *ladder) local(text string) attempt {
+	return l.fromLocal(text, Local(l.job.Validator, text, l.job.Params))
+}
+
+// recheck validates a document the ladder changed itself (merged or
+// spliced) and applies the derivable fixes again: ids, numbering and meta
+// counts follow the items. changes are the edits made so far.
+func (l *ladder) recheck(doc *strictjson.Value, changes []Change) attempt {
+	v := l.job.Validator
+	doc, report := v.CheckDoc(doc, l.job.Params)
+	if hasFixes(report) {
+		var more []Change
+		doc, report, more = ApplyFixes(v, doc, l.job.Params, report)
+		changes = append(changes, more...)
+	}
+	return attempt{doc: doc, report: report, changes: changes}
+}
+
+// rawBlock is the JSON text to show the model when it did not parse: the
+// one extracted block, else the whole text without think sections.
+func rawBlock(text string) string {
+	if ex, viol := validators.Extract(text); viol == nil {
+		return ex.Text
+	}
+	return strings.TrimSpace(validators.StripThink(text))
+}
+
+// original is what an attempt is sent to the model as: its canonical
+// document, or the raw block when it has none.
+func (a attempt) original() string {
+	if a.doc != nil {
+		return string(strictjson.Marshal(a.doc))
+	}
+	return a.raw
+}
+
+// llmRepair is rung 2: at most Policy.MaxRepairs repair calls. Each reply
+// gets local repair, then the merge; the next call starts from the latest
+// reply unless that is worse than the best attempt so far.
+func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
+	if l.job.Model == nil {
+		return attempt{}, false
+	}
+	system := systemPrompt(l.policy.RepairPrompt)
+	for i := 0; i < l.policy.MaxRepairs && l.canCall(ctx); i++ {
+		original := base.original()
+		reply, ok := l.complete(ctx, "llm_repair", ModelRequest{
+			Model:       l.job.ModelName,
+			System:      system,
+			Prompt:      RepairPayload(base.report, original),
+			Format:      l.format(),
+			Temperature: 0,
+			TopP:        1,
+			NumPredict:  NumPredict(len(original)),
+		})
+		if !ok {
+			continue
+		}
+		a := l.local(reply)
+		if a.doc != nil && base.doc != nil && l.array != "" {
+			if n := mergeItems(l.array, base.doc, a.doc, base.report); n > 0 {
+				l.out.Restored += n
+				l.out.Rungs = append(l.out.Rungs, "merge")
+				a = l.recheck(a.doc, a.changes)
+			}
+		}
+		if a.valid() {
+			return a, true
+		}
+		l.consider(a)
+		base = a
+		if l.best.better(a) {
+			base = l.best
+		}
+	}
+	return attempt{}, false
+}
+
+// partialRegeneration is rung 3: when every error of the best attempt sits
+// in items of the item array, one call regenerates exactly those items;
+// only they are taken from the reply and spliced into the best attempt,
+// whose other items stay byte-identical, then rung 1 re-derives ids,
+// numbering and meta. Seed 000 gives the instruction as the user message,
+// so the call has no system prompt; it uses the repair call's options
+// (temperature 0, top_p 1): the violations shown say what to write, and a
+// deterministic answer keeps the rung reproducible.
+func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
+	if l.job.Model == nil || !l.policy.PartialRegeneration || l.array == "" || l.best.doc == nil {
+		return attempt{}, false
+	}
+	indices, ok := itemErrors(l.array, l.best.report)
+	if !ok {
+		return attempt{}, false
+	}
+	arr, err := l.best.doc.At(l.array)
+	if err != nil || arr.Kind != strictjson.KindArray {
+		return attempt{}, false
+	}
+	if !l.canCall(ctx) {
+		return attempt{}, false
+	}
+	current := l.best.original()
+	prompt := PartialPrompt(l.job.Prompt, itemArrayName(l.array), indices, violationsIn(l.array, l.best.report, indices), current)
+	reply, ok := l.complete(ctx, "partial_regeneration", ModelRequest{
+		Model:       l.job.ModelName,
+		Prompt:      prompt,
+		Format:      l.format(),
+		Temperature: 0,
+		TopP:        1,
+		NumPredict:  NumPredict(len(current)),
+	})
+	if !ok {
+		return attempt{}, false
+	}
+	val, ok := parseReply(reply, l.job.Validator.Contract.ExpectsContainer())
+	if !ok {
+		return attempt{}, false
+	}
+	repl, ok := replacementItems(l.array, val, indices, len(arr.Items))
+	if !ok {
+		return attempt{}, false
+	}
+	doc, ok := splice(l.array, l.best.doc, repl)
+	if !ok {
+		return attempt{}, false
+	}
+	a := l.recheck(doc, nil)
+	if a.valid() {
+		return a, true
+	}
+	l.consider(a)
+	return attempt{}, false
+}
+
+// parseReply reads the JSON value of a regeneration reply, which need not
+// satisfy the contract (it may be the items alone): extraction and strict
+// parsing, else syntactic repair. A truncated reply is refused.
+func parseReply(text string, container bool) (*strictjson.Value, bool) {
+	if ex, viol := validators.Extract(text); viol == nil {
+		if v, err := strictjson.Parse([]byte(ex.Text)); err == nil {
+			return v, true
+		}
+	}
+	sr, err := RepairSyntax([]byte(validators.StripThink(text)), SyntaxOptions{ExpectContainer: container})
+	if err != nil || sr.Truncated {
+		return nil, false
+	}
+	v, err := strictjson.Parse(sr.Text)
+	return v, err == nil
+}
+
+// rerun is rung 4: the original request again at each temperature of the
+// schedule. A re-run's answer gets local repair only (no further repair
+// calls: a fresh answer at a lower temperature is the point of the rung) and
+// competes with the other attempts.
+func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
+	if l.job.Rerun == nil {
+		return attempt{}, false
+	}
+	for _, t := range l.policy.Temperatures {
+		if !l.canCall(ctx) {
+			break
+		}
+		text, ok := l.call(ctx, "rerun:"+strconv.FormatFloat(t, 'f', -1, 64), func(ctx context.Context) (string, error) {
+			return l.job.Rerun(ctx, t)
+		})
+		if !ok {
+			continue
+		}
+		a := l.local(text)
+		if a.valid() {
+			return a, true
+		}
+		l.consider(a)
+	}
+	return attempt{}, false
+}
+
+// fallbackModel is the fallback mode "model": the original request once on
+// another model, within the budget; its answer gets local repair only.
+func (l *ladder) fallbackModel(ctx context.Context, model string) (attempt, bool) {
+	if l.job.RerunModel == nil || !l.canCall(ctx) {
+		return attempt{}, false
+	}
+	text, ok := l.call(ctx, "", func(ctx context.Context) (string, error) { return l.job.RerunModel(ctx, model) })
+	if !ok {
+		return attempt{}, false
+	}
+	a := l.local(text)
+	if a.valid() {
+		return a, true
+	}
+	l.consider(a)
+	return attempt{}, false
+}

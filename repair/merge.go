@@ -1,0 +1,219 @@
+package repair
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// itemIndex returns the index of the item of the item array at pointer
+// array ("/questions") that violation v sits in, and false when v is not
+// inside one item: a violation of the array itself, of another part of the
+// document, or of parsing. The pointer decides; the dotted path
+// ("questions[3].answer") is read only when the pointer is empty.
+func itemIndex(array string, v validators.Violation) (int, bool) {
+	if v.Pointer != "" {
+		rest, ok := strings.CutPrefix(v.Pointer, array+"/")
+		if !ok {
+			return 0, false
+		}
+		tok, _, _ := strings.Cut(rest, "/")
+		return parseIndex(tok)
+	}
+	if len(array) < 2 || strings.Contains(array[1:], "/") {
+		return 0, false // dotted paths name top-level arrays only
+	}
+	rest, ok := strings.CutPrefix(v.Path, itemArrayName(array)+"[")
+	if !ok {
+		return 0, false
+	}
+	tok, _, ok := strings.Cut(rest, "]")
+	if !ok {
+		return 0, false
+	}
+	return parseIndex(tok)
+}
+
+func parseIndex(tok string) (int, bool) {
+	if tok == "" || (len(tok) > 1 && tok[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(tok)
+	return n, err == nil && n >= 0
+}
+
+// itemArrayName is the last token of the item array's pointer: "questions"
+// for "/questions". Prompts name the items by it.
+func itemArrayName(array string) string {
+	toks, err := strictjson.ParsePointer(array)
+	if err != nil || len(toks) == 0 {
+		return "items"
+	}
+	return toks[len(toks)-1]
+}
+
+// touchedItems returns the set of item indices that some violation of r
+// (any severity) sits in, and whether r has a violation of the item array
+// itself (its length, say), which allows a reply to add or remove items.
+func touchedItems(array string, r validators.Report) (map[int]bool, bool) {
+	touched := map[int]bool{}
+	arrayLevel := false
+	for _, v := range r.Violations {
+		if v.Pointer == array {
+			arrayLevel = true
+			continue
+		}
+		if i, ok := itemIndex(array, v); ok {
+			touched[i] = true
+		}
+	}
+	return touched, arrayLevel
+}
+
+// itemErrors returns the sorted indices of the items that hold the error
+// violations of r, and false when some error violation is not inside an item
+// (it sits in meta, on the array itself, or in parsing): partial
+// regeneration can only replace items.
+func itemErrors(array string, r validators.Report) ([]int, bool) {
+	seen := map[int]bool{}
+	var out []int
+	for _, v := range r.Violations {
+		if v.Severity != validators.SeverityError {
+			continue
+		}
+		i, ok := itemIndex(array, v)
+		if !ok {
+			return nil, false
+		}
+		if !seen[i] {
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	sort.Ints(out)
+	return out, len(out) > 0
+}
+
+// violationsIn returns the violations of r inside the given items, in report
+// order.
+func violationsIn(array string, r validators.Report, indices []int) []validators.Violation {
+	want := map[int]bool{}
+	for _, i := range indices {
+		want[i] = true
+	}
+	out := []validators.Violation{}
+	for _, v := range r.Violations {
+		if i, ok := itemIndex(array, v); ok && want[i] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// mergeItems restores, in reply, the items of the item array that the report
+// sent to the model gave no cause to change (seed 003: the model never gets
+// to change what must be preserved). base is the document the model was
+// given, sent the report about it. reply is changed in place; the number of
+// restored items is returned.
+//
+// When the reply has a different number of items and the report had no
+// violation of the array itself, the model added or removed items without
+// cause; index-wise restoration would then mix up items, so the whole array
+// of base is taken back (the fixes the model made in it are lost with it, and
+// later rungs deal with them). With such a violation the reply's array is
+// kept as written: adding or removing items was the fix.
+func mergeItems(array string, base, reply *strictjson.Value, sent validators.Report) int {
+	bArr, err1 := base.At(array)
+	rArr, err2 := reply.At(array)
+	if err1 != nil || err2 != nil || bArr.Kind != strictjson.KindArray || rArr.Kind != strictjson.KindArray {
+		return 0
+	}
+	touched, arrayLevel := touchedItems(array, sent)
+	if len(rArr.Items) != len(bArr.Items) {
+		if arrayLevel {
+			return 0
+		}
+		restored := 0
+		for i, it := range bArr.Items {
+			if !touched[i] && !strictjson.Equal(it, rArr.Index(i)) {
+				restored++
+			}
+		}
+		rArr.Items = bArr.Clone().Items
+		return restored
+	}
+	restored := 0
+	for i, it := range bArr.Items {
+		if touched[i] || strictjson.Equal(it, rArr.Items[i]) {
+			continue
+		}
+		rArr.Items[i] = it.Clone()
+		restored++
+	}
+	return restored
+}
+
+// replacementItems reads the reply of a partial regeneration call: the full
+// document (only the named indices are taken from its item array), the
+// replacement items alone as an array (in the order of indices, or the whole
+// array when it has as many items as the document), or, for one index, the
+// item alone. It returns the new item per named index and false when the
+// reply cannot be mapped onto the indices.
+func replacementItems(array string, reply *strictjson.Value, indices []int, n int) (map[int]*strictjson.Value, bool) {
+	var items *strictjson.Value
+	if reply.Kind == strictjson.KindObject {
+		if arr, err := reply.At(array); err == nil && arr.Kind == strictjson.KindArray {
+			items = arr
+		} else if len(indices) == 1 {
+			return map[int]*strictjson.Value{indices[0]: reply}, true
+		}
+	}
+	if reply.Kind == strictjson.KindArray {
+		items = reply
+	}
+	if items == nil {
+		return nil, false
+	}
+	out := map[int]*strictjson.Value{}
+	switch {
+	case len(items.Items) == n:
+		// The whole array came back (with the document or without it):
+		// take the named indices only.
+		for _, i := range indices {
+			out[i] = items.Items[i]
+		}
+	case len(items.Items) == len(indices):
+		// Only the replacements, in the order asked for.
+		for k, i := range indices {
+			out[i] = items.Items[k]
+		}
+	default:
+		return nil, false
+	}
+	for _, it := range out {
+		if it.Kind != strictjson.KindObject {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// splice returns a copy of doc whose item array has the given items
+// replaced; every other item is left as it was, byte for byte.
+func splice(array string, doc *strictjson.Value, repl map[int]*strictjson.Value) (*strictjson.Value, bool) {
+	out := doc.Clone()
+	arr, err := out.At(array)
+	if err != nil || arr.Kind != strictjson.KindArray {
+		return nil, false
+	}
+	for i, it := range repl {
+		if i < 0 || i >= len(arr.Items) {
+			return nil, false
+		}
+		arr.Items[i] = it.Clone()
+	}
+	return out, true
+}
