@@ -358,6 +358,10 @@ func TestGuardVirtualModelAddsFormat(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Contract-Status") != "valid" {
 		t.Fatalf("got %d %s %s", resp.StatusCode, resp.Header.Get("X-Contract-Status"), body)
 	}
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil || got["model"] != "quiz" {
+		t.Errorf("answer names model %v, want the client's quiz (err %v)", got["model"], err)
+	}
 	sent := up.requests()[0]
 	if sent["model"] != "deepseek-r1:7b" {
 		t.Errorf("upstream model = %v, want deepseek-r1:7b", sent["model"])
@@ -442,5 +446,51 @@ func TestAdminContracts(t *testing.T) {
 	r3, body := post(t, gw.URL+"/contracts/nope/validate", "{}", nil)
 	if r3.StatusCode != 404 || !strings.Contains(string(body), `"error"`) {
 		t.Errorf("unknown contract = %d %s", r3.StatusCode, body)
+	}
+}
+
+// TestGuardBudgetZeroMeansLocalOnly: max_llm_calls 0 in the config allows
+// no model call at all; the content fault ends in 422 after the one
+// upstream answer.
+func TestGuardBudgetZeroMeansLocalOnly(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_content_fault.json")}}
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxLLMCalls = 0 })
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"quiz","stream":false}`, map[string]string{"X-Contract": "mcq"})
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	if n := len(up.requests()); n != 1 {
+		t.Errorf("upstream calls = %d, want 1", n)
+	}
+}
+
+// TestGuardRepairsThroughTheModel: a content fault is repaired by an LLM
+// repair call that goes to the same upstream with the repair prompt, the
+// schema as format and temperature 0.
+func TestGuardRepairsThroughTheModel(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_content_fault.json"), readFixture(t, "mcq_valid.json")}}
+	gw := newGuardedGateway(t, up, nil)
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"quiz","stream":false}`, map[string]string{"X-Contract": "mcq"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Contract-Status") != "repaired" {
+		t.Fatalf("got %d %q %s", resp.StatusCode, resp.Header.Get("X-Contract-Status"), body)
+	}
+	reqs := up.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("upstream calls = %d, want 2", len(reqs))
+	}
+	repairCall := reqs[1]
+	sys, _ := repairCall["system"].(string)
+	prompt, _ := repairCall["prompt"].(string)
+	opts, _ := repairCall["options"].(map[string]any)
+	if !strings.HasPrefix(sys, "You are a JSON repair engine.") || !strings.HasPrefix(prompt, "VIOLATION_REPORT:\n") ||
+		!strings.Contains(prompt, "ANSWER_RANGE") || repairCall["model"] != "m" || repairCall["format"] == nil || opts["temperature"] != float64(0) {
+		t.Errorf("repair call = model %v, system %.40q, prompt %.60q, format %v, options %v", repairCall["model"], sys, prompt, repairCall["format"] != nil, opts)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	if c := m["contract"].(map[string]any); c["llm_calls"].(float64) != 1 {
+		t.Errorf("contract summary = %v, want llm_calls 1", c)
 	}
 }

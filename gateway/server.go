@@ -28,9 +28,9 @@ import (
 	"github.com/contractgateway/gateway/config"
 )
 
-// GuardedPaths are the routes that go through Options.Guard. Every other
-// request, on any path and method, is passed through.
-var GuardedPaths = []string{"/api/generate", "/api/chat", "/v1/chat/completions"}
+// guardedPaths are the routes that go through Options.Guard, for POST.
+// Every other request, on any path and method, is passed through.
+var guardedPaths = []string{"/api/generate", "/api/chat", "/v1/chat/completions"}
 
 // Options are the parts of a Server that are built elsewhere.
 type Options struct {
@@ -38,8 +38,9 @@ type Options struct {
 	// means slog.Default().
 	Logger *slog.Logger
 
-	// Guard wraps the proxy on POST GuardedPaths. Nil means no guarding:
-	// those requests are passed through like any other.
+	// Guard wraps the proxy on POST /api/generate, /api/chat and
+	// /v1/chat/completions. Nil means no guarding: those requests are
+	// passed through like any other.
 	Guard echo.MiddlewareFunc
 
 	// Admin, when not nil, registers extra admin routes (such as
@@ -156,7 +157,7 @@ func (s *Server) routes(opts Options) error {
 	)
 
 	pass := s.proxyHandler
-	for _, p := range GuardedPaths {
+	for _, p := range guardedPaths {
 		if opts.Guard != nil {
 			e.POST(p, pass, opts.Guard)
 		} else {

@@ -50,14 +50,23 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
+	// The config's zero means "none" for both budgets; the guard's zero
+	// means "default" (echo's convention), its negative "none".
+	maxCalls, deadline := cfg.MaxLLMCalls, cfg.Deadline
+	if maxCalls == 0 {
+		maxCalls = -1
+	}
+	if deadline == 0 {
+		deadline = -1
+	}
 	guard, err := middleware.GuardConfig{
 		Resolver:         routes,
 		Model:            model,
 		RepairGate:       breakers.gate,
 		MaxBodyBytes:     int64(cfg.MaxBodyBytes),
 		MaxResponseBytes: int64(cfg.MaxResponseBytes),
-		Deadline:         cfg.Deadline,
-		MaxLLMCalls:      cfg.MaxLLMCalls,
+		Deadline:         deadline,
+		MaxLLMCalls:      maxCalls,
 		Logger:           logger,
 		Observe:          gm.observe,
 	}.ToMiddleware()

@@ -47,9 +47,10 @@ type GuardConfig struct {
 	// 64 MiB. Larger answers get 502.
 	MaxResponseBytes int64
 	// Deadline bounds all upstream work for one guarded request, re-runs and
-	// repair calls included; 0 means 120 s.
+	// repair calls included; 0 means 120 s, a negative value none.
 	Deadline time.Duration
-	// MaxLLMCalls bounds the ladder's model calls per request; 0 means 6.
+	// MaxLLMCalls bounds the ladder's model calls per request; 0 means 6, a
+	// negative value none (local repair only).
 	MaxLLMCalls int
 	// Logger receives one line per guarded request; nil means slog.Default.
 	Logger *slog.Logger
@@ -98,10 +99,10 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if config.MaxResponseBytes <= 0 {
 		config.MaxResponseBytes = DefaultGuardConfig.MaxResponseBytes
 	}
-	if config.Deadline <= 0 {
+	if config.Deadline == 0 {
 		config.Deadline = DefaultGuardConfig.Deadline
 	}
-	if config.MaxLLMCalls <= 0 {
+	if config.MaxLLMCalls == 0 {
 		config.MaxLLMCalls = DefaultGuardConfig.MaxLLMCalls
 	}
 	if config.Logger == nil {
@@ -162,8 +163,13 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		restore()
 		return next(c)
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), g.Deadline)
+	ctx, cancel := context.WithCancel(req.Context())
+	if g.Deadline > 0 {
+		ctx, cancel = context.WithTimeout(req.Context(), g.Deadline)
+	}
 	defer cancel()
+
+	clientModel := r.Model
 
 	r.setModel(route.UpstreamModel)
 	if route.AddFormat && !r.HasFormat && route.Validator.Contract.SchemaJSON != nil {
@@ -251,6 +257,11 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 	}
 	text := render(mode, out.Doc)
 	obj := withText(f, first.obj, text)
+	if clientModel != "" && obj.Has("model") {
+		// The client asked for its (perhaps virtual) model and gets its
+		// name back, as from Ollama itself.
+		set(obj, "model", strictjson.String(clientModel))
+	}
 	set(obj, "contract", summary(out))
 	return writeClient(c, f, clientStream, obj, text)
 }

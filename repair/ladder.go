@@ -78,7 +78,7 @@ type Job struct {
 	RerunModel func(ctx context.Context, model string) (string, error)
 	// MaxLLMCalls bounds every model call of the ladder together: repair,
 	// regeneration, re-runs and the fallback model (the first answer is not
-	// counted). 0 means DefaultMaxLLMCalls.
+	// counted). 0 means DefaultMaxLLMCalls; a negative value means none.
 	MaxLLMCalls int
 	// LocalOnly stops the ladder after rung 1 (repair breaker open, or
 	// upstream breaker open): rungs 2–4 are skipped and the fallback applies

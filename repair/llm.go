@@ -64,8 +64,11 @@ type ladder struct {
 func newLadder(job Job) *ladder {
 	c := job.Validator.Contract
 	l := &ladder{job: job, policy: c.Policy, array: c.ItemArray, max: job.MaxLLMCalls}
-	if l.max <= 0 {
+	switch {
+	case l.max == 0:
 		l.max = DefaultMaxLLMCalls
+	case l.max < 0:
+		l.max = 0
 	}
 	return l
 }

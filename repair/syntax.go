@@ -398,7 +398,7 @@ func toChanges(src []byte, log changeLog) []Change {
 	if len(raw) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(raw, func(a, b rawSpan) int { return a.off - b.off })
+	sortSpans(raw)
 	// All paths go into one string, and every fragment is a slice of the
 	// input or of the arena as one string: a handful of allocations for
 	// any number of changes.
@@ -435,6 +435,29 @@ func toChanges(src []byte, log changeLog) []Change {
 		prev = ends[k]
 	}
 	return out
+}
+
+// sortSpans orders changes by position, keeping the order of changes at the
+// same position. They are recorded almost in order: only an insertion made
+// when the next token proves it (a comma, a colon, the closers of a truncated
+// document) lands before the comments or garbage read since, so an insertion
+// sort does a few shifts per change. A general sort takes over should that
+// ever not hold, so the worst case stays O(n log n).
+func sortSpans(raw []rawSpan) {
+	shifts := 0
+	for i := 1; i < len(raw); i++ {
+		r := raw[i]
+		j := i
+		for j > 0 && raw[j-1].off > r.off {
+			raw[j] = raw[j-1]
+			j--
+		}
+		raw[j] = r
+		if shifts += i - j; shifts > 4*len(raw)+64 {
+			slices.SortStableFunc(raw, func(a, b rawSpan) int { return a.off - b.off })
+			return
+		}
+	}
 }
 
 // Putting a string into an interface allocates unless the compiler knows the

@@ -188,7 +188,7 @@ func (b *bench) run(ctx context.Context) error {
 	b.gateway.name = "gateway"
 	targets := []target{b.direct, b.bare, b.gateway}
 
-	fmt.Printf("Pass-through benchmark, loopback only. %d CPUs; hey -n %d -c %d; %d sequential requests per target.\n", runtime.NumCPU(), b.n, b.c, b.seq)
+	fmt.Printf("Pass-through benchmark, loopback only. %d CPUs, load average %s; hey -n %d -c %d; %d sequential requests per target.\n", runtime.NumCPU(), loadAvg(), b.n, b.c, b.seq)
 	fmt.Printf("upstream %s  bare %s  gateway %s (%s, log level %s)\n\n", b.direct.url, b.bare.url, b.gateway.url, b.gatewayBin, b.logLevel)
 
 	rssStart := map[string]int{}
@@ -261,7 +261,18 @@ func (b *bench) run(ctx context.Context) error {
 	if perStream["bare"] > 0 {
 		fmt.Printf("ratio gateway/bare, memory per stream: %.2f\n", perStream["gateway"]/perStream["bare"])
 	}
+	fmt.Printf("\nload average at the end: %s (other processes on this machine skew the figures)\n", loadAvg())
 	return nil
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if err != nil || len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func kib(k int) float64 { return float64(k) / 1024 }
