@@ -109,8 +109,9 @@ type SyntaxOptions struct {
 
 // SyntaxResult is the outcome of RepairSyntax.
 type SyntaxResult struct {
-	// Text is the repaired JSON text. It is strict RFC 8259 JSON when
-	// Truncated is false.
+	// Text is the repaired JSON text, always newly allocated. It is strict
+	// RFC 8259 JSON (SPEC §2) when Truncated is false, but for duplicate
+	// keys, which are no syntax fault.
 	Text []byte
 	// Changes lists every edit in document order, with Path "line:col" of
 	// the input.
@@ -151,12 +152,16 @@ const fragMax = 80
 // RepairSyntax turns a model's text into strict JSON in one linear pass: it
 // finds the JSON value (stripping think sections, fences and prose), then
 // tokenizes it once, fixing each fault where it is met, and records every
-// edit as a Change. It never invents content: when the input ends inside a
-// value it closes the text only to say what is missing and sets Truncated.
+// edit as a Change. It does not invent content: the only value it ever
+// writes is null for a member whose value the model left out
+// (missing_value), and when the input ends inside a value it closes the text
+// only to say what is missing and sets Truncated. Duplicate keys are no
+// syntax fault and are left to the strict parse that follows.
 //
 // Text that is already valid JSON (after trimming surrounding whitespace)
-// comes back byte for byte, with no changes. Memory and time are linear in
-// the size of text whatever its content.
+// comes back byte for byte, with no changes. Time and memory are linear in
+// the size of text whatever its content. The errors are ErrNoJSON,
+// ErrMultipleJSON and ErrTooDeep.
 func RepairSyntax(text []byte, opt SyntaxOptions) (SyntaxResult, error) {
 	run, err := repairDoc(text, opt, true)
 	if err != nil {
@@ -271,7 +276,10 @@ func repairDoc(src []byte, opt SyntaxOptions, unwrap bool) (docRun, error) {
 
 // validJSON is the fast path's test. encoding/json accepts invalid UTF-8
 // inside strings, which the strict parse of SPEC §2 refuses, so both are
-// checked.
+// checked. strictjson.Parse would answer the same for every input that
+// matters here (the scanner leaves syntactically valid JSON untouched, so a
+// document only it refuses, for a duplicate key, comes out unchanged either
+// way), but it builds the whole tree to say yes or no.
 func validJSON(t []byte) bool {
 	return json.Valid(t) && utf8.Valid(t)
 }

@@ -69,12 +69,12 @@ type scanner struct {
 	nObj, nArr int   // open objects and arrays, so a stray closer is judged in O(1)
 	top        state // the state when no container is open
 	changeLog
-	lastEnd     int // input offset after the last complete token, where insertions go
-	lastBad     int // index in spans of the last remove_invalid span, or -1
-	badOut      int // len(out) when it was recorded: unchanged means it may grow
-	stop        int // input offset where parsing ended
-	eofCut      bool
-	eofInString bool
+	lastEnd     int  // input offset after the last complete token, where insertions go
+	lastBad     int  // index in raw of the last remove_invalid change, or -1
+	badOut      int  // len(out) when it was recorded: unchanged means it may grow
+	stop        int  // input offset where parsing ended
+	eofCut      bool // the input ended inside a token
+	eofInString bool // … inside a string, which str closed
 	truncated   bool
 	missing     string
 	err         error

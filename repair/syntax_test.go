@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -257,6 +258,12 @@ func TestRepairSyntaxChanges(t *testing.T) {
 				{Path: "1:1", Before: `"{\"a\": 1,}"`, After: `{"a": 1}`, Fixer: FixUnstringify},
 				{Path: "1:11", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
 			}},
+		{name: "an insertion goes before the comments it follows", in: `[1 /*a*/ /*b*/ 2]`,
+			want: []Change{
+				{Path: "1:3", Before: "", After: ",", Fixer: FixInsertComma},
+				{Path: "1:4", Before: "/*a*/", After: "", Fixer: FixRemoveComment},
+				{Path: "1:10", Before: "/*b*/", After: "", Fixer: FixRemoveComment},
+			}},
 		{name: "columns count runes", in: "{\"größe\": 'x',}",
 			want: []Change{
 				{Path: "1:11", Before: "'", After: `"`, Fixer: FixNormalizeQuotes},
@@ -301,6 +308,27 @@ func TestRepairSyntaxErrors(t *testing.T) {
 				t.Errorf("RepairSyntax(%q) = %q, %v; want error %v", tt.in, got.Text, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestSortSpans checks the mostly-in-order sort against the general one,
+// on nearly sorted input and on input that forces the fallback.
+func TestSortSpans(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, disorder := range []int{0, 1, 10, 1000} {
+		raw := make([]rawSpan, 500)
+		for k := range raw {
+			raw[k] = rawSpan{off: k, end: k, fixer: fixID(k % 7)}
+			if r.IntN(100) < disorder%100 || disorder >= 1000 {
+				raw[k].off = r.IntN(500)
+			}
+		}
+		want := slices.Clone(raw)
+		slices.SortStableFunc(want, func(a, b rawSpan) int { return a.off - b.off })
+		sortSpans(raw)
+		if diff := cmp.Diff(want, raw, cmp.AllowUnexported(rawSpan{}, txt{})); diff != "" {
+			t.Errorf("sortSpans with disorder %d (-want +got):\n%s", disorder, diff)
+		}
 	}
 }
 
