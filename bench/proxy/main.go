@@ -246,6 +246,7 @@ func (b *bench) run(ctx context.Context) error {
 	fmt.Printf("== memory: VmRSS with %d idle pass-through streams (POST /api/pull held open by the upstream)\n", b.idle)
 	fmt.Printf("%-8s %12s %14s %18s %14s\n", "", "at start", "after load", "with streams", "per stream")
 	var perStream = map[string]float64{}
+	var gwMem string
 	for _, t := range targets[1:] {
 		after := vmRSS(t.pid)
 		held, err := holdStreams(ctx, t, b.idle)
@@ -253,6 +254,9 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 		with := vmRSS(t.pid)
+		if t.name == "gateway" {
+			gwMem = goMemory(ctx, t.url)
+		}
 		held.close()
 		perStream[t.name] = float64(with-after) / float64(b.idle)
 		fmt.Printf("%-8s %9.1f MiB %11.1f MiB %15.1f MiB %11.1f KiB\n", t.name,
@@ -261,8 +265,30 @@ func (b *bench) run(ctx context.Context) error {
 	if perStream["bare"] > 0 {
 		fmt.Printf("ratio gateway/bare, memory per stream: %.2f\n", perStream["gateway"]/perStream["bare"])
 	}
+	fmt.Printf("gateway with the streams open, from its /metrics: %s\n", gwMem)
 	fmt.Printf("\nload average at the end: %s (other processes on this machine skew the figures)\n", loadAvg())
 	return nil
+}
+
+// goMemory summarises the Go runtime's memory from the gateway's /metrics.
+func goMemory(ctx context.Context, base string) string {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	val := func(name string) float64 {
+		m := regexp.MustCompile(`(?m)^` + name + ` ([0-9.e+]+)$`).FindSubmatch(b)
+		if m == nil {
+			return 0
+		}
+		v, _ := strconv.ParseFloat(string(m[1]), 64)
+		return v
+	}
+	return fmt.Sprintf("%.0f goroutines, stacks %.1f MiB, heap in use %.1f MiB",
+		val("go_goroutines"), val("go_memstats_stack_inuse_bytes")/(1<<20), val("go_memstats_heap_inuse_bytes")/(1<<20))
 }
 
 // loadAvg is the 1, 5 and 15 minute load averages.

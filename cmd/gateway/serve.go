@@ -26,14 +26,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := newLogger(cfg.Log, stderr)
-	opts, err := gatewayOptions(cfg, logger)
-	if err != nil {
-		return err
-	}
-	if opts.Logger == nil {
-		opts.Logger = logger
-	}
-	srv, err := gateway.New(cfg, opts)
+	srv, err := gateway.Build(cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -114,11 +107,4 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
-}
-
-// gatewayOptions builds the parts of the server that come from other
-// packages: the guard on generate and chat, the /contracts admin routes.
-// Zero Options serve a plain pass-through gateway.
-func gatewayOptions(cfg config.Config, logger *slog.Logger) (gateway.Options, error) {
-	return gateway.Options{}, nil
 }

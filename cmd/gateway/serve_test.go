@@ -82,6 +82,10 @@ func TestServeUsageErrors(t *testing.T) {
 // the address it prints, passes a request through and shuts it down.
 func TestServeRuns(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/generate" {
+			io.WriteString(w, `{"model":"m","response":"Sure! {\"a\": 1,}","done":true}`)
+			return
+		}
 		io.WriteString(w, "Ollama is running")
 	}))
 	defer up.Close()
@@ -114,6 +118,17 @@ func TestServeRuns(t *testing.T) {
 	resp.Body.Close()
 	if string(body) != "Ollama is running" {
 		t.Errorf("GET / through the gateway = %q, want the upstream's answer", body)
+	}
+	// The served gateway guards: an ad-hoc schema request comes back repaired.
+	resp, err = http.Post(addr+"/api/generate", "application/json",
+		strings.NewReader(`{"model":"m","prompt":"p","stream":false,"format":{"type":"object"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.Header.Get("X-Contract-Status") != "repaired" || !strings.Contains(string(body), `"response":"{\"a\":1}"`) {
+		t.Errorf("guarded generate = %q %s, want repaired {\"a\":1}", resp.Header.Get("X-Contract-Status"), body)
 	}
 	cancel()
 	select {
