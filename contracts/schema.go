@@ -34,6 +34,9 @@ func CompileSchema(name string, raw []byte) (*jsonschema.Schema, error) {
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	// A contract that names a format ("date", "email") means it: formats
+	// are assertions here, not the annotations draft 2020-12 defaults to.
+	c.AssertFormat()
 	c.UseLoader(refusingLoader{})
 	url := "mem:///" + name + "/schema.json"
 	if err := c.AddResource(url, doc); err != nil {

@@ -64,6 +64,10 @@ func TestLocalFixesDerivableFaults(t *testing.T) {
 		{"numbering missing", `"question":"1. Which keyword`, `"question":"Which keyword`, "derive:question_numbering"},
 		{"cognitive level", `"cognitive_level":"Reproduction"`, `"cognitive_level":"Recall"`, "derive:cognitive_level_mismatch"},
 		{"string number", `"answer":0,`, `"answer":"0",`, "coerce"},
+		{"profile sum", `"difficulty_profile":{"easy":1,"medium":1,"hard":1}`, `"difficulty_profile":{"easy":1,"medium":1,"hard":2}`, "derive:difficulty_profile"},
+		{"weight from cognitive level", `"weight":1,`, `"weight":7,`, "derive:weight_invalid"},
+		{"extended explanation of an easy question", `"extended_explanation":null`, `"extended_explanation":{"title":"t","steps":["a","b"],"content":"c"}`, "derive:extended_explanation_not_null"},
+		{"code line numbers", `1: xs = [3, 1, 2]\n2: ys = sorted(xs)\n3: print(xs, ys)`, `xs = [3, 1, 2]\nys = sorted(xs)\nprint(xs, ys)`, "derive:code_line_numbers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,15 +58,24 @@ func walkSchemaError(ve *jsonschema.ValidationError, doc *strictjson.Value, e *E
 			"Change %s so that it matches "+want+" the schema allows (check its type/kind field).", nil)
 		return
 	}
-	if len(ve.Causes) > 0 {
-		if _, isNot := ve.ErrorKind.(*kind.Not); !isNot {
-			for _, c := range ve.Causes {
-				walkSchemaError(c, doc, e)
-			}
-			return
+	if len(ve.Causes) > 0 && !opaque(ve.ErrorKind) {
+		for _, c := range ve.Causes {
+			walkSchemaError(c, doc, e)
 		}
+		return
 	}
 	mapLeaf(ve, doc, e)
+}
+
+// opaque reports keywords whose causes are no instruction: that an item
+// fails a "contains" subschema, or that a value matches a "not", says
+// nothing about what to change.
+func opaque(k jsonschema.ErrorKind) bool {
+	switch k.(type) {
+	case *kind.Not, *kind.Contains:
+		return true
+	}
+	return false
 }
 
 // pickBranch returns the only alternative of a oneOf/anyOf whose failure
@@ -163,7 +172,12 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 	case *kind.UniqueItems:
 		emitSchema(e, doc, loc, "", "SCHEMA_UNIQUE", "unique items", k.Duplicates[:],
 			fmt.Sprintf("Make the items of %%s unique (items %d and %d are equal).", k.Duplicates[0], k.Duplicates[1]), nil)
-	case *kind.Not, *kind.AllOf, *kind.OneOf, *kind.AnyOf, *kind.FalseSchema:
+	case *kind.FalseSchema:
+		// A false subschema at a member or item (additionalProperties or
+		// unevaluatedProperties: false, items: false) means "not allowed".
+		emitSchema(e, doc, loc, "", "SCHEMA_ADDITIONAL", "absent", "present",
+			"Remove %s: the schema does not allow it.", nil)
+	case *kind.Not, *kind.AllOf, *kind.OneOf, *kind.AnyOf:
 		emitSchema(e, doc, loc, "", "SCHEMA_COMPOSITION", "match", "mismatch", "Change %s so that it matches the schema.", nil)
 	default:
 		msg := ve.ErrorKind.LocalizedString(englishPrinter)
