@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -10,7 +11,9 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -492,5 +495,75 @@ func TestGuardRepairsThroughTheModel(t *testing.T) {
 	}
 	if c := m["contract"].(map[string]any); c["llm_calls"].(float64) != 1 {
 		t.Errorf("contract summary = %v, want llm_calls 1", c)
+	}
+}
+
+// TestGuardClientDisconnectCancelsUpstream: a client that goes away while
+// the guard waits for the model cancels the upstream request at once.
+func TestGuardClientDisconnectCancelsUpstream(t *testing.T) {
+	started := make(chan struct{})
+	cancelled := make(chan struct{})
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Like Ollama, read the request first: net/http notices a closed
+		// connection only once the body is consumed.
+		io.Copy(io.Discard, r.Body)
+		close(started)
+		<-r.Context().Done()
+		close(cancelled)
+	})
+	gw := newGuardedGateway(t, up, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, gw.URL+"/api/generate", strings.NewReader(`{"model":"m","prompt":"p"}`))
+	req.Header.Set("X-Contract", "mcq")
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	<-started
+	cancel()
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("upstream request not cancelled 5 s after the client left")
+	}
+	if err := <-errc; err == nil {
+		t.Error("client request succeeded after cancel")
+	}
+}
+
+// TestGuardSkipsModelWhileUpstreamBreakerOpen: a failed repair call opens
+// the upstream breaker (threshold 1); from then on guarded requests get 503
+// in Ollama's shape at once and no call reaches the upstream.
+func TestGuardSkipsModelWhileUpstreamBreakerOpen(t *testing.T) {
+	var calls atomic.Int32
+	content := readFixture(t, "mcq_content_fault.json")
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) > 1 {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":"overloaded"}`)
+			return
+		}
+		b, _ := json.Marshal(map[string]any{"model": "m", "response": content, "done": true})
+		w.Write(b)
+	})
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.Breaker.FailureThreshold = 1 })
+	// The first request's repair call gets a 500, which opens the breaker.
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p","stream":false}`, map[string]string{"X-Contract": "mcq"})
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Fatalf("first request: %d %s", resp.StatusCode, body)
+	}
+	n := calls.Load()
+	// The second request is refused by the open breaker before any model
+	// call: 503 in Ollama's shape.
+	resp, body = post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p","stream":false}`, map[string]string{"X-Contract": "mcq"})
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), `"error"`) {
+		t.Errorf("second request: %d %s, want 503", resp.StatusCode, body)
+	}
+	if calls.Load() != n {
+		t.Errorf("upstream saw %d more calls while the breaker was open", calls.Load()-n)
 	}
 }

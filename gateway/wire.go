@@ -45,11 +45,22 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	// only once the server does: the model dials through a transport that
 	// is bound right after New.
 	late := &lateTransport{}
-	model, err := NewOllamaModel(cfg.Upstream, "", late, 0)
+	// One repair call may take what is left of the request's deadline; the
+	// client timeout is a backstop for a deadline-less configuration.
+	model, err := NewOllamaModel(cfg.Upstream, "", late, repairCallTimeout(cfg.Deadline))
 	if err != nil {
 		return nil, err
 	}
 	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
+	var srv *Server
+	// While the upstream breaker is open every model call would fail at
+	// once: the ladder stops after local repair and falls back.
+	gate := func(route, model string) (bool, func(bool)) {
+		if srv != nil && srv.Breaker().State() == gobreaker.StateOpen {
+			return false, func(bool) {}
+		}
+		return breakers.gate(route, model)
+	}
 	// The config's zero means "none" for both budgets; the guard's zero
 	// means "default" (echo's convention), its negative "none".
 	maxCalls, deadline := cfg.MaxLLMCalls, cfg.Deadline
@@ -62,7 +73,7 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	guard, err := middleware.GuardConfig{
 		Resolver:         routes,
 		Model:            model,
-		RepairGate:       breakers.gate,
+		RepairGate:       gate,
 		MaxBodyBytes:     int64(cfg.MaxBodyBytes),
 		MaxResponseBytes: int64(cfg.MaxResponseBytes),
 		Deadline:         deadline,
@@ -73,7 +84,7 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := New(cfg, Options{
+	srv, err = New(cfg, Options{
 		Logger:   logger,
 		Guard:    guard,
 		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
@@ -84,6 +95,15 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	}
 	late.set(srv.Transport())
 	return srv, nil
+}
+
+// repairCallTimeout bounds one repair call: the deadline when there is
+// one, else ten minutes (a large document on a slow model).
+func repairCallTimeout(deadline time.Duration) time.Duration {
+	if deadline > 0 {
+		return deadline
+	}
+	return 10 * time.Minute
 }
 
 // lateTransport forwards to a RoundTripper that is set after construction.

@@ -1,0 +1,33 @@
+package mcqgen_test
+
+import (
+	"testing"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// TestDocIsValid keeps the benchmarks honest: the generated documents are
+// valid and carry no warning, or benchmarks would measure error paths.
+func TestDocIsValid(t *testing.T) {
+	reg, err := contracts.LoadRegistry("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := reg.Lookup("mcq")
+	v, err := validators.New(c, validators.Builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := v.Params(nil)
+	for _, size := range []int{2 << 10, 20 << 10, 200 << 10} {
+		doc := mcqgen.Doc(size)
+		if len(doc) < size {
+			t.Errorf("Doc(%d) has %d bytes", size, len(doc))
+		}
+		if res := v.Validate(doc, params); len(res.Report.Violations) != 0 {
+			t.Errorf("Doc(%d): %d violations, first %+v", size, len(res.Report.Violations), res.Report.Violations[0])
+		}
+	}
+}
