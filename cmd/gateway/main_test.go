@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +163,38 @@ func TestUnknownCommand(t *testing.T) {
 	var ee *exitError
 	if !errors.As(usageError("x"), &ee) || ee.code != 2 {
 		t.Error("usageError is not exit 2")
+	}
+}
+
+// TestRepairWithModel runs `gateway repair` without --offline against a
+// fake Ollama: the content fault goes to the model with the repair prompt,
+// the model's fenced answer comes back valid, exit 0.
+func TestRepairWithModel(t *testing.T) {
+	valid, err := os.ReadFile("../../gateway/testdata/guard/mcq_valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls []map[string]any
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		calls = append(calls, req)
+		b, _ := json.Marshal(map[string]any{"model": req["model"], "response": "Fixed:\n```json\n" + string(valid) + "```", "done": true})
+		w.Write(b)
+	}))
+	defer up.Close()
+	code, out, errOut := runCLI(t, "", "repair", "--contract", "mcq", "--ollama", up.URL, "--model", "qwen2.5", "../../gateway/testdata/guard/mcq_content_fault.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if len(calls) != 1 || calls[0]["model"] != "qwen2.5" || !strings.HasPrefix(calls[0]["system"].(string), "You are a JSON repair engine.") {
+		t.Errorf("model calls = %v", calls)
+	}
+	if code, vout, _ := runCLI(t, out, "validate", "--contract", "mcq", "-"); code != 0 {
+		t.Errorf("repaired output does not validate: %s", vout)
+	}
+	code, _, _ = runCLI(t, "", "repair", "--contract", "mcq", "--ollama", "not a url", "--model", "m", "../../gateway/testdata/guard/mcq_content_fault.json")
+	if code != 2 {
+		t.Errorf("bad --ollama: exit %d, want 2", code)
 	}
 }
