@@ -6,73 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contractgateway/gateway/internal/faultgen"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
-
-// typicalItems are items of seed 004's stages as DeepSeek writes them when
-// it breaks JSON: a few faults per item (a swallowed colon, `}], {`, \_, raw
-// newlines and unescaped attribute quotes in HTML), among plenty of text that
-// only needs copying.
-var typicalItems = []string{
-	`{
-      "anchor_text": "vector database %d",
-      "query: "pgvector hnsw index tuning for large tables",
-      "section": "Storage and indexing",
-      "context_before": "Once the embeddings are stored, the index decides how fast a nearest-neighbour query returns, and how much memory it takes.",
-      "context_after": "keeps nearest-neighbour search fast even on millions of rows, at the cost of a longer build.",
-      "ref\_id": "ref_%d"
-    }], `,
-	`{
-      "title": "Section %d",
-      "content": "<h2>Running the model locally</h2>
-<p>Install Ollama, then pull the model you want to use. See the <a href="https://ollama.com/library">model library</a> for the list of available models and their sizes.</p>
-<pre><code class='language-bash'>ollama pull llama3.1</code></pre>
-<p>Structured output works best with a schema passed as <code>format</code>; the gateway checks the result either way.</p>",
-      "order": %d
-    },
-    `,
-}
-
-// denseItems pack a fault into almost every token (single quotes, Python
-// literals, comments, missing commas, trailing commas), the worst case for
-// the cost of recording changes.
-var denseItems = []string{
-	`{
-      "anchor_text: "vector database %d",
-      "query: "pgvector hnsw index tuning",
-      "section": "Storage",
-      "context_after: "keeps nearest-neighbour search fast
-even on millions of rows.",
-      "ref\_id": "ref_%d",
-    }], `,
-	`{
-      'anchor_text': 'Ollama %d',
-      'query': 'ollama structured outputs',
-      'section': None, // filled in later
-      'ref_id': 'ref_%d',
-    },
-    `,
-	`{
-      "title": "Item %d",
-      "content": "<p>See the <a href="https://ollama.com/blog/structured-outputs">post</a> and C:\Users\docs.</p>
-<pre><code class="language-bash">ollama run llama3.1</code></pre>",
-      "id": %d
-      "tags": ["go" "json",]
-    },
-    `,
-}
-
-// brokenDoc builds a broken model output of about size bytes: a think
-// section, a fence, and an array of items.
-func brokenDoc(size int, items []string) []byte {
-	var b strings.Builder
-	b.WriteString("<think>\nThe user wants the link plan as JSON.\n</think>\n\n```json\n{\"link_plan\": [\n    ")
-	for i := 0; b.Len() < size-40; i++ {
-		fmt.Fprintf(&b, items[i%len(items)], i, i)
-	}
-	b.WriteString("{\"anchor_text\": \"end\"}\n  ]\n}\n```\n")
-	return []byte(b.String())
-}
 
 func BenchmarkRepairSyntax(b *testing.B) {
 	run := func(name string, in []byte) {
@@ -87,16 +23,16 @@ func BenchmarkRepairSyntax(b *testing.B) {
 		})
 	}
 	for _, size := range []int{1 << 10, 10 << 10, 100 << 10, 1 << 20} {
-		run(fmt.Sprintf("broken/%dKB", size>>10), brokenDoc(size, typicalItems))
+		run(fmt.Sprintf("broken/%dKB", size>>10), faultgen.BrokenDoc(size, faultgen.TypicalItems))
 	}
-	run("dense/100KB", brokenDoc(100<<10, denseItems))
+	run("dense/100KB", faultgen.BrokenDoc(100<<10, faultgen.DenseItems))
 }
 
 // BenchmarkRepairSyntaxValid compares the fast path on valid input with
 // encoding/json.Valid on the same bytes; the difference is the UTF-8 check
 // and the copy of the result.
 func BenchmarkRepairSyntaxValid(b *testing.B) {
-	r, err := RepairSyntax(brokenDoc(100<<10, typicalItems), SyntaxOptions{})
+	r, err := RepairSyntax(faultgen.BrokenDoc(100<<10, faultgen.TypicalItems), SyntaxOptions{})
 	if err != nil || !json.Valid(r.Text) {
 		b.Fatalf("building the valid input: %v", err)
 	}
@@ -139,12 +75,12 @@ func TestBrokenDocRepairs(t *testing.T) {
 		name  string
 		items []string
 	}{
-		{name: "typical", items: typicalItems},
-		{name: "dense", items: denseItems},
+		{name: "typical", items: faultgen.TypicalItems},
+		{name: "dense", items: faultgen.DenseItems},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := brokenDoc(10<<10, tt.items)
+			in := faultgen.BrokenDoc(10<<10, tt.items)
 			r, err := RepairSyntax(in, SyntaxOptions{})
 			if err != nil || r.Truncated || !json.Valid(r.Text) || len(r.Changes) < 50 {
 				t.Fatalf("RepairSyntax(brokenDoc) = %d changes, truncated %v, err %v, valid %v", len(r.Changes), r.Truncated, err, json.Valid(r.Text))

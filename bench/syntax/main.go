@@ -14,71 +14,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/contractgateway/gateway/internal/faultgen"
 	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
-
-// The items match repair's BenchmarkRepairSyntax: seed 004's DeepSeek faults
-// among plenty of plain text (typical), and a fault in almost every token
-// (dense).
-var typicalItems = []string{
-	`{
-      "anchor_text": "vector database %d",
-      "query: "pgvector hnsw index tuning for large tables",
-      "section": "Storage and indexing",
-      "context_before": "Once the embeddings are stored, the index decides how fast a nearest-neighbour query returns, and how much memory it takes.",
-      "context_after": "keeps nearest-neighbour search fast even on millions of rows, at the cost of a longer build.",
-      "ref\_id": "ref_%d"
-    }], `,
-	`{
-      "title": "Section %d",
-      "content": "<h2>Running the model locally</h2>
-<p>Install Ollama, then pull the model you want to use. See the <a href="https://ollama.com/library">model library</a> for the list of available models and their sizes.</p>
-<pre><code class='language-bash'>ollama pull llama3.1</code></pre>
-<p>Structured output works best with a schema passed as <code>format</code>; the gateway checks the result either way.</p>",
-      "order": %d
-    },
-    `,
-}
-
-var denseItems = []string{
-	`{
-      "anchor_text: "vector database %d",
-      "query: "pgvector hnsw index tuning",
-      "section": "Storage",
-      "context_after: "keeps nearest-neighbour search fast
-even on millions of rows.",
-      "ref\_id": "ref_%d",
-    }], `,
-	`{
-      'anchor_text': 'Ollama %d',
-      'query': 'ollama structured outputs',
-      'section': None, // filled in later
-      'ref_id': 'ref_%d',
-    },
-    `,
-	`{
-      "title": "Item %d",
-      "content": "<p>See the <a href="https://ollama.com/blog/structured-outputs">post</a> and C:\Users\docs.</p>
-<pre><code class="language-bash">ollama run llama3.1</code></pre>",
-      "id": %d
-      "tags": ["go" "json",]
-    },
-    `,
-}
-
-func brokenDoc(size int, items []string) []byte {
-	var b strings.Builder
-	b.WriteString("<think>\nThe user wants the link plan as JSON.\n</think>\n\n```json\n{\"link_plan\": [\n    ")
-	for i := 0; b.Len() < size-40; i++ {
-		fmt.Fprintf(&b, items[i%len(items)], i, i)
-	}
-	b.WriteString("{\"anchor_text\": \"end\"}\n  ]\n}\n```\n")
-	return []byte(b.String())
-}
 
 // result is one measured case.
 type result struct {
@@ -129,10 +71,10 @@ func main() {
 	}
 	var rs []result
 	for _, size := range []int{1 << 10, 10 << 10, 100 << 10, 1 << 20} {
-		rs = append(rs, measure(fmt.Sprintf("broken %dKB", size>>10), brokenDoc(size, typicalItems), *min, repairOp))
+		rs = append(rs, measure(fmt.Sprintf("broken %dKB", size>>10), faultgen.BrokenDoc(size, faultgen.TypicalItems), *min, repairOp))
 	}
-	rs = append(rs, measure("dense 100KB", brokenDoc(100<<10, denseItems), *min, repairOp))
-	fixed, err := repair.RepairSyntax(brokenDoc(100<<10, typicalItems), repair.SyntaxOptions{})
+	rs = append(rs, measure("dense 100KB", faultgen.BrokenDoc(100<<10, faultgen.DenseItems), *min, repairOp))
+	fixed, err := repair.RepairSyntax(faultgen.BrokenDoc(100<<10, faultgen.TypicalItems), repair.SyntaxOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -144,6 +86,12 @@ func main() {
 		}
 		return 0
 	}))
+	rs = append(rs, measure("valid 100KB strict parse", fixed.Text, *min, func(in []byte) int {
+		if _, err := strictjson.Parse(in); err != nil {
+			os.Exit(1)
+		}
+		return 0
+	}))
 
 	fmt.Printf("%-26s %9s %8s %10s %10s %9s\n", "case", "bytes", "changes", "MB/s wall", "MB/s CPU", "ns/B CPU")
 	for _, r := range rs {
@@ -151,5 +99,6 @@ func main() {
 	}
 	fmt.Printf("\nlinearity: CPU per byte at 1MB / at 1KB = %.2f (1.00 is linear)\n", rs[3].nsByteCPU/rs[0].nsByteCPU)
 	fmt.Printf("fast path: RepairSyntax / json.Valid CPU time on valid 100KB = %.2f\n", rs[5].nsByteCPU/rs[6].nsByteCPU)
+	fmt.Printf("valid input: RepairSyntax / strict parse CPU time on valid 100KB = %.2f (target <= 1.2)\n", rs[5].nsByteCPU/rs[7].nsByteCPU)
 	fmt.Printf("broken 100KB vs json.Valid on 100KB: %.1f× the CPU per byte\n", rs[2].nsByteCPU/rs[6].nsByteCPU)
 }
