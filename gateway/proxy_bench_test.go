@@ -1,68 +1,27 @@
 package gateway
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/internal/benchupstream"
 )
-
-// benchUpstream answers GET /api/tags with a small JSON document and POST
-// /api/generate with an NDJSON stream of 20 chunks, each flushed.
-func benchUpstream() http.Handler {
-	tags := []byte(`{"models":[{"name":"stories:latest","model":"stories:latest","size":1185376,"digest":"0d5b2e3a","details":{"format":"gguf","family":"llama","parameter_size":"260K","quantization_level":"F32"}}]}`)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/api/tags":
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.Write(tags)
-		case "/api/generate":
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/x-ndjson")
-			f := w.(http.Flusher)
-			for i := range 20 {
-				fmt.Fprintf(w, `{"model":"stories","created_at":"2025-01-01T00:00:00Z","response":"word%d ","done":false}`+"\n", i)
-				f.Flush()
-			}
-			io.WriteString(w, `{"model":"stories","created_at":"2025-01-01T00:00:00Z","response":"","done":true,"eval_count":20}`+"\n")
-		default:
-			http.NotFound(w, r)
-		}
-	})
-}
-
-// bareProxy is the baseline: a ReverseProxy as the Go docs show it, with
-// the same connection pool settings as the gateway's.
-func bareProxy(target *url.URL) http.Handler {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DisableCompression = true
-	t.MaxIdleConns, t.MaxIdleConnsPerHost = 256, 256
-	return &httputil.ReverseProxy{
-		Rewrite: func(pr *httputil.ProxyRequest) {
-			pr.SetURL(target)
-			pr.SetXForwarded()
-		},
-		Transport:     t,
-		FlushInterval: -1,
-	}
-}
 
 // BenchmarkPassThrough compares the gateway with a bare ReverseProxy over
 // the same upstream, for a small JSON answer and a 20-chunk stream. Each
 // iteration is one whole request over loopback.
 func BenchmarkPassThrough(b *testing.B) {
-	up := httptest.NewServer(benchUpstream())
+	up := httptest.NewServer(benchupstream.Upstream())
 	defer up.Close()
 	target, _ := url.Parse(up.URL)
 
-	bare := httptest.NewServer(bareProxy(target))
+	bare := httptest.NewServer(benchupstream.BareProxy(target))
 	defer bare.Close()
 
 	cfg := config.Default()

@@ -206,22 +206,10 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		LocalOnly:   !allow,
 		ModelName:   upstreamModel,
 		RerunModel: func(ctx context.Context, m string) (string, error) {
-			rr := r.clone()
-			rr.setModel(m)
-			resp, hr := g.call(ctx, c, next, rr)
-			if hr != nil {
-				return "", hr
-			}
-			return resp.text, nil
+			return g.again(ctx, c, next, r, func(rr *request) { rr.setModel(m) })
 		},
 		Rerun: func(ctx context.Context, t float64) (string, error) {
-			rr := r.clone()
-			rr.setTemperature(t)
-			resp, hr := g.call(ctx, c, next, rr)
-			if hr != nil {
-				return "", hr
-			}
-			return resp.text, nil
+			return g.again(ctx, c, next, r, func(rr *request) { rr.setTemperature(t) })
 		},
 	}
 	out := repair.Run(ctx, job)
@@ -308,6 +296,18 @@ func (g *guard) call(ctx context.Context, c echo.Context, next echo.HandlerFunc,
 		return nil, &httpResult{status: http.StatusBadGateway, body: errorBody{Error: err.Error()}}
 	}
 	return resp, nil
+}
+
+// again asks the upstream the original request once more, changed by edit
+// (another temperature, another model), and returns the model's text.
+func (g *guard) again(ctx context.Context, c echo.Context, next echo.HandlerFunc, r *request, edit func(*request)) (string, error) {
+	rr := r.clone()
+	edit(rr)
+	resp, hr := g.call(ctx, c, next, rr)
+	if hr != nil {
+		return "", hr
+	}
+	return resp.text, nil
 }
 
 // callNext runs the upstream handler. httputil.ReverseProxy aborts with
