@@ -8,19 +8,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func mcqValidator(t testing.TB) *validators.Validator {
 	t.Helper()
-	reg, err := contracts.LoadRegistry("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := reg.Lookup("mcq")
-	v, err := validators.New(c, validators.Builtins())
+	v, err := validators.Builtin("mcq")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,3 +178,18 @@ func ParseParams(s string) (Params, error) {
 	}
 	return p, nil
 }
+
+// Builtin compiles the built-in contract ref ("mcq", "mcq@1") with the
+// built-in rule packs: the one-line way for tools, examples and tests that
+// need no user contracts.
+func Builtin(ref string) (*Validator, error) {
+	reg, err := contracts.LoadRegistry("")
+	if err != nil {
+		return nil, err
+	}
+	c, ok := reg.Lookup(ref)
+	if !ok {
+		return nil, fmt.Errorf("unknown contract %q (known: %s)", ref, strings.Join(reg.Names(), ", "))
+	}
+	return New(c, Builtins())
+}

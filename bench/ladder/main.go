@@ -26,7 +26,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -66,12 +65,7 @@ func run(args []string, w io.Writer) error {
 		return fmt.Errorf("no corpus in %s (run go run repair/testdata/ladder/gen.go)", *corpus)
 	}
 	sort.Strings(files)
-	reg, err := contracts.LoadRegistry("")
-	if err != nil {
-		return err
-	}
-	c, _ := reg.Lookup("mcq")
-	v, err := validators.New(c, validators.Builtins())
+	v, err := validators.Builtin("mcq")
 	if err != nil {
 		return err
 	}
@@ -79,7 +73,7 @@ func run(args []string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	truth, err := strictjson.Parse(c.Fixtures["valid_python_basics_en.json"])
+	truth, err := strictjson.Parse(v.Contract.Fixtures["valid_python_basics_en.json"])
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package mcqgen_test
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/validators"
 )
@@ -11,12 +10,7 @@ import (
 // TestDocIsValid keeps the benchmarks honest: the generated documents are
 // valid and carry no warning, or benchmarks would measure error paths.
 func TestDocIsValid(t *testing.T) {
-	reg, err := contracts.LoadRegistry("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := reg.Lookup("mcq")
-	v, err := validators.New(c, validators.Builtins())
+	v, err := validators.Builtin("mcq")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -57,12 +56,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	reg, err := contracts.LoadRegistry("")
-	if err != nil {
-		log.Fatal(err)
-	}
-	c, _ := reg.Lookup("mcq")
-	v, err := validators.New(c, validators.Builtins())
+	v, err := validators.Builtin("mcq")
 	if err != nil {
 		log.Fatal(err)
 	}
