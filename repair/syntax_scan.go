@@ -348,12 +348,8 @@ func (s *scanner) wrongCloser(f *frame, c byte) bool {
 		return false
 	}
 	src := s.src
-	j := skipWS(src, s.i+1)
-	if j >= len(src) || src[j] != ',' {
-		return false
-	}
-	k := skipWS(src, j+1)
-	if k >= len(src) {
+	_, k, ok := s.commaThen()
+	if !ok {
 		return false
 	}
 	if c == ']' {
@@ -384,6 +380,18 @@ func (s *scanner) wrongCloser(f *frame, c byte) bool {
 	return e < len(src) && src[e] == ':'
 }
 
+// commaThen looks past the current closer: it reports the offset of a
+// following ',' (j) and of the first byte after it (k), skipping white
+// space; ok is false when no comma and byte follow.
+func (s *scanner) commaThen() (j, k int, ok bool) {
+	j = skipWS(s.src, s.i+1)
+	if j >= len(s.src) || s.src[j] != ',' {
+		return 0, 0, false
+	}
+	k = skipWS(s.src, j+1)
+	return j, k, k < len(s.src)
+}
+
 // maxKeyLookahead bounds how far wrongCloser reads to recognise a key.
 const maxKeyLookahead = 256
 
@@ -396,12 +404,8 @@ func (s *scanner) arraySeparator(f *frame) bool {
 		return false
 	}
 	src := s.src
-	j := skipWS(src, s.i+1)
-	if j >= len(src) || src[j] != ',' {
-		return false
-	}
-	k := skipWS(src, j+1)
-	if k >= len(src) || src[k] != '{' {
+	j, k, ok := s.commaThen()
+	if !ok || src[k] != '{' {
 		return false
 	}
 	if n := len(s.stack); n >= 2 && s.stack[n-2].kind == '[' {
