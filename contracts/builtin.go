@@ -15,7 +15,8 @@ import (
 var builtinFS embed.FS
 
 // LoadDir loads every contract directory (a directory holding contract.json)
-// directly below root in fsys.
+// directly below root in fsys. Two directories that define the same
+// name@version are an error: which one would win is not the user's choice.
 func LoadDir(fsys fs.FS, root string) ([]*Contract, error) {
 	entries, err := fs.ReadDir(fsys, root)
 	if err != nil {
@@ -23,6 +24,7 @@ func LoadDir(fsys fs.FS, root string) ([]*Contract, error) {
 	}
 	var out []*Contract
 	var errs []error
+	dirOf := map[string]string{}
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -36,6 +38,11 @@ func LoadDir(fsys fs.FS, root string) ([]*Contract, error) {
 			errs = append(errs, err)
 			continue
 		}
+		if first, ok := dirOf[c.ID()]; ok {
+			errs = append(errs, fmt.Errorf("contract %s defined twice, in %s and %s", c.ID(), first, dir))
+			continue
+		}
+		dirOf[c.ID()] = dir
 		out = append(out, c)
 	}
 	return out, errors.Join(errs...)

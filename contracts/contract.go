@@ -24,8 +24,9 @@ import (
 type Shape struct {
 	// Expect is "object", "array" or "any" (the zero value means "any").
 	Expect string `json:"expect,omitempty"`
-	// Unwrap lists wrapper keys ("data", "link_plan"): an object whose only
-	// member is one of them is replaced by that member's value.
+	// Unwrap lists wrapper keys ("data", "link_plan"): an object with one of
+	// them, whose value has the expected shape, is replaced by that value
+	// (seed 004 takes parsed["data"] whatever else the object holds).
 	Unwrap []string `json:"unwrap,omitempty"`
 	// WrapSingle wraps a lone object in an array when Expect is "array".
 	WrapSingle bool `json:"wrap_single,omitempty"`
@@ -331,9 +332,30 @@ func (r *Registry) Names() []string {
 	return out
 }
 
+// versionLess orders versions by their dot-separated parts, numerically
+// where both parts are numbers ("1.9" < "1.10" < "2" < "10") and as text
+// otherwise.
 func versionLess(a, b string) bool {
-	if len(a) != len(b) && isDigits(a) && isDigits(b) {
-		return len(a) < len(b)
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, y := as[i], bs[i]
+		if x == y {
+			continue
+		}
+		if isDigits(x) && isDigits(y) {
+			x, y = strings.TrimLeft(x, "0"), strings.TrimLeft(y, "0")
+			if len(x) != len(y) {
+				return len(x) < len(y)
+			}
+			if x != y {
+				return x < y
+			}
+			continue
+		}
+		return x < y
+	}
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
 	}
 	return a < b
 }

@@ -98,7 +98,12 @@ func TestRegistryLookup(t *testing.T) {
 	if err := r.Add(&Contract{Name: "x", Version: "2"}, false); err == nil {
 		t.Error("duplicate ID accepted")
 	}
-	tests := []struct{ ref, want string }{{"x", "x@10"}, {"x@2", "x@2"}, {"x@3", ""}, {"y", ""}}
+	for _, v := range []string{"1.9", "1.10", "1.2.3"} {
+		if err := r.Add(&Contract{Name: "dotted", Version: v}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ ref, want string }{{"x", "x@10"}, {"x@2", "x@2"}, {"x@3", ""}, {"y", ""}, {"dotted", "dotted@1.10"}}
 	for _, tt := range tests {
 		c, ok := r.Lookup(tt.ref)
 		got := ""
@@ -145,5 +150,52 @@ func TestFromSchema(t *testing.T) {
 	}
 	if _, err := FromSchema([]byte(`{"type":`)); err == nil {
 		t.Error("malformed schema accepted")
+	}
+}
+
+func TestRegistryListOrder(t *testing.T) {
+	r := NewRegistry()
+	for _, v := range []string{"1.10", "2", "1.9", "10", "1.2.3", "beta"} {
+		if err := r.Add(&Contract{Name: "x", Version: v}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, c := range r.List() {
+		got = append(got, c.Version)
+	}
+	want := []string{"1.2.3", "1.9", "1.10", "2", "10", "beta"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("List() versions = %v, want %v", got, want)
+	}
+}
+
+// TestLoadRegistryUserDuplicates: a user contract may replace a built-in,
+// but two user contracts with one name@version are a load error naming
+// both directories, not a silent choice of one.
+func TestLoadRegistryUserDuplicates(t *testing.T) {
+	dir := t.TempDir()
+	write := func(sub, version string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		raw := `{"name":"mcq","version":"` + version + `"}`
+		if err := os.WriteFile(filepath.Join(dir, sub, "contract.json"), []byte(raw), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("mcq-override", "1")
+	r, err := LoadRegistry(dir)
+	if err != nil {
+		t.Fatalf("LoadRegistry with an override of a built-in: %v", err)
+	}
+	if c, _ := r.Lookup("mcq@1"); c == nil || c.Builtin {
+		t.Errorf("Lookup(mcq@1) = %+v, want the user contract", c)
+	}
+	write("mcq-copy", "1")
+	_, err = LoadRegistry(dir)
+	if err == nil || !strings.Contains(err.Error(), "mcq-copy") || !strings.Contains(err.Error(), "mcq-override") {
+		t.Errorf("LoadRegistry with two user mcq@1 = %v, want an error naming both directories", err)
 	}
 }

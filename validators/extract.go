@@ -120,7 +120,8 @@ func nextThinkOpen(text string, from int) int {
 }
 
 // atLineStart reports whether only spaces or tabs stand between the start
-// of i's line and i.
+// of i's line and i. A byte order mark at the start of the text counts as
+// the start of the first line.
 func atLineStart(text string, i int) bool {
 	for j := i - 1; j >= 0; j-- {
 		switch text[j] {
@@ -129,7 +130,7 @@ func atLineStart(text string, i int) bool {
 		case '\n':
 			return true
 		}
-		return false
+		return j == len(byteOrderMark)-1 && strings.HasPrefix(text, byteOrderMark)
 	}
 	return true
 }
@@ -173,7 +174,8 @@ func atLineEnd(text string, i int) bool {
 //
 // The bare candidate is the whole trimmed text when it starts with '{' or
 // '[' or when it strictly parses as one JSON value (a scalar from Ollama's
-// format mode); nil otherwise.
+// format mode); nil otherwise. A leading byte order mark is looked past
+// and kept in the candidate, so that strict parsing reports it.
 func Candidates(text string) (json []Extraction, plain []Extraction, bare *Extraction) {
 	sc := fenceScanner{text: text}
 	for sc.pos < len(text) {
@@ -193,14 +195,23 @@ func Candidates(text string) (json []Extraction, plain []Extraction, bare *Extra
 		}
 	}
 	if ex := trimmed(text, 0, len(text)); ex.Text != "" {
-		c := ex.Text[0]
-		if c == '{' || c == '[' || (mayStartScalar(c) && validJSON(ex.Text)) {
-			ex.Source = SourceBare
-			bare = &ex
+		// A byte order mark (a file saved by an editor) stays part of the
+		// candidate, so that the strict parser names it, but it does not
+		// hide the value behind it.
+		body := strings.TrimLeftFunc(strings.TrimPrefix(ex.Text, byteOrderMark), unicode.IsSpace)
+		if body != "" {
+			c := body[0]
+			if c == '{' || c == '[' || (mayStartScalar(c) && validJSON(body)) {
+				ex.Source = SourceBare
+				bare = &ex
+			}
 		}
 	}
 	return json, plain, bare
 }
+
+// byteOrderMark is U+FEFF in UTF-8.
+const byteOrderMark = "\uFEFF"
 
 func mayStartScalar(c byte) bool {
 	return c == '"' || c == '-' || c == 't' || c == 'f' || c == 'n' || (c >= '0' && c <= '9')

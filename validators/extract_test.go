@@ -188,6 +188,9 @@ func TestCandidates(t *testing.T) {
 		{"prose is not bare", "true story: it failed", nil, nil, nil},
 		{"broken object is still bare", "{\"a\": 1,}", nil, nil, &cand{"{\"a\": 1,}", 0, SourceBare}},
 		{"empty", "", nil, nil, nil},
+		{"byte order mark before bare JSON", "\uFEFF{\"a\": 1}", nil, nil, &cand{"\uFEFF{\"a\": 1}", 0, SourceBare}},
+		{"byte order mark before a bare scalar", "\uFEFF 42", nil, nil, &cand{"\uFEFF 42", 0, SourceBare}},
+		{"byte order mark before a plain fence", "\uFEFF```\n{}\n```", nil, []cand{{"{}", 7, SourceFencePlain}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -252,6 +255,32 @@ func TestExtractViolations(t *testing.T) {
 			}
 			if ex != (Extraction{}) {
 				t.Errorf("Extract(%q) = %+v with a violation, want the zero Extraction", tt.in, ex)
+			}
+		})
+	}
+}
+
+// TestValidateByteOrderMark: a file saved with a byte order mark holds
+// JSON; the report names the mark (JSON_SYNTAX at 1:1), it does not claim
+// that there is no JSON at all.
+func TestValidateByteOrderMark(t *testing.T) {
+	v := schemaValidator(t, `{"type":"object"}`)
+	tests := []struct {
+		name string
+		in   string
+		want brief
+	}{
+		{"bare object", "\uFEFF{\"a\": 1}\n", brief{Code: "JSON_SYNTAX", Path: "1:1", Expected: "value", Actual: `\ufeff`}},
+		{"bare object, CRLF", "\uFEFF{\r\n  \"a\": 1\r\n}\r\n", brief{Code: "JSON_SYNTAX", Path: "1:1", Expected: "value", Actual: `\ufeff`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := v.Validate(tt.in, Params{})
+			if diff := cmp.Diff([]brief{tt.want}, briefs(res.Report)); diff != "" {
+				t.Errorf("Validate(%q) violations (-want +got):\n%s", tt.in, diff)
+			}
+			if got := res.Report.Violations[0].Hint; got != "Remove the byte order mark at the start of the document." {
+				t.Errorf("Validate(%q) hint = %q", tt.in, got)
 			}
 		})
 	}

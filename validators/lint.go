@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/contractgateway/gateway/contracts"
 )
@@ -61,7 +62,8 @@ func errorCodes(r Report) []string {
 
 // FixtureExpectation reads what a fixture's file name promises: "valid" for
 // valid_…, the code for invalid_CODE_… (the code is the run of upper-case
-// words after "invalid_").
+// words after "invalid_"; a word of digits only, as in "_2_options",
+// belongs to the description).
 func FixtureExpectation(name string) (string, bool) {
 	base, _, _ := strings.Cut(name, ".")
 	switch {
@@ -70,7 +72,7 @@ func FixtureExpectation(name string) (string, bool) {
 	case strings.HasPrefix(base, "invalid_"):
 		var code []string
 		for _, w := range strings.Split(strings.TrimPrefix(base, "invalid_"), "_") {
-			if w == "" || strings.ToUpper(w) != w {
+			if w == "" || strings.ToUpper(w) != w || strings.IndexFunc(w, unicode.IsUpper) < 0 {
 				break
 			}
 			code = append(code, w)

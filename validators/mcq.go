@@ -662,6 +662,7 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 		e.Semantic("OPTIONS_COUNT", SeverityError, ov, mcqAt(i, "options"), want, n,
 			fmt.Sprintf("Give %s %s (option set %s; it has %d), keeping answer on the correct option.", name(), how, cfg.options, n), nil)
 	}
+	var dups firstSeen
 	for j, o := range ov.Items {
 		s, ok := o.AsString()
 		if !ok {
@@ -671,18 +672,66 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 		if code := mcqScanCode(s); code.found() {
 			m.emitCode(code, o, mcqAt(i, "options", j), oname(), e)
 		}
-		for k := range j {
-			if t, ok := ov.Items[k].AsString(); ok && strings.EqualFold(strings.TrimSpace(s), strings.TrimSpace(t)) {
-				e.Semantic("DUPLICATE_OPTIONS", SeverityError, o, mcqAt(i, "options", j), fmt.Sprintf("distinct from options[%d]", k), s,
-					fmt.Sprintf("%s repeats options[%d] (%q); replace it with a different plausible distractor.", oname(), k, t), nil)
-				break
-			}
+		if k := dups.add(ov.Items, j, strings.TrimSpace(s)); k >= 0 {
+			t, _ := ov.Items[k].AsString()
+			e.Semantic("DUPLICATE_OPTIONS", SeverityError, o, mcqAt(i, "options", j), fmt.Sprintf("distinct from options[%d]", k), s,
+				fmt.Sprintf("%s repeats options[%d] (%q); replace it with a different plausible distractor.", oname(), k, t), nil)
 		}
 		if m.isForbidden(s, sc) {
 			e.Semantic("FORBIDDEN_OPTION", SeverityError, o, mcqAt(i, "options", j), "a specific answer", s,
 				fmt.Sprintf("Replace %s (%q) with a specific plausible distractor: catch-all options such as \"All of the above\" are not allowed; keep answer on the correct option.", oname(), s), nil)
 		}
 	}
+}
+
+// firstSeen finds, for the string items of a list one by one, the first
+// earlier item equal after trimming and case folding. Lists of options are
+// short and a scan is cheapest; a long list (a model repeating itself)
+// switches to a map keyed by the folded text, so that the check stays
+// linear.
+type firstSeen struct {
+	byKey map[string]int
+}
+
+// firstSeenScan is the list length up to which add scans.
+const firstSeenScan = 16
+
+// add returns the index of the first item before j whose trimmed text is
+// equal to text (trimmed) up to case, or -1, and records item j.
+func (f *firstSeen) add(items []*strictjson.Value, j int, text string) int {
+	if len(items) <= firstSeenScan {
+		for k := range j {
+			if t, ok := items[k].AsString(); ok && strings.EqualFold(text, strings.TrimSpace(t)) {
+				return k
+			}
+		}
+		return -1
+	}
+	if f.byKey == nil {
+		f.byKey = make(map[string]int, len(items))
+	}
+	key := foldKey(text)
+	if k, ok := f.byKey[key]; ok {
+		return k
+	}
+	f.byKey[key] = j
+	return -1
+}
+
+// foldKey maps every rune of s to the smallest rune of its case-folding
+// orbit, so that foldKey(a) == foldKey(b) exactly when strings.EqualFold(a,
+// b).
+func foldKey(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		low := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			low = min(low, f)
+		}
+		b.WriteRune(low)
+	}
+	return b.String()
 }
 
 // checkExtended evaluates C4 for questions[i], whose weight is valid.
@@ -1101,7 +1150,14 @@ func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScr
 		prefix = prefix[:len(set)-(9*len(set)+9)/10+1]
 		best := -1
 		for _, tok := range prefix {
+			// Index lists are in ascending order and only the earliest
+			// match is reported: a list is read up to its first match or
+			// the best match so far, so that many copies of one question
+			// cost one comparison each, not one per earlier copy.
 			for _, c := range index[tok] {
+				if best >= 0 && int(c) >= best {
+					break
+				}
 				if seen[c] == int32(k+1) {
 					continue
 				}
@@ -1112,8 +1168,9 @@ func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScr
 					continue
 				}
 				inter := mcqIntersect(set, other)
-				if 10*inter >= 9*(a+b-inter) && (best < 0 || int(c) < best) {
+				if 10*inter >= 9*(a+b-inter) {
 					best = int(c)
+					break
 				}
 			}
 			index[tok] = append(index[tok], int32(k))

@@ -261,6 +261,12 @@ var mcqRuleTests = []struct {
 	{name: "DUPLICATE_OPTIONS after trimming and case folding", edits: []docEdit{setAt("/questions/0/options", `["Paris", "Lyon", " paris ", "Nice"]`)},
 		want: []ruleHit{errHit("DUPLICATE_OPTIONS", "questions[0].options[2]", "/questions/0/options/2", `"distinct from options[0]"`, `" paris "`, "")}},
 	{name: "DUPLICATE_OPTIONS passes on similar but distinct options", edits: []docEdit{setAt("/questions/0/options", `["Paris", "Paris, Texas", "Lyon", "Nice"]`)}},
+	{name: "DUPLICATE_OPTIONS names the first occurrence each time", edits: []docEdit{setAt("/questions/0/options", `["Paris", "Lyon", "PARIS", "paris"]`)},
+		want: []ruleHit{errHit("DUPLICATE_OPTIONS", "questions[0].options[2]", "/questions/0/options/2", `"distinct from options[0]"`, `"PARIS"`, ""),
+			errHit("DUPLICATE_OPTIONS", "questions[0].options[3]", "/questions/0/options/3", `"distinct from options[0]"`, `"paris"`, "")}},
+	{name: "DUPLICATE_OPTIONS folds case beyond ASCII", edits: []docEdit{setAt("/questions/0/options", `["Σίσυφος", "ΣΊΣΥΦΟΣ", "Kelvin", "\u212aelvin"]`)},
+		want: []ruleHit{errHit("DUPLICATE_OPTIONS", "questions[0].options[1]", "/questions/0/options/1", `"distinct from options[0]"`, `"ΣΊΣΥΦΟΣ"`, ""),
+			errHit("DUPLICATE_OPTIONS", "questions[0].options[3]", "/questions/0/options/3", `"distinct from options[2]"`, "\"\u212aelvin\"", "")}},
 
 	// WEIGHT_INVALID
 	{name: "WEIGHT_INVALID derived from cognitive_level", edits: []docEdit{setAt("/questions/1/weight", "0")},

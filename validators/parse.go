@@ -3,6 +3,7 @@ package validators
 import (
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -95,6 +96,11 @@ func parseHint(se *strictjson.SyntaxError) string {
 	case strictjson.ReasonNumber:
 		return "Fix the number at " + at + ": " + se.Msg + "."
 	case strictjson.ReasonLiteral:
+		if word, ok := strings.CutPrefix(se.Expected, "literal "); ok {
+			// "tru," or "nul}": the position is where the word stops, not
+			// the start of a value to replace.
+			return "Write the literal " + word + " in full: it breaks off before " + at + "."
+		}
 		return "Replace the value at " + at + " with true, false, null, a number or a double-quoted string."
 	case strictjson.ReasonDepth:
 		return "Nest arrays and objects at most 10000 levels deep."

@@ -24,6 +24,14 @@ func TestParseViolation(t *testing.T) {
 			Code: "JSON_TRUNCATED", Path: "1:37", Expected: `'"'`, Actual: "EOF",
 			Hint: `The document ends inside a value: complete it and close every open bracket (still open, innermost first: "}]}).`, pos: 36,
 		}},
+		{"literal cut short", `{"ok": tru, "n": 1}`, Violation{
+			Code: "JSON_SYNTAX", Path: "1:11", Expected: "literal true", Actual: ",",
+			Hint: "Write the literal true in full: it breaks off before line 1, column 11.", pos: 10,
+		}},
+		{"misspelt literal", `{"ok": Ture}`, Violation{
+			Code: "JSON_SYNTAX", Path: "1:8", Expected: "value", Actual: "T",
+			Hint: "Replace the value at line 1, column 8 with true, false, null, a number or a double-quoted string.", pos: 7,
+		}},
 		{"empty", "  ", Violation{
 			Code: "JSON_TRUNCATED", Path: "1:3", Expected: "value", Actual: "EOF",
 			Hint: "The response holds no JSON: return the whole JSON document.", pos: 2,

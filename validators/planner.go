@@ -84,6 +84,9 @@ func (planningRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
 			fmt.Sprintf("Keep at most 2 ids in mini_task_ids (it has %d); drop the least important.", n), nil)
 	}
 	focus, hasFocus := doc.Get("focus_task_id").AsString()
+	// first maps each id to where it first occurs; a map keeps a long list
+	// (a model repeating itself) linear.
+	first := make(map[string]int, len(mini.Items))
 	for j, v := range mini.Items {
 		id, ok := v.AsString()
 		if !ok {
@@ -94,12 +97,11 @@ func (planningRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
 				fmt.Sprintf("Remove %q from mini_task_ids: it is the focus_task_id; mini tasks are other tasks.", id), nil)
 			continue
 		}
-		for k := range j {
-			if other, ok := mini.Items[k].AsString(); ok && other == id {
-				e.Semantic("PLAN_IDS", SeverityError, v, []Seg{"mini_task_ids", j}, fmt.Sprintf("distinct from mini_task_ids[%d]", k), id,
-					fmt.Sprintf("mini_task_ids[%d] repeats %q; remove it or name a different task.", j, id), nil)
-				break
-			}
+		if k, seen := first[id]; seen {
+			e.Semantic("PLAN_IDS", SeverityError, v, []Seg{"mini_task_ids", j}, fmt.Sprintf("distinct from mini_task_ids[%d]", k), id,
+				fmt.Sprintf("mini_task_ids[%d] repeats %q; remove it or name a different task.", j, id), nil)
+			continue
 		}
+		first[id] = j
 	}
 }

@@ -98,16 +98,15 @@ func (r *Report) finish() {
 	r.RepairType = nil
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		if v.Severity == SeverityError {
-			r.Valid = false
+		if v.Severity != SeverityError {
+			// A warning fails no stage, so it names no repair.
+			continue
 		}
+		r.Valid = false
 		if r.RepairType == nil || v.Class.rank() < r.RepairType.rank() {
 			c := v.Class
 			r.RepairType = &c
 		}
-	}
-	if r.Valid {
-		r.RepairType = nil
 	}
 }
 

@@ -50,11 +50,16 @@ func PathOf(segs ...Seg) (dotted, pointer string) {
 			}
 			d.WriteString(s)
 			p.WriteByte('/')
-			p.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(s))
+			p.WriteString(pointerEscaper.Replace(s))
 		}
 	}
 	return d.String(), p.String()
 }
+
+// pointerEscaper escapes a member name for an RFC 6901 pointer. It is built
+// once: a Replacer builds its tables on first use, which costs more than the
+// whole path.
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // Emitter collects the violations of one validation run.
 type Emitter struct {

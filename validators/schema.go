@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -39,27 +40,30 @@ func schemaViolations(s *jsonschema.Schema, doc *strictjson.Value, e *Emitter) {
 
 func walkSchemaError(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) {
 	switch k := ve.ErrorKind.(type) {
-	case *kind.OneOf, *kind.AnyOf:
-		if branch := pickBranch(ve); branch != nil {
-			walkSchemaError(branch, doc, e)
+	case *kind.OneOf:
+		if len(k.Subschemas) > 1 {
+			// Not a failure of every alternative: the value matches
+			// several (the library stops at the second).
+			alts := make([]string, len(k.Subschemas))
+			for i, n := range k.Subschemas {
+				alts[i] = strconv.Itoa(n)
+			}
+			emitSchema(e, doc, ve.InstanceLocation, "", "SCHEMA_COMPOSITION", "exactly one of the alternatives",
+				append([]int(nil), k.Subschemas...),
+				"Change %s so that it matches exactly one of the alternatives the schema allows (it matches alternatives "+strings.Join(alts, " and ")+").", nil)
 			return
 		}
-		n := len(ve.Causes)
-		want := "exactly one of the alternatives"
-		if _, ok := k.(*kind.AnyOf); ok {
-			want = "at least one of the alternatives"
-		}
-		if oo, ok := k.(*kind.OneOf); ok && len(oo.Subschemas) > 1 {
-			n = len(oo.Subschemas)
-			want = "exactly one of the alternatives"
-		}
-		emitSchema(e, doc, ve.InstanceLocation, "", "SCHEMA_COMPOSITION", want,
-			fmt.Sprintf("%d alternatives failed", n),
-			"Change %s so that it matches "+want+" the schema allows (check its type/kind field).", nil)
+		walkAlternatives(ve, "exactly one of the alternatives", doc, e)
+		return
+	case *kind.AnyOf:
+		walkAlternatives(ve, "at least one of the alternatives", doc, e)
+		return
+	case *kind.PropertyNames:
+		propertyNameViolations(ve, k.Property, doc, e)
 		return
 	}
 	if len(ve.Causes) > 0 && !opaque(ve.ErrorKind) {
-		for _, c := range ve.Causes {
+		for _, c := range sortedCauses(ve) {
 			walkSchemaError(c, doc, e)
 		}
 		return
@@ -67,12 +71,120 @@ func walkSchemaError(ve *jsonschema.ValidationError, doc *strictjson.Value, e *E
 	mapLeaf(ve, doc, e)
 }
 
+// walkAlternatives reports a oneOf or anyOf none of whose alternatives
+// matched: inside the one branch the document evidently meant, else as one
+// SCHEMA_COMPOSITION violation.
+func walkAlternatives(ve *jsonschema.ValidationError, want string, doc *strictjson.Value, e *Emitter) {
+	if branch := pickBranch(ve); branch != nil {
+		walkSchemaError(branch, doc, e)
+		return
+	}
+	emitSchema(e, doc, ve.InstanceLocation, "", "SCHEMA_COMPOSITION", want,
+		fmt.Sprintf("%d alternatives failed", len(ve.Causes)),
+		"Change %s so that it matches "+want+" the schema allows (check its type/kind field).", nil)
+}
+
+// sortedCauses returns ve's causes in a fixed order. The library evaluates
+// some keywords (properties, patternProperties, propertyNames,
+// dependentRequired, dependentSchemas) by ranging over Go maps, so its
+// order changes from run to run; violations at one document position would
+// then change order too, and reports must be byte-identical for the same
+// input (SPEC §3).
+func sortedCauses(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
+	cs := ve.Causes
+	if len(cs) < 2 {
+		return cs
+	}
+	keys := make(map[*jsonschema.ValidationError]string, len(cs))
+	for _, c := range cs {
+		keys[c] = strings.Join(c.InstanceLocation, "\x00") + "\x01" + c.SchemaURL + "\x01" +
+			strings.Join(c.ErrorKind.KeywordPath(), "/") + "\x01" + c.ErrorKind.LocalizedString(englishPrinter)
+	}
+	out := slices.Clone(cs)
+	slices.SortStableFunc(out, func(a, b *jsonschema.ValidationError) int {
+		return strings.Compare(keys[a], keys[b])
+	})
+	return out
+}
+
+// propertyNameViolations reports a property whose name fails the
+// propertyNames subschema. The library validates the name as a document of
+// its own, so its causes sit at the empty location; they are mapped as
+// usual and then moved to the property, with a hint that says to rename it
+// rather than to change its value.
+func propertyNameViolations(ve *jsonschema.ValidationError, name string, doc *strictjson.Value, e *Emitter) {
+	var inner Emitter
+	leaves := ve.Causes
+	if len(leaves) == 0 {
+		leaves = []*jsonschema.ValidationError{{ErrorKind: &kind.FalseSchema{}}}
+	}
+	for _, c := range leaves {
+		walkSchemaError(c, strictjson.String(name), &inner)
+	}
+	var segs []Seg
+	cur := doc
+	pos := 0
+	if doc != nil {
+		pos = doc.Offset
+	}
+	for _, tok := range ve.InstanceLocation {
+		seg := Seg(tok)
+		if cur != nil && cur.Kind == strictjson.KindArray {
+			i, _ := strconv.Atoi(tok)
+			seg, cur = i, cur.Index(i)
+		} else {
+			cur = cur.Get(tok)
+		}
+		if cur != nil {
+			pos = cur.Offset
+		}
+		segs = append(segs, seg)
+	}
+	if cur != nil {
+		for _, m := range cur.Members {
+			if m.Key == name {
+				pos = m.KeyOffset
+				break
+			}
+		}
+	}
+	dotted, pointer := PathOf(append(segs, name)...)
+	for _, v := range inner.out {
+		v.Path, v.Pointer = dotted, pointer
+		v.Fixable, v.Fix = false, nil
+		v.Hint = "Rename the property " + dotted + " so that its name " + nameRule(v) + "."
+		if v.Code == "SCHEMA_ADDITIONAL" {
+			// propertyNames: false allows no property at all.
+			v.Hint = "Remove the property " + dotted + ": the schema does not allow it."
+		}
+		e.Add(v, pos)
+	}
+}
+
+// nameRule phrases what a property name must satisfy, from the violation
+// its name caused as a document of its own.
+func nameRule(v Violation) string {
+	switch v.Code {
+	case "SCHEMA_PATTERN":
+		return "matches the pattern " + strconv.Quote(fmt.Sprint(v.Expected))
+	case "SCHEMA_LENGTH":
+		return "is " + fmt.Sprint(v.Expected) + " characters long"
+	case "SCHEMA_ENUM":
+		return "is one of " + display(v.Expected)
+	case "SCHEMA_CONST":
+		return "is " + display(v.Expected)
+	case "SCHEMA_FORMAT":
+		return "is a valid " + fmt.Sprint(v.Expected)
+	}
+	return "is allowed by the schema's propertyNames"
+}
+
 // opaque reports keywords whose causes are no instruction: that an item
 // fails a "contains" subschema, or that a value matches a "not", says
 // nothing about what to change.
 func opaque(k jsonschema.ErrorKind) bool {
 	switch k.(type) {
-	case *kind.Not, *kind.Contains:
+	case *kind.Not, *kind.Contains, *kind.MinContains:
 		return true
 	}
 	return false
@@ -122,16 +234,35 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 			emitSchema(e, doc, append(loc[:len(loc):len(loc)], m), "", "SCHEMA_REQUIRED", "present", "missing",
 				"Add the required property %s.", nil)
 		}
+	case *kind.DependentRequired:
+		for _, m := range k.Missing {
+			emitSchema(e, doc, append(loc[:len(loc):len(loc)], m), "", "SCHEMA_REQUIRED", "present", "missing",
+				"Add the required property %s (required when "+pct(k.Prop)+" is present).", nil)
+		}
+	case *kind.Dependency:
+		for _, m := range k.Missing {
+			emitSchema(e, doc, append(loc[:len(loc):len(loc)], m), "", "SCHEMA_REQUIRED", "present", "missing",
+				"Add the required property %s (required when "+pct(k.Prop)+" is present).", nil)
+		}
+	case *kind.Contains:
+		emitSchema(e, doc, loc, "", "SCHEMA_OTHER", ">= 1", 0,
+			"Give %s at least 1 item that matches its contains schema (it has 0).", nil)
+	case *kind.MinContains:
+		emitSchema(e, doc, loc, "", "SCHEMA_OTHER", fmt.Sprintf(">= %d", k.Want), len(k.Got),
+			fmt.Sprintf("Give %%s at least %d items that match its contains schema (it has %d).", k.Want, len(k.Got)), nil)
+	case *kind.MaxContains:
+		emitSchema(e, doc, loc, "", "SCHEMA_OTHER", fmt.Sprintf("<= %d", k.Want), len(k.Got),
+			fmt.Sprintf("Reduce the items of %%s that match its contains schema to at most %d (it has %d).", k.Want, len(k.Got)), nil)
 	case *kind.Type:
 		want := strings.Join(k.Want, "|")
 		emitSchema(e, doc, loc, "", "SCHEMA_TYPE", want, k.Got,
 			"Change %s to a JSON "+strings.Join(k.Want, " or ")+".", coerce(val, k.Want))
 	case *kind.Enum:
 		emitSchema(e, doc, loc, "", "SCHEMA_ENUM", k.Want, iface(val),
-			"Set %s to one of the allowed values "+display(k.Want)+".", nil)
+			"Set %s to one of the allowed values "+pct(display(k.Want))+".", nil)
 	case *kind.Const:
 		emitSchema(e, doc, loc, "", "SCHEMA_CONST", k.Want, iface(val),
-			"Set %s to "+display(k.Want)+".", nil)
+			"Set %s to "+pct(display(k.Want))+".", nil)
 	case *kind.Minimum:
 		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", ">= "+rat(k.Want), numberOf(val), "Make %s at least "+rat(k.Want)+".", nil)
 	case *kind.Maximum:
@@ -161,9 +292,9 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
 			fmt.Sprintf("Reduce %%s to at most %d properties.", k.Want), nil)
 	case *kind.Pattern:
-		emitSchema(e, doc, loc, "", "SCHEMA_PATTERN", k.Want, k.Got, "Change %s to match the pattern "+strconv.Quote(k.Want)+".", nil)
+		emitSchema(e, doc, loc, "", "SCHEMA_PATTERN", k.Want, k.Got, "Change %s to match the pattern "+pct(strconv.Quote(k.Want))+".", nil)
 	case *kind.Format:
-		emitSchema(e, doc, loc, "", "SCHEMA_FORMAT", k.Want, iface(val), "Write %s as a valid "+k.Want+".", nil)
+		emitSchema(e, doc, loc, "", "SCHEMA_FORMAT", k.Want, iface(val), "Write %s as a valid "+pct(k.Want)+".", nil)
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
 			emitSchema(e, doc, append(loc[:len(loc):len(loc)], p), "", "SCHEMA_ADDITIONAL", "absent", "present",
@@ -182,7 +313,7 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 	default:
 		msg := ve.ErrorKind.LocalizedString(englishPrinter)
 		emitSchema(e, doc, loc, "", "SCHEMA_OTHER", strings.Join(ve.ErrorKind.KeywordPath(), "/"), msg,
-			"Fix %s: "+msg+".", nil)
+			"Fix %s: "+pct(msg)+".", nil)
 	}
 }
 
@@ -229,6 +360,10 @@ func emitSchema(e *Emitter, doc *strictjson.Value, loc []string, _ string, code 
 	}
 	e.Add(v, pos)
 }
+
+// pct escapes text from the schema or the document for use in a hint
+// format: a pattern such as "^[0-9]+%$" must reach the hint as written.
+func pct(s string) string { return strings.ReplaceAll(s, "%", "%%") }
 
 // lookup walks an instance location; nil when it does not exist.
 func lookup(doc *strictjson.Value, loc []string) *strictjson.Value {

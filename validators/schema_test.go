@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -104,8 +105,23 @@ func TestSchemaCodes(t *testing.T) {
 			[]brief{{Code: "SCHEMA_COMPOSITION", Path: "a", Pointer: "/a", Expected: "match", Actual: "mismatch"}}},
 		{"if-then", `{"if":{"properties":{"kind":{"const":"event"}}},"then":{"required":["start"]}}`, `{"kind":"event"}`,
 			[]brief{{Code: "SCHEMA_REQUIRED", Path: "start", Pointer: "/start", Expected: "present", Actual: "missing"}}},
-		{"other keyword", `{"properties":{"a":{"contains":{"type":"string"}}}}`, `{"a":[1]}`,
-			[]brief{{Code: "SCHEMA_OTHER", Path: "a", Pointer: "/a", Expected: "contains", Actual: "no items match contains schema"}}},
+		{"contains counts matching items", `{"properties":{"a":{"contains":{"type":"string"}}}}`, `{"a":[1]}`,
+			[]brief{{Code: "SCHEMA_OTHER", Path: "a", Pointer: "/a", Expected: ">= 1", Actual: float64(0)}}},
+		{"minContains counts matching items", `{"properties":{"a":{"contains":{"type":"string"},"minContains":2}}}`, `{"a":["x",1,2]}`,
+			[]brief{{Code: "SCHEMA_OTHER", Path: "a", Pointer: "/a", Expected: ">= 2", Actual: float64(1)}}},
+		{"maxContains counts matching items", `{"properties":{"a":{"contains":{"type":"string"},"maxContains":1}}}`, `{"a":["x","y",1]}`,
+			[]brief{{Code: "SCHEMA_OTHER", Path: "a", Pointer: "/a", Expected: "<= 1", Actual: float64(2)}}},
+		{"dependentRequired", `{"dependentRequired":{"card":["billing","cvc"]}}`, `{"card":"4111"}`,
+			[]brief{{Code: "SCHEMA_REQUIRED", Path: "billing", Pointer: "/billing", Expected: "present", Actual: "missing"},
+				{Code: "SCHEMA_REQUIRED", Path: "cvc", Pointer: "/cvc", Expected: "present", Actual: "missing"}}},
+		{"dependencies (draft 7)", `{"$schema":"http://json-schema.org/draft-07/schema#","properties":{"o":{"dependencies":{"card":["billing"]}}}}`, `{"o":{"card":"4111"}}`,
+			[]brief{{Code: "SCHEMA_REQUIRED", Path: "o.billing", Pointer: "/o/billing", Expected: "present", Actual: "missing"}}},
+		{"propertyNames at the property", `{"properties":{"m":{"propertyNames":{"pattern":"^[a-z]+$"}}}}`, `{"m":{"ok":1,"Bad":2}}`,
+			[]brief{{Code: "SCHEMA_PATTERN", Path: "m.Bad", Pointer: "/m/Bad", Expected: "^[a-z]+$", Actual: "Bad"}}},
+		{"propertyNames maxLength", `{"propertyNames":{"maxLength":3}}`, `{"long":1}`,
+			[]brief{{Code: "SCHEMA_LENGTH", Path: "long", Pointer: "/long", Expected: "<= 3", Actual: float64(4)}}},
+		{"oneOf matching two alternatives", `{"properties":{"n":{"oneOf":[{"type":"number"},{"type":"integer"}]}}}`, `{"n":3}`,
+			[]brief{{Code: "SCHEMA_COMPOSITION", Path: "n", Pointer: "/n", Expected: "exactly one of the alternatives", Actual: []any{float64(0), float64(1)}}}},
 		{"keys with slash and tilde", `{"properties":{"a/b~c":{"type":"string"}}}`, `{"a/b~c":1}`,
 			[]brief{{Code: "SCHEMA_TYPE", Path: "a/b~c", Pointer: "/a~1b~0c", Expected: "string", Actual: "number"}}},
 		{"ordered by document position", `{"properties":{"x":{"type":"string"},"y":{"type":"string"}}}`, `{"y":1,"x":2}`,
@@ -156,5 +172,105 @@ func TestReportShape(t *testing.T) {
 	b, _ = json.Marshal(valid.Report)
 	if string(b) != `{"contract":"`+v.Contract.ID()+`","valid":true,"repair_type":null,"violations":[]}` {
 		t.Errorf("valid report = %s", b)
+	}
+}
+
+func TestSchemaHints(t *testing.T) {
+	tests := []struct {
+		name, schema, doc string
+		want              []string
+	}{
+		{"propertyNames names the property", `{"propertyNames":{"pattern":"^[a-z]+$"}}`, `{"Bad":1}`,
+			[]string{`Rename the property Bad so that its name matches the pattern "^[a-z]+$".`}},
+		{"dependentRequired names the trigger", `{"dependentRequired":{"card":["billing"]}}`, `{"card":"4111"}`,
+			[]string{"Add the required property billing (required when card is present)."}},
+		{"oneOf matching two alternatives", `{"oneOf":[{"type":"number"},{"type":"integer"}]}`, `3`,
+			[]string{"Change the document so that it matches exactly one of the alternatives the schema allows (it matches alternatives 0 and 1)."}},
+		{"propertyNames false", `{"properties":{"m":{"propertyNames":false}}}`, `{"m":{"x":1}}`,
+			[]string{"Remove the property m.x: the schema does not allow it."}},
+		{"percent in a pattern", `{"properties":{"p":{"pattern":"^[0-9]+%$"}}}`, `{"p":"50"}`,
+			[]string{`Change p to match the pattern "^[0-9]+%$".`}},
+		{"percent in enum values", `{"properties":{"e":{"enum":["50%","100%"]}}}`, `{"e":"75%"}`,
+			[]string{`Set e to one of the allowed values ["50%","100%"].`}},
+		{"minContains", `{"contains":{"type":"string"},"minContains":2}`, `["x",1]`,
+			[]string{"Give the document at least 2 items that match its contains schema (it has 1)."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := schemaValidator(t, tt.schema).Validate(tt.doc, Params{})
+			got := []string{}
+			for _, v := range res.Report.Violations {
+				got = append(got, v.Hint)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate(%s) hints (-want +got):\n%s", tt.doc, diff)
+			}
+		})
+	}
+}
+
+// TestSchemaDeterministic: keywords the schema library evaluates in map
+// order (propertyNames, dependentRequired, patternProperties) still give
+// byte-identical reports, run after run.
+func TestSchemaDeterministic(t *testing.T) {
+	v := schemaValidator(t, `{"type":"object","propertyNames":{"pattern":"^[a-z]+$"},
+		"dependentRequired":{"a":["x"],"b":["y"],"c":["z"],"d":["w"]},
+		"patternProperties":{"^q":{"type":"integer"},"^qq":{"type":"boolean"}}}`)
+	doc := `{"a":1,"b":2,"c":3,"d":4,"Foo":1,"BAR":2,"Baz":3,"qq":"s"}`
+	first := reportJSON(t, v.Validate(doc, Params{}).Report)
+	for range 50 {
+		if got := reportJSON(t, v.Validate(doc, Params{}).Report); !bytes.Equal(got, first) {
+			t.Fatalf("Validate(%s) differs between runs:\n%s\n%s", doc, first, got)
+		}
+	}
+}
+
+// TestReportRepairType: repair_type is the class of the earliest stage that
+// fails; a warning (a shape normalisation) fails nothing.
+func TestReportRepairType(t *testing.T) {
+	c := &contracts.Contract{Name: "wrapped", Version: "1", Rules: []string{"planning"},
+		Shape: contracts.Shape{Expect: "object", Unwrap: []string{"data"}}}
+	v, err := New(c, Builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	semantic := ClassSemantic
+	tests := []struct {
+		name  string
+		doc   string
+		valid bool
+		want  *Class
+	}{
+		{"warning only", `{"data":{"mini_task_ids":["a"]}}`, true, nil},
+		{"warning before a semantic error", `{"data":{"mini_task_ids":["a","b","c"]}}`, false, &semantic},
+		{"no warning", `{"mini_task_ids":["a","b","c"]}`, false, &semantic},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := v.Validate(tt.doc, Params{}).Report
+			if r.Valid != tt.valid || !cmp.Equal(r.RepairType, tt.want) {
+				t.Errorf("Validate(%s) valid=%v repair_type=%v, want %v %v (codes %v)", tt.doc, r.Valid, deref(r.RepairType), tt.valid, deref(tt.want), r.Codes())
+			}
+		})
+	}
+}
+
+func deref(c *Class) any {
+	if c == nil {
+		return nil
+	}
+	return *c
+}
+
+func TestShapeUnwrappedPointer(t *testing.T) {
+	c := &contracts.Contract{Name: "wrapped", Version: "1", Shape: contracts.Shape{Expect: "array", Unwrap: []string{"a/b~c"}}}
+	v, err := New(c, Builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := v.Validate(`{"a/b~c":[1]}`, Params{}).Report
+	want := []brief{{Code: "SHAPE_UNWRAPPED", Path: "a/b~c", Pointer: "/a~1b~0c", Expected: "array", Actual: "object with a/b~c", Fixable: true}}
+	if diff := cmp.Diff(want, briefs(r)); diff != "" {
+		t.Errorf("Validate violations (-want +got):\n%s", diff)
 	}
 }

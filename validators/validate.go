@@ -125,8 +125,9 @@ func (v *Validator) normalize(doc *strictjson.Value, e *Emitter) *strictjson.Val
 			if inner == nil || !shapeFits(sh.Expect, inner) {
 				continue
 			}
+			path, pointer := PathOf(key)
 			e.Add(Violation{Class: ClassSchema, Code: "SHAPE_UNWRAPPED", Severity: SeverityWarning,
-				Path: key, Pointer: "/" + key, Expected: sh.Expect, Actual: "object with " + key,
+				Path: path, Pointer: pointer, Expected: sh.Expect, Actual: "object with " + key,
 				Hint: "Return the " + sh.Expect + " itself, without the \"" + key + "\" wrapper.", Fixable: true}, doc.Offset)
 			return inner
 		}

@@ -2,6 +2,7 @@ package validators_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/contractgateway/gateway/contracts"
@@ -48,6 +49,42 @@ func BenchmarkValidateMCQ(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					v.Validate(doc, params)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkHostileLists measures the rules on one long list, as a model
+// stuck in a repetition loop writes it: the cost per item must stay flat
+// as the list grows (the duplicate checks must not compare every pair).
+func BenchmarkHostileLists(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		opts := make([]string, n)
+		ids := make([]string, n)
+		qs := make([]string, n)
+		for i := range opts {
+			opts[i] = fmt.Sprintf("%q", fmt.Sprintf("Option %d", i))
+			ids[i] = fmt.Sprintf(`"t%d"`, i)
+			qs[i] = fmt.Sprintf(`{"question":"%d. What is the capital of France and why?"}`, i+1)
+		}
+		for _, tc := range []struct {
+			name, contract, doc string
+		}{
+			{"mcq-options", "mcq", `{"questions":[{"question":"1. Q?","options":[` + strings.Join(opts, ",") + `],"answer":0}]}`},
+			{"mcq-same-question", "mcq", `{"questions":[` + strings.Join(qs, ",") + `]}`},
+			{"planning-ids", "planning", `{"focus_task_id":"x","mini_task_ids":[` + strings.Join(ids, ",") + `]}`},
+		} {
+			v, err := validators.Builtin(tc.contract)
+			if err != nil {
+				b.Fatal(err)
+			}
+			params, _ := v.Params(nil)
+			b.Run(fmt.Sprintf("%s/%d", tc.name, n), func(b *testing.B) {
+				b.SetBytes(int64(len(tc.doc)))
+				b.ReportAllocs()
+				for b.Loop() {
+					v.Validate(tc.doc, params)
 				}
 			})
 		}

@@ -96,6 +96,11 @@ func describe(c *contracts.Contract) description {
 // it), compiles each against the built-in rule packs and checks every
 // fixture. Exit 1 when anything fails.
 func lint(dir string, stdout io.Writer) error {
+	if fi, err := os.Stat(dir); err != nil {
+		return usageError("contracts lint: %v", err)
+	} else if !fi.IsDir() {
+		return usageError("contracts lint %s: not a directory", dir)
+	}
 	fsys := os.DirFS(dir)
 	var cs []*contracts.Contract
 	if _, err := os.Stat(dir + "/contract.json"); err == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -120,6 +121,11 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				// -h asked for the usage the flag set just printed: no
+				// error, and nothing else to do.
+				return nil, &exitError{code: 0}
+			}
 			return nil, &exitError{code: 2}
 		}
 		args = fs.Args()

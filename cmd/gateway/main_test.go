@@ -47,6 +47,69 @@ func TestValidateExitCodes(t *testing.T) {
 	}
 }
 
+// TestValidateHostileInputs runs validate on files no model should write
+// but some will, or a user will pass by mistake: every one is a report with
+// exit 1 (or 0 when it holds valid JSON), never a crash or a usage error.
+func TestValidateHostileInputs(t *testing.T) {
+	dir := t.TempDir()
+	garbage := make([]byte, 4096)
+	for i := range garbage {
+		garbage[i] = byte(i*7919>>3) ^ byte(i)
+	}
+	tests := []struct {
+		name string
+		data []byte
+		code int
+		has  string
+	}{
+		{"empty file", nil, 1, `"NO_JSON_BLOCK"`},
+		{"binary garbage", garbage, 1, `"NO_JSON_BLOCK"`},
+		{"5 MB of [", bytes.Repeat([]byte("["), 5<<20), 1, `"at most 10000 nested arrays and objects"`},
+		{"2 MB string", []byte(`{"a":"` + strings.Repeat("x", 2<<20) + `"}`), 0, `"valid": true`},
+		{"invalid UTF-8", []byte("{\"a\":\"\xff\"}"), 1, `"actual": "\\xff"`},
+		{"byte order mark", []byte("\xef\xbb\xbf{\"a\": 1}\n"), 1, `"hint": "Remove the byte order mark at the start of the document."`},
+		{"CRLF line endings", []byte("{\r\n  \"a\": 1,\r\n}\r\n"), 1, `"path": "2:9"`},
+		{"json fence with CRLF", []byte("Here you go:\r\n```json\r\n{\r\n  \"a\": 1\r\n}\r\n```\r\nDone.\r\n"), 0, `"valid": true`},
+		{"truncated json fence with CRLF", []byte("Here you go:\r\n```json\r\n{\r\n  \"a\": [1,"), 1, `"JSON_TRUNCATED"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI(t, "", "validate", "--contract", "json", path)
+			if code != tt.code || !strings.Contains(out, tt.has) {
+				t.Errorf("validate %s = exit %d, stdout %.400q, stderr %q; want exit %d with %q", tt.name, code, out, errOut, tt.code, tt.has)
+			}
+		})
+	}
+}
+
+func TestUsageExitCodes(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		// errHas must appear on stderr.
+		errHas string
+	}{
+		{"validate help", []string{"validate", "-h"}, 0, "-contract"},
+		{"contracts help", []string{"contracts", "--help"}, 0, "-contracts"},
+		{"input is a directory", []string{"validate", "--contract", "json", "."}, 2, "is a directory"},
+		{"lint of a missing directory", []string{"contracts", "lint", "does-not-exist"}, 2, "does-not-exist"},
+		{"lint of a file", []string{"contracts", "lint", "main.go"}, 2, "main.go"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, "", tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.errHas) {
+				t.Errorf("%v = exit %d, stderr %q; want exit %d with %q", tt.args, code, errOut, tt.code, tt.errHas)
+			}
+		})
+	}
+}
+
 func TestValidateStdinAndSchema(t *testing.T) {
 	dir := t.TempDir()
 	schema := filepath.Join(dir, "s.json")
