@@ -205,6 +205,8 @@ func TestRun(t *testing.T) {
 	modelFallback := contractFor(t, "mcq", func(c *contracts.Contract) {
 		c.Fallback = contracts.Fallback{Mode: contracts.FallbackModel, Model: "qwen2.5:14b"}
 	})
+	harderFirst := mutate(t, valid, "/questions/0/weight", "2", "/questions/0/cognitive_level", `"Application"`,
+		"/questions/0/extended_explanation", `{"title":"t","steps":["a","b"],"content":"c"}`)
 	onlyValid := contractFor(t, "mcq", func(c *contracts.Contract) {
 		c.Policy = contracts.Policy{MaxRepairs: 1, RepairPrompt: PromptOnlyValidJSON}
 	})
@@ -268,6 +270,13 @@ func TestRun(t *testing.T) {
 			script: []step{{fix: []string{ptrAnswer3}, dropLast: true}, {fix: []string{ptrAnswer3}}},
 			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "merge", "llm_repair"}, Restored: 1, Doc: "truth", Codes: []string{},
 				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3)}},
+		},
+		{
+			name: "the caller's difficulty lets the model change a question without a violation of its own",
+			v:    mcq, text: harderFirst, params: validators.Params{"difficulty": "3/5/2"},
+			script: []step{{fix: []string{"/questions/0"}}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 1, Rungs: []string{"local", "llm_repair"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{repairCall("DIFFICULTY_PROFILE_MISMATCH@questions")}},
 		},
 		{
 			name: "prose around the JSON",
@@ -795,6 +804,8 @@ func TestMergeItems(t *testing.T) {
 			base, 1},
 		{"dropped item without cause: array restored", `{"meta":{"n":2},"questions":[{"q":0},{"q":"fixed"}]}`, []validators.Violation{viol("/questions/1/q")},
 			`{"meta":{"n":2},"questions":[{"q":0},{"q":1},{"q":2}]}`, 1},
+		{"array-level violation, same length: every item may change", `{"meta":{"n":3},"questions":[{"q":"x"},{"q":1},{"q":"y"}]}`, []validators.Violation{viol("/questions")},
+			`{"meta":{"n":3},"questions":[{"q":"x"},{"q":1},{"q":"y"}]}`, 0},
 		{"added item asked for: kept", `{"meta":{"n":4},"questions":[{"q":0},{"q":1},{"q":2},{"q":3}]}`, []validators.Violation{viol("/questions")},
 			`{"meta":{"n":4},"questions":[{"q":0},{"q":1},{"q":2},{"q":3}]}`, 0},
 		{"reply without the array", `{"meta":{"n":3}}`, nil, `{"meta":{"n":3}}`, 0},
@@ -827,5 +838,25 @@ func TestRunNilRerun(t *testing.T) {
 	out := Run(context.Background(), Job{Validator: v, Params: params, Text: fixture(t, v, "invalid_SCORE_MISMATCH_off_by_40.json")})
 	if diff := cmp.Diff([]string{"local", "fallback:error"}, out.Rungs); diff != "" || out.LLMCalls != 0 || out.Status != StatusFailed {
 		t.Errorf("Run() = %s, %d calls, rungs %v; want failed, 0 calls, [local fallback:error]", out.Status, out.LLMCalls, out.Rungs)
+	}
+}
+
+// TestRunKeepsLocalChanges checks that a spliced document keeps the change
+// log of the attempt it was spliced into: the local fixes of the first
+// answer are still in it and must be reported.
+func TestRunKeepsLocalChanges(t *testing.T) {
+	v := contractFor(t, "mcq", nil)
+	params, _ := v.Params(nil)
+	truth := parse(t, fixture(t, v, "valid_python_basics_en.json"))
+	answer3 := fixture(t, v, "invalid_ANSWER_RANGE_one_based_answer.json")
+	text := strings.Replace(answer3, `"schema_version"`, `schema_version`, 1)
+	fm := &fakeModel{truth: truth, script: []step{{}, {}, {fix: []string{ptrAnswer3}, items: []int{3}, single: true}}}
+	out := Run(context.Background(), Job{Validator: v, Params: params, Text: text, Model: fm})
+	if out.Status != StatusRepaired || !strictjson.Equal(out.Doc, truth) {
+		t.Fatalf("Run() = %s, codes %v; want %s and the valid fixture", out.Status, out.Report.Codes(), StatusRepaired)
+	}
+	want := []Change{{Path: "3:5", Before: "schema_version", After: `"schema_version"`, Fixer: FixQuoteKey}}
+	if diff := cmp.Diff(want, out.Changes); diff != "" {
+		t.Errorf("Run() changes (-want +got):\n%s", diff)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -273,7 +274,9 @@ func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
 	if !ok {
 		return attempt{}, false
 	}
-	a := l.recheck(doc, nil)
+	// The other items are still those of the best attempt, and so are its
+	// local fixes: its change log carries over.
+	a := l.recheck(doc, slices.Clone(l.best.changes))
 	if a.valid() {
 		return a, true
 	}

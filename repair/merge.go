@@ -57,7 +57,7 @@ func itemArrayName(array string) string {
 
 // touchedItems returns the set of item indices that some violation of r
 // (any severity) sits in, and whether r has a violation of the item array
-// itself (its length, say), which allows a reply to add or remove items.
+// itself (its length, say), which allows a reply to change any item.
 func touchedItems(array string, r validators.Report) (map[int]bool, bool) {
 	touched := map[int]bool{}
 	arrayLevel := false
@@ -119,12 +119,14 @@ func violationsIn(array string, r validators.Report, indices []int) []validators
 // given, sent the report about it. reply is changed in place; the number of
 // restored items is returned.
 //
-// When the reply has a different number of items and the report had no
-// violation of the array itself, the model added or removed items without
-// cause; index-wise restoration would then mix up items, so the whole array
-// of base is taken back (the fixes the model made in it are lost with it, and
-// later rungs deal with them). With such a violation the reply's array is
-// kept as written: adding or removing items was the fix.
+// A violation of the array itself (the caller's question_count or
+// difficulty) is cause to change any item: adding or removing items, or
+// changing the weights of items that have no violation of their own, is the
+// fix, so the reply's array is kept as written. Without one, a reply with a
+// different number of items added or removed them without cause;
+// index-wise restoration would then mix up items, so the whole array of
+// base is taken back (the fixes the model made in it are lost with it, and
+// later rungs deal with them).
 func mergeItems(array string, base, reply *strictjson.Value, sent validators.Report) int {
 	bArr, err1 := base.At(array)
 	rArr, err2 := reply.At(array)
@@ -132,10 +134,10 @@ func mergeItems(array string, base, reply *strictjson.Value, sent validators.Rep
 		return 0
 	}
 	touched, arrayLevel := touchedItems(array, sent)
+	if arrayLevel {
+		return 0
+	}
 	if len(rArr.Items) != len(bArr.Items) {
-		if arrayLevel {
-			return 0
-		}
 		restored := 0
 		for i, it := range bArr.Items {
 			if !touched[i] && !strictjson.Equal(it, rArr.Index(i)) {

@@ -78,6 +78,16 @@ type scanner struct {
 	truncated   bool
 	missing     string
 	err         error
+	// literalBS says the string being read kept a backslash as a literal
+	// one (escape_backslash), so that a backslash before its closing quote
+	// is read as one too.
+	literalBS bool
+	// keyLook caches keyCloses: no quote or line end lies in (from, end),
+	// and closes says whether the key ends at end with a colon after it.
+	keyLook struct {
+		from, end int
+		closes    bool
+	}
 	// traceOn makes str record where each string came from and went, for
 	// the test that no string content is lost.
 	traceOn bool
@@ -644,6 +654,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 	if q != qDouble {
 		s.add(open, open+n, fxNormalizeQuotes, s.in(open, open+n), s.lit(`"`))
 	}
+	s.literalBS = false
 	content := len(s.out)
 	mask := uint8(cStr)
 	if ctx == ctxKey && q == qDouble {
@@ -700,7 +711,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 			s.out = append(s.out, ':')
 			i++
 		case c == '\\':
-			i = s.escape(i, q)
+			i = s.escape(i, q, ctx)
 		case c < 0x20:
 			i = s.control(i)
 		default:
@@ -804,8 +815,11 @@ func (s *scanner) memberFollows(k int, ctx strCtx) bool {
 	for k < len(src) && (isWS(src[k]) || src[k] == ',') {
 		k++ // a doubled comma is still a separator
 	}
-	if k >= len(src) || quoteKindAt(src, k) != qNone {
+	if k >= len(src) {
 		return true
+	}
+	if q := quoteKindAt(src, k); q != qNone {
+		return ctx != ctxObj || q != qDouble || s.keyFollows(k)
 	}
 	c := src[k]
 	if c == '`' && bytes.HasPrefix(src[k:], fenceMark) || c == '/' && k+1 < len(src) && (src[k+1] == '/' || src[k+1] == '*') {
@@ -815,6 +829,36 @@ func (s *scanner) memberFollows(k int, ctx strCtx) bool {
 		return c == '}' || c == ']' || s.bareKeyAt(k)
 	}
 	return c == ']' || s.elementAt(k)
+}
+
+// keyFollows reports whether the double-quoted string at k can be the key of
+// the next member: it closes on its line with a colon after it, or the colon
+// went missing ("key" "value") or inside the quotes ("key: "value",
+// "count: 5, …), or the value did ("key"}). A string followed by other text
+// or by a comma is a quoted word of the value before it, as in
+// {"q": "Which of "a", "b" is valid?"}. A key longer than maxKeyLookahead is
+// taken as one unseen. The scan stops at the next quote, where the next
+// lookahead can start at the earliest, so each byte is looked at once.
+func (s *scanner) keyFollows(k int) bool {
+	src := s.src
+	e := k + 1
+	colon := false
+	for e < len(src) && src[e] != '"' && src[e] != '\n' {
+		if e-k > maxKeyLookahead {
+			return true
+		}
+		colon = colon || src[e] == ':'
+		if src[e] == '\\' {
+			e++ // an escaped quote does not end the key
+		}
+		e++
+	}
+	if e >= len(src) || src[e] != '"' || colon {
+		return true
+	}
+	m := skipWS(src, e+1)
+	return m >= len(src) || src[m] == ':' || src[m] == '}' || m > e+1 && quoteKindAt(src, m) != qNone ||
+		src[m] == '`' && bytes.HasPrefix(src[m:], fenceMark)
 }
 
 // swallowedColon handles DeepSeek's "key: "value": the key string ended in
@@ -907,22 +951,63 @@ func (s *scanner) colonInKey(i, content int) bool {
 	if !(c == '[' || c == '{' || k > i+1 && (isDigit(c) || c == '-' && k+1 < len(src) && isDigit(src[k+1]) || literalAt(src, k))) {
 		return false
 	}
+	if s.keyCloses(i) {
+		return false
+	}
 	s.out = append(s.out, '"', ':')
 	s.add(i, i+1, fxInsertColon, s.in(i, i+1), s.lit(`":`))
 	s.i = i + 1
 	return true
 }
 
+// keyCloses reports whether the key holding the colon at i ends, at the
+// next quote on its line, with a colon after it: "time: 10:30": 2 and
+// "step: 1": "x" are keys with a colon in them, not DeepSeek's swallowed
+// colon, whose key never closes ("section_order: 3, "next": …). The answer
+// holds for every later colon before that quote, so it is kept: each byte is
+// looked at once however many colons the key holds.
+func (s *scanner) keyCloses(i int) bool {
+	if i > s.keyLook.from && i < s.keyLook.end {
+		return s.keyLook.closes
+	}
+	src := s.src
+	j := i + 1
+	for j < len(src) && src[j] != '"' && src[j] != '\n' {
+		if src[j] == '\\' {
+			j++ // an escaped quote does not end the key
+		}
+		j++
+	}
+	j = min(j, len(src))
+	closes := false
+	if j < len(src) && src[j] == '"' {
+		k := skipWS(src, j+1)
+		closes = k < len(src) && src[k] == ':'
+	}
+	s.keyLook.from, s.keyLook.end, s.keyLook.closes = i, j, closes
+	return closes
+}
+
 // escape handles a backslash at i inside a string and returns where to go on.
 // Valid escapes are copied; markdown artefacts (\_ \* …) lose the backslash;
 // any other backslash becomes a literal one, so "C:\Users" keeps its text.
-func (s *scanner) escape(i int, q qkind) int {
+//
+// A string that has shown it writes backslashes as they are ("C:\Users\")
+// ends in one when \" is followed by what may follow the string: the
+// backslash is the path's last and the quote closes the string, rather than
+// taking the rest of the document into the string.
+func (s *scanner) escape(i int, q qkind, ctx strCtx) int {
 	src := s.src
 	end := len(src)
 	if i+1 >= end {
 		return end // a backslash cut off by the end of the output
 	}
 	e := src[i+1]
+	if e == '"' && s.literalBS && q == qDouble && s.isEnd(i+2, ctx) {
+		s.out = append(s.out, '\\', '\\')
+		s.add(i, i+1, fxEscapeBackslash, s.in(i, i+2), s.lit(`\\"`))
+		return i + 1
+	}
 	switch e {
 	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		s.out = append(s.out, '\\', e)
@@ -952,6 +1037,7 @@ func (s *scanner) escape(i int, q qkind) int {
 			return i + 2
 		}
 	}
+	s.literalBS = true
 	s.out = append(s.out, '\\', '\\')
 	_, sz := utf8.DecodeRune(src[i+1:])
 	a := s.lit(`\`)
