@@ -110,7 +110,10 @@ type Config struct {
 	// such requests through untouched.
 	AdHocSchemas bool `yaml:"ad_hoc_schemas"`
 
-	// Cache configures the cache of validated outputs.
+	// Cache configures the cache of validated outputs (SPEC §7). Not yet
+	// used: nothing is cached, and the per-request log's cache_hit is
+	// always false. The gateway warns at startup when it is set to other
+	// than its defaults.
 	Cache Cache `yaml:"cache"`
 
 	// Breaker configures the upstream circuit breaker.
@@ -126,7 +129,9 @@ type Config struct {
 
 	// DebugStore keeps the before/after JSON of guarded requests in memory,
 	// with a TTL, for inspection. Prompts and outputs may hold personal
-	// data, so it is off by default. False means nothing is kept.
+	// data, so it is off by default. False means nothing is kept. Not yet
+	// used: nothing is kept either way, and the gateway warns at startup
+	// when it is true.
 	DebugStore bool `yaml:"debug_store"`
 }
 

@@ -567,3 +567,191 @@ func TestGuardSkipsModelWhileUpstreamBreakerOpen(t *testing.T) {
 		t.Errorf("upstream saw %d more calls while the breaker was open", calls.Load()-n)
 	}
 }
+
+// TestGuardZeroLimitsMeanNone: max_body_bytes and max_response_bytes 0
+// mean no limit (config), on guarded routes too: a body and an answer
+// over the guard's own defaults (32 MiB, 64 MiB) go through.
+func TestGuardZeroLimitsMeanNone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves about 100 MiB")
+	}
+	big := strings.Repeat("x", 65<<20)
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		io.WriteString(w, `{"model":"m","response":"{\"a\":\"`+big+`\"}","done":true}`)
+	})
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxBodyBytes, c.MaxResponseBytes = 0, 0 })
+	body := `{"model":"m","stream":false,"prompt":"` + strings.Repeat("p", 33<<20) + `"}`
+	resp, b := post(t, gw.URL+"/api/generate", body, map[string]string{"X-Contract": "json"})
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Contract-Status") != "valid" {
+		t.Fatalf("got %d %q %.200s, want 200 valid", resp.StatusCode, resp.Header.Get("X-Contract-Status"), b)
+	}
+}
+
+// TestGuardLogLine: every guarded request leaves one log line with the
+// fields of SPEC §10 — one that ends in an upstream error too — and no
+// prompt or model output; the upstream's error keeps its headers.
+func TestGuardLogLine(t *testing.T) {
+	const secretPrompt, secretAnswer = "PROMPT-SECRET", "ANSWER-SECRET"
+	tests := []struct {
+		name   string
+		status int // the upstream's; 0 answers the text
+		want   int
+		result string
+	}{
+		{"repaired", 0, http.StatusOK, "repaired"},
+		{"upstream error", http.StatusServiceUnavailable, http.StatusServiceUnavailable, "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				if tt.status != 0 {
+					w.Header().Set("Retry-After", "7")
+					w.Header().Set("Content-Type", "application/json; charset=utf-8")
+					w.WriteHeader(tt.status)
+					io.WriteString(w, `{"error":"server busy, please try again.  maximum pending requests exceeded"}`)
+					return
+				}
+				b, _ := json.Marshal(map[string]any{"model": "m", "response": "```json\n{\"answer\": \"" + secretAnswer + "\",}\n```", "done": true})
+				w.Write(b)
+			})
+			ups := httptest.NewServer(up)
+			defer ups.Close()
+			logs := &logBuffer{}
+			cfg := config.Default()
+			cfg.Upstream = ups.URL
+			srv, err := Build(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw := httptest.NewServer(srv.Handler())
+			defer gw.Close()
+			resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","stream":false,"prompt":"`+secretPrompt+`"}`, map[string]string{"X-Contract": "json"})
+			if resp.StatusCode != tt.want {
+				t.Fatalf("status %d %s, want %d", resp.StatusCode, body, tt.want)
+			}
+			if tt.status != 0 && resp.Header.Get("Retry-After") != "7" {
+				t.Errorf("Retry-After = %q, want the upstream's 7", resp.Header.Get("Retry-After"))
+			}
+			var lines []map[string]any
+			for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+				if strings.Contains(l, secretPrompt) || strings.Contains(l, secretAnswer) {
+					t.Errorf("log line holds the prompt or the output: %s", l)
+				}
+				var m map[string]any
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("log line %q: %v", l, err)
+				}
+				if m["msg"] == "guarded request" {
+					lines = append(lines, m)
+				}
+			}
+			if len(lines) != 1 {
+				t.Fatalf("%d guarded-request log lines, want 1:\n%s", len(lines), logs.String())
+			}
+			l := lines[0]
+			for _, k := range []string{"request_id", "route", "contract", "model", "status", "rungs", "llm_calls", "local_fixes",
+				"violations_before", "violations_after", "parse_error", "latency_ms", "cache_hit"} {
+				if _, ok := l[k]; !ok {
+					t.Errorf("log line lacks %q: %v", k, l)
+				}
+			}
+			if l["status"] != tt.result || l["request_id"] != resp.Header.Get("X-Request-Id") || l["contract"] != "json@1" {
+				t.Errorf("log line = %v, want status %q, the response's request id, contract json@1", l, tt.result)
+			}
+		})
+	}
+}
+
+// TestGuardMetricLabelsBounded: metric labels take no value a client
+// chooses freely — every ad-hoc schema counts under contract "schema", and
+// a model the upstream refused is not a label value.
+func TestGuardMetricLabelsBounded(t *testing.T) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		json.NewDecoder(r.Body).Decode(&body)
+		if body["model"] != "m" {
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"error":"model not found"}`)
+			return
+		}
+		io.WriteString(w, `{"model":"m","response":"{\"a\":1}","done":true}`)
+	})
+	gw := newGuardedGateway(t, up, nil)
+	for i, body := range []string{
+		`{"model":"m","stream":false,"prompt":"p","format":{"type":"object","title":"one"}}`,
+		`{"model":"m","stream":false,"prompt":"p","format":{"type":"object","title":"two"}}`,
+		`{"model":"random-7f3a","stream":false,"prompt":"p","format":{"type":"object"}}`,
+	} {
+		if resp, b := post(t, gw.URL+"/api/generate", body, nil); resp.StatusCode != 200 && i < 2 {
+			t.Fatalf("request %d: %d %s", i, resp.StatusCode, b)
+		}
+	}
+	resp, err := http.Get(gw.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var got []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "gateway_guarded_requests_total{") {
+			got = append(got, l[:strings.LastIndex(l, " ")])
+		}
+	}
+	want := []string{
+		`gateway_guarded_requests_total{contract="schema",model="",status="error"}`,
+		`gateway_guarded_requests_total{contract="schema",model="m",status="valid"}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("series (-want +got):\n%s", diff)
+	}
+}
+
+// TestGuardLoadAndUnload: a request with no prompt (generate) or no
+// messages (chat) loads or unloads the model, as `ollama run` and the
+// clients' keep_alive calls do; Ollama answers it with done_reason "load"
+// or "unload" and no text. There is nothing to validate: the answer comes
+// back as Ollama gives it (the client's model name in it), not as a 422.
+func TestGuardLoadAndUnload(t *testing.T) {
+	tests := []struct {
+		name, path, body, reason string
+	}{
+		{"generate load", "/api/generate", `{"model":"quiz"}`, "load"},
+		{"generate unload", "/api/generate", `{"model":"quiz","keep_alive":0}`, "unload"},
+		{"chat load", "/api/chat", `{"model":"quiz","messages":[]}`, "load"},
+		{"chat unload", "/api/chat", `{"model":"quiz","keep_alive":0}`, "unload"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sent map[string]any
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				json.NewDecoder(r.Body).Decode(&sent)
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				m := map[string]any{"model": sent["model"], "created_at": "2026-11-22T00:00:00Z", "done": true, "done_reason": tt.reason}
+				if r.URL.Path == "/api/chat" {
+					m["message"] = map[string]any{"role": "assistant", "content": ""}
+				} else {
+					m["response"] = ""
+				}
+				json.NewEncoder(w).Encode(m)
+			})
+			gw := newGuardedGateway(t, up, func(c *config.Config) {
+				c.Routes = []config.Route{{Model: "quiz", Upstream: "llama3.2", Contract: "mcq", AddFormat: true}}
+			})
+			resp, body := post(t, gw.URL+tt.path, tt.body, nil)
+			var got map[string]any
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatalf("status %d, body %s: %v", resp.StatusCode, body, err)
+			}
+			if resp.StatusCode != http.StatusOK || got["done_reason"] != tt.reason || got["model"] != "quiz" || got["done"] != true {
+				t.Errorf("got %d %s, want 200 with done_reason %q and model quiz", resp.StatusCode, body, tt.reason)
+			}
+			if sent["model"] != "llama3.2" {
+				t.Errorf("upstream model = %v, want llama3.2", sent["model"])
+			}
+		})
+	}
+}

@@ -61,21 +61,28 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		}
 		return breakers.gate(route, model)
 	}
-	// The config's zero means "none" for both budgets; the guard's zero
+	// The config's zero means "none" for the budgets and limits; the guard's zero
 	// means "default" (echo's convention), its negative "none".
 	maxCalls, deadline := cfg.MaxLLMCalls, cfg.Deadline
+	maxBody, maxResponse := int64(cfg.MaxBodyBytes), int64(cfg.MaxResponseBytes)
 	if maxCalls == 0 {
 		maxCalls = -1
 	}
 	if deadline == 0 {
 		deadline = -1
 	}
+	if maxBody == 0 {
+		maxBody = -1
+	}
+	if maxResponse == 0 {
+		maxResponse = -1
+	}
 	guard, err := middleware.GuardConfig{
 		Resolver:         routes,
 		Model:            model,
 		RepairGate:       gate,
-		MaxBodyBytes:     int64(cfg.MaxBodyBytes),
-		MaxResponseBytes: int64(cfg.MaxResponseBytes),
+		MaxBodyBytes:     maxBody,
+		MaxResponseBytes: maxResponse,
 		Deadline:         deadline,
 		MaxLLMCalls:      maxCalls,
 		Logger:           logger,
@@ -199,7 +206,7 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 	return &guardMetrics{
 		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_guarded_requests_total",
-			Help: "Guarded requests by contract, upstream model and final status (valid, repaired, fallback, failed).",
+			Help: "Guarded requests by contract (\"schema\" for ad-hoc schemas), upstream model and final status (valid, repaired, fallback, failed, or error when the upstream failed).",
 		}, []string{"contract", "model", "status"})),
 		violations: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_violations_total",
@@ -221,17 +228,29 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 	}
 }
 
+// observe counts one guarded request. Label values stay bounded although
+// clients choose schemas and model names: every ad-hoc schema contract
+// (one id per schema) counts as "schema", and a request that ended in an
+// upstream error — perhaps for a model the upstream does not have — has
+// model "".
 func (m *guardMetrics) observe(ev middleware.Event) {
-	m.requests.WithLabelValues(ev.Contract, ev.Model, ev.Status).Inc()
+	contract, model := ev.Contract, ev.Model
+	if ev.Route == middleware.RouteAdHoc {
+		contract = middleware.RouteAdHoc
+	}
+	if ev.Status == middleware.StatusError {
+		model = ""
+	}
+	m.requests.WithLabelValues(contract, model, ev.Status).Inc()
 	for _, c := range ev.CodesBefore {
-		m.violations.WithLabelValues(ev.Contract, ev.Model, c, "before").Inc()
+		m.violations.WithLabelValues(contract, model, c, "before").Inc()
 	}
 	for _, c := range ev.CodesAfter {
-		m.violations.WithLabelValues(ev.Contract, ev.Model, c, "after").Inc()
+		m.violations.WithLabelValues(contract, model, c, "after").Inc()
 	}
-	m.llmCalls.WithLabelValues(ev.Contract, ev.Model).Add(float64(ev.LLMCalls))
-	m.localFixes.WithLabelValues(ev.Contract, ev.Model).Add(float64(ev.LocalFixes))
-	m.latency.WithLabelValues(ev.Contract).Observe(ev.Latency.Seconds())
+	m.llmCalls.WithLabelValues(contract, model).Add(float64(ev.LLMCalls))
+	m.localFixes.WithLabelValues(contract, model).Add(float64(ev.LocalFixes))
+	m.latency.WithLabelValues(contract).Observe(ev.Latency.Seconds())
 }
 
 // contractRoutes registers /contracts, /contracts/:name and

@@ -48,6 +48,8 @@ type request struct {
 	Schema json.RawMessage
 	// HasFormat is true when the client set any format (schema or "json").
 	HasFormat bool
+	// IncludeUsage is OpenAI's stream_options.include_usage.
+	IncludeUsage bool
 }
 
 // errBadRequest marks request problems that are the client's (400).
@@ -77,6 +79,9 @@ func parseRequest(f flavour, raw []byte) (*request, error) {
 	}
 	switch f {
 	case flavourOpenAI:
+		if iu := body.Get("stream_options").Get("include_usage"); iu != nil && iu.Kind == strictjson.KindBool {
+			r.IncludeUsage = iu.Bool
+		}
 		if rf := body.Get("response_format"); rf != nil && rf.Kind == strictjson.KindObject {
 			r.HasFormat = true
 			if js := rf.Get("json_schema"); js != nil {
@@ -221,6 +226,8 @@ func trimFloat(f float64) string {
 type response struct {
 	obj  *strictjson.Value
 	text string
+	// contentType is the upstream's Content-Type header.
+	contentType string
 }
 
 // parseResponse reads a non-stream upstream body, or assembles an NDJSON

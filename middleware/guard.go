@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -40,11 +41,11 @@ type GuardConfig struct {
 	// says whether the ladder may go past local repair, and done records
 	// whether the request ended without fallback. nil: always allowed.
 	RepairGate func(route, model string) (allow bool, done func(success bool))
-	// MaxBodyBytes bounds a guarded request body; 0 means 32 MiB. Larger
-	// bodies get 413.
+	// MaxBodyBytes bounds a guarded request body; 0 means 32 MiB, a
+	// negative value no limit. Larger bodies get 413.
 	MaxBodyBytes int64
 	// MaxResponseBytes bounds an upstream answer the guard buffers; 0 means
-	// 64 MiB. Larger answers get 502.
+	// 64 MiB, a negative value no limit. Larger answers get 502.
 	MaxResponseBytes int64
 	// Deadline bounds all upstream work for one guarded request, re-runs and
 	// repair calls included; 0 means 120 s, a negative value none.
@@ -66,6 +67,12 @@ var DefaultGuardConfig = GuardConfig{
 	Deadline:         120 * time.Second,
 	MaxLLMCalls:      6,
 }
+
+// StatusError is the Event status of a guarded request that ended before
+// validation: the upstream failed, or its answer was unreadable or too
+// large. The other statuses are repair's (valid, repaired, fallback,
+// failed).
+const StatusError = "error"
 
 // Event describes one guarded request for logs and metrics (SPEC §10).
 // It carries no prompt or output: those may be personal data.
@@ -93,10 +100,10 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if config.Skipper == nil {
 		config.Skipper = DefaultGuardConfig.Skipper
 	}
-	if config.MaxBodyBytes <= 0 {
+	if config.MaxBodyBytes == 0 {
 		config.MaxBodyBytes = DefaultGuardConfig.MaxBodyBytes
 	}
-	if config.MaxResponseBytes <= 0 {
+	if config.MaxResponseBytes == 0 {
 		config.MaxResponseBytes = DefaultGuardConfig.MaxResponseBytes
 	}
 	if config.Deadline == 0 {
@@ -136,7 +143,11 @@ type errorBody struct {
 func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 	start := time.Now()
 	req := c.Request()
-	raw, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, g.MaxBodyBytes))
+	body := req.Body
+	if g.MaxBodyBytes > 0 {
+		body = http.MaxBytesReader(c.Response(), body, g.MaxBodyBytes)
+	}
+	raw, err := io.ReadAll(body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -163,9 +174,14 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		restore()
 		return next(c)
 	}
-	ctx, cancel := context.WithCancel(req.Context())
+	var (
+		ctx    context.Context
+		cancel context.CancelFunc
+	)
 	if g.Deadline > 0 {
 		ctx, cancel = context.WithTimeout(req.Context(), g.Deadline)
+	} else {
+		ctx, cancel = context.WithCancel(req.Context())
 	}
 	defer cancel()
 
@@ -180,13 +196,33 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 	clientStream := r.Stream
 	r.setStream(false)
 
-	first, hr := g.call(ctx, c, next, r)
-	if hr != nil {
-		return hr.write(c)
-	}
 	upstreamModel := r.Model
 	if route.UpstreamModel != "" {
 		upstreamModel = route.UpstreamModel
+	}
+	first, hr := g.call(ctx, c, next, r)
+	if hr != nil {
+		if req.Context().Err() == nil {
+			// An upstream failure is a guarded request too: logged and
+			// counted, with status "error".
+			g.log(Event{RequestID: c.Response().Header().Get(echo.HeaderXRequestID), Route: route.Name,
+				Contract: route.Validator.Contract.ID(), Model: upstreamModel, Status: StatusError,
+				Rungs: []string{}, CodesBefore: []string{}, CodesAfter: []string{}, Latency: time.Since(start)})
+		}
+		return hr.write(c)
+	}
+	if f != flavourOpenAI {
+		// A request without prompt or messages loads or unloads the model
+		// (`ollama run`, keep_alive calls): Ollama answers one object with
+		// no text, even to a stream request, and there is nothing to
+		// validate.
+		if dr, _ := first.obj.Get("done_reason").AsString(); dr == "load" || dr == "unload" {
+			obj := first.obj.Clone()
+			if clientModel != "" && obj.Has("model") {
+				set(obj, "model", strictjson.String(clientModel))
+			}
+			return writeClient(c, answer{flavour: f, contentType: first.contentType}, obj, "")
+		}
 	}
 	allow, done := true, func(bool) {}
 	if g.RepairGate != nil {
@@ -251,7 +287,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		set(obj, "model", strictjson.String(clientModel))
 	}
 	set(obj, "contract", summary(out))
-	return writeClient(c, f, clientStream, obj, text)
+	return writeClient(c, answer{flavour: f, stream: clientStream, includeUsage: r.IncludeUsage, contentType: first.contentType}, obj, text)
 }
 
 // call sends r upstream through next and captures the whole answer. A
@@ -294,6 +330,11 @@ func (g *guard) call(ctx context.Context, c echo.Context, next echo.HandlerFunc,
 	resp, err := parseResponse(r.flavour, rec.buf.Bytes())
 	if err != nil {
 		return nil, &httpResult{status: http.StatusBadGateway, body: errorBody{Error: err.Error()}}
+	}
+	// A non-stream answer keeps the upstream's own Content-Type (Ollama's
+	// native API says charset=utf-8, its OpenAI API does not).
+	if ct := rec.header.Get("Content-Type"); strings.HasPrefix(ct, echo.MIMEApplicationJSON) {
+		resp.contentType = ct
 	}
 	return resp, nil
 }
@@ -343,6 +384,18 @@ func (h *httpResult) Error() string {
 
 func (h *httpResult) write(c echo.Context) error {
 	if h.raw != nil {
+		// The upstream's headers (Retry-After on a 503, …) go with its
+		// answer; the gateway's own (X-Request-Id) stay.
+		dst := c.Response().Header()
+		for k, vs := range h.header {
+			switch k {
+			case "Content-Length", "Content-Type", "Connection", "Transfer-Encoding", "Keep-Alive", "Trailer", "Date":
+				continue
+			}
+			if _, ok := dst[k]; !ok {
+				dst[k] = vs
+			}
+		}
 		ct := h.header.Get("Content-Type")
 		if ct == "" {
 			ct = echo.MIMEApplicationJSON
@@ -352,7 +405,8 @@ func (h *httpResult) write(c echo.Context) error {
 	return c.JSON(h.status, h.body)
 }
 
-// recorder buffers an upstream answer up to a limit.
+// recorder buffers an upstream answer up to a limit (none when not
+// positive).
 type recorder struct {
 	header   http.Header
 	status   int
@@ -374,7 +428,7 @@ func (r *recorder) Flush() {}
 var errOverflow = errors.New("upstream response too large")
 
 func (r *recorder) Write(p []byte) (int, error) {
-	if int64(r.buf.Len()+len(p)) > r.limit {
+	if r.limit > 0 && int64(r.buf.Len()+len(p)) > r.limit {
 		r.overflow = true
 		return 0, errOverflow
 	}

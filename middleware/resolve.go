@@ -39,6 +39,9 @@ type Route struct {
 	Output string
 }
 
+// RouteAdHoc is the Route name of ad-hoc schema-only contracts.
+const RouteAdHoc = "schema"
+
 // Resolver decides whether a request is guarded. A nil Route means pass
 // the request through; an error is the client's (400).
 type Resolver interface {
@@ -92,7 +95,12 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool) (*Routes,
 			problems = append(problems, fmt.Sprintf("route %q: %v", s.Model, err))
 			continue
 		}
-		rs.models[s.Model] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat, Output: s.Output}
+		key := modelKey(s.Model)
+		if prev, dup := rs.models[key]; dup {
+			problems = append(problems, fmt.Sprintf("route %q: the same model as route %q", s.Model, prev.Name))
+			continue
+		}
+		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat, Output: s.Output}
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
@@ -111,7 +119,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := rs.models[l.Model]
+	base := rs.models[modelKey(l.Model)]
 	if l.Contract != "" {
 		c, ok := rs.reg.Lookup(l.Contract)
 		if !ok {
@@ -162,7 +170,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 			}
 			rs.adHoc.Add(key, v)
 		}
-		return &Route{Name: "schema", Validator: v, Params: validators.Params{}}, nil
+		return &Route{Name: RouteAdHoc, Validator: v, Params: validators.Params{}}, nil
 	}
 	return nil, nil
 }
@@ -190,4 +198,15 @@ func mergeParams(a, b validators.Params) validators.Params {
 		out[k] = v
 	}
 	return out
+}
+
+// modelKey is the name under which a virtual model is found: as in Ollama,
+// a name without a tag means the tag "latest", so "quiz" and "quiz:latest"
+// are one model. (The tag follows the last "/", after which a registry
+// host's port cannot appear.)
+func modelKey(m string) string {
+	if m == "" || strings.Contains(m[strings.LastIndex(m, "/")+1:], ":") {
+		return m
+	}
+	return m + ":latest"
 }

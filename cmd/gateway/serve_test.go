@@ -140,3 +140,33 @@ func TestServeRuns(t *testing.T) {
 		t.Fatal("serve did not stop after cancel")
 	}
 }
+
+// TestServeWarnsNotImplemented: settings the gateway accepts but does not
+// act on yet are named at startup, so that nobody relies on them unknowing.
+func TestServeWarnsNotImplemented(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*config.Config)
+		want []string
+	}{
+		{"defaults", func(*config.Config) {}, nil},
+		{"debug store", func(c *config.Config) { c.DebugStore = true }, []string{"debug_store"}},
+		{"cache size", func(c *config.Config) { c.Cache.MaxBytes = 1 << 30 }, []string{"cache"}},
+		{"both", func(c *config.Config) { c.Cache.TTL = 0; c.DebugStore = true }, []string{"cache", "debug_store"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config.Default()
+			tt.edit(&cfg)
+			got := notImplemented(cfg)
+			if len(got) != len(tt.want) {
+				t.Fatalf("notImplemented() = %q, want keys %q", got, tt.want)
+			}
+			for i, k := range tt.want {
+				if !strings.HasPrefix(got[i], k+":") {
+					t.Errorf("notImplemented()[%d] = %q, want it about %s", i, got[i], k)
+				}
+			}
+		})
+	}
+}

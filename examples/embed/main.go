@@ -13,6 +13,7 @@ import (
 	"net/url"
 
 	"github.com/labstack/echo/v4"
+	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware"
@@ -48,7 +49,9 @@ func main() {
 		FlushInterval: -1,
 	}
 	e := echo.New()
-	e.Use(guard)
+	// The request id comes first: the guard logs it and answers with it
+	// (X-Request-Id).
+	e.Use(echomw.RequestID(), guard)
 	e.Any("/*", echo.WrapHandler(proxy))
 	log.Fatal(e.Start(*listen))
 }
