@@ -127,8 +127,9 @@ type Outcome struct {
 //  3. partial regeneration, one call, when the remaining errors all sit in
 //     items of the contract's item array;
 //  4. re-runs of the original request at each temperature of
-//     Policy.Temperatures; a re-run's answer gets local repair only and then
-//     competes as an attempt. The schedule lists re-runs only: the first
+//     Policy.Temperatures; each re-run's answer enters the ladder again
+//     (local repair, LLM repair, partial regeneration) within the same
+//     budget. The schedule lists re-runs only: the first
 //     answer, made with the client's own options, is not one of them, so
 //     oracle-score's 0.3/0.2/0.1 (seed 001's three attempts) means the
 //     client's answer plus up to three re-runs at those temperatures;

@@ -55,8 +55,12 @@ type ladder struct {
 	// array is the contract's item array pointer ("/questions"), or "".
 	array string
 	max   int
-	out   Outcome
-	best  attempt
+	// reserve is the number of calls rungs 2–4 leave unused: one for the
+	// fallback model, when the contract falls back to one, so that a long
+	// ladder cannot starve the last resort.
+	reserve int
+	out     Outcome
+	best    attempt
 	// stop is set once no further model call may be made: the budget or
 	// the deadline ran out, or the caller went away.
 	stop error
@@ -70,6 +74,9 @@ func newLadder(job Job) *ladder {
 		l.max = DefaultMaxLLMCalls
 	case l.max < 0:
 		l.max = 0
+	}
+	if c.Fallback.Mode == contracts.FallbackModel && l.max > 0 {
+		l.reserve = 1
 	}
 	return l
 }
@@ -88,7 +95,7 @@ func (l *ladder) canCall(ctx context.Context) bool {
 		l.stop = fmt.Errorf("%w: %d of %d model calls made", ErrBudgetExhausted, l.out.LLMCalls, l.max)
 		return false
 	}
-	return true
+	return l.out.LLMCalls < l.max-l.reserve
 }
 
 // ctxStop turns a context error into the ladder's stop reason: a deadline is
@@ -302,9 +309,10 @@ func parseReply(text string, container bool) (*strictjson.Value, bool) {
 }
 
 // rerun is rung 4: the original request again at each temperature of the
-// schedule. A re-run's answer gets local repair only (no further repair
-// calls: a fresh answer at a lower temperature is the point of the rung) and
-// competes with the other attempts.
+// schedule. Each answer enters the ladder again (SPEC §1): local repair,
+// then LLM repair and partial regeneration as the policy allows, all within
+// the same budget, so a re-run that is nearly right is finished rather than
+// thrown away.
 func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
 	if l.job.Rerun == nil {
 		return attempt{}, false
@@ -324,6 +332,12 @@ func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
 			return a, true
 		}
 		l.consider(a)
+		if b, ok := l.llmRepair(ctx, a); ok {
+			return b, true
+		}
+		if b, ok := l.partialRegeneration(ctx); ok {
+			return b, true
+		}
 	}
 	return attempt{}, false
 }
@@ -331,6 +345,7 @@ func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
 // fallbackModel is the fallback mode "model": the original request once on
 // another model, within the budget; its answer gets local repair only.
 func (l *ladder) fallbackModel(ctx context.Context, model string) (attempt, bool) {
+	l.reserve = 0
 	if l.job.RerunModel == nil || !l.canCall(ctx) {
 		return attempt{}, false
 	}
