@@ -284,8 +284,7 @@ func repairDoc(src []byte, opt SyntaxOptions, unwrap bool) (docRun, error) {
 // it refuses only for a duplicate key goes through the scanner, which
 // leaves syntactically valid JSON untouched, so the result is the same.
 func validJSON(t []byte) bool {
-	_, err := strictjson.Parse(t)
-	return err == nil
+	return strictjson.Valid(t)
 }
 
 // unstringify handles a document that a model returned as one JSON string

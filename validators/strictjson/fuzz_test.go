@@ -34,6 +34,9 @@ func FuzzParse(f *testing.F) {
 			t.Skip()
 		}
 		v, err := Parse(data)
+		if Valid(data) != (err == nil) {
+			t.Fatalf("Valid(%q) = %v, Parse error %v", data, !(err == nil), err)
+		}
 		if err != nil {
 			checkSyntaxError(t, data, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting of arrays and objects that Parse accepts.
@@ -144,6 +145,21 @@ const (
 //
 // The error, when not nil, is a *SyntaxError.
 func Parse(data []byte) (*Value, error) {
+	return parse(data, false)
+}
+
+// Valid reports whether data is one strict JSON value, as Parse would. It
+// builds the same tree but over data itself instead of a copy, and drops
+// it: a check that says "broken" within the first lines then costs almost
+// nothing, which is what local repair's fast path needs.
+func Valid(data []byte) bool {
+	_, err := parse(data, true)
+	return err == nil
+}
+
+// parse is Parse; borrow makes strings slices of data itself (the tree
+// must not outlive the call).
+func parse(data []byte, borrow bool) (*Value, error) {
 	p := parser{data: data}
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		return nil, p.finish(p.fail(0, ReasonBOM, expValue,
@@ -154,7 +170,11 @@ func Parse(data []byte) (*Value, error) {
 		err := p.fail(p.pos, ReasonEmpty, expValue, "the document holds no JSON value")
 		return nil, p.finish(err)
 	}
-	p.src = string(data)
+	if borrow {
+		p.src = unsafe.String(unsafe.SliceData(data), len(data))
+	} else {
+		p.src = string(data)
+	}
 	p.grow(len(data))
 	v, err := p.value()
 	if err != nil {
@@ -190,14 +210,19 @@ type parser struct {
 
 // grow sizes the first slabs from the input length. The ratios (one value
 // per 32 bytes, one member per 48, one array item per 96) fit model output,
-// pretty-printed or not: a generated quiz has one value per 40 bytes. A
-// low guess costs one more allocation, a high one wasted memory, never
-// correctness.
+// pretty-printed or not: a generated quiz has one value per 40 bytes. The
+// first slabs stay small (later ones double up to 4096): local repair
+// parses broken text to learn that it is broken, and such a parse often
+// fails in the first lines, so a large first slab would be memory cleared
+// for nothing. A low guess costs one more allocation, never correctness.
 func (p *parser) grow(n int) {
-	p.vals = make([]Value, 0, clamp(n/32, 8, 4096))
-	p.ptrs = make([]*Value, 0, clamp(n/96, 8, 4096))
-	p.mems = make([]Member, 0, clamp(n/48, 8, 4096))
+	p.vals = make([]Value, 0, clamp(n/32, 8, firstSlab))
+	p.ptrs = make([]*Value, 0, clamp(n/96, 8, firstSlab))
+	p.mems = make([]Member, 0, clamp(n/48, 8, firstSlab))
 }
+
+// firstSlab caps the first slabs' length (see grow).
+const firstSlab = 256
 
 func clamp(n, lo, hi int) int {
 	return max(lo, min(n, hi))
