@@ -43,6 +43,12 @@ type Policy struct {
 	PartialRegeneration bool `json:"partial_regeneration,omitempty"`
 	// Temperatures is the re-run schedule (rung 4); empty means no re-run.
 	Temperatures []float64 `json:"temperatures,omitempty"`
+	// ScheduleFirst makes the first attempt part of the schedule (seed
+	// 001: "3 attempts at 0.3/0.2/0.1"): when the client set no
+	// temperature, the first request goes out at Temperatures[0] and the
+	// re-runs use the rest. False (the default): the first attempt keeps
+	// the client's options and every temperature is a re-run.
+	ScheduleFirst bool `json:"schedule_first,omitempty"`
 	// UseFormat passes the schema as Ollama `format` on repair calls and,
 	// when the client set none, on the first attempt.
 	UseFormat bool `json:"use_format,omitempty"`

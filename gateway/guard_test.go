@@ -755,3 +755,37 @@ func TestGuardLoadAndUnload(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardOracleScheduleIsThreeAttempts: seed 001's policy — three
+// attempts at temperature 0.3, 0.2, 0.1, then the fallback — when the
+// client chose no temperature; a client's own temperature is kept for the
+// first attempt and all three scheduled ones become re-runs.
+func TestGuardOracleScheduleIsThreeAttempts(t *testing.T) {
+	mismatch := `{"score":900,"scoreBreakdown":{"activity":10,"maturity":10,"diversity":10,"riskBehavior":10,"surveyMatch":10},"reasoning":"Too high for the breakdown.","risk_factors":[],"strengths":[]}`
+	tests := []struct {
+		name  string
+		body  string
+		temps []any
+	}{
+		{"no client temperature", `{"model":"m","prompt":"score","stream":false}`, []any{0.3, 0.2, 0.1}},
+		{"client temperature", `{"model":"m","prompt":"score","stream":false,"options":{"temperature":0.9}}`, []any{0.9, 0.3, 0.2, 0.1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &scriptedUpstream{answers: []string{mismatch}}
+			gw := newGuardedGateway(t, up, nil)
+			resp, body := post(t, gw.URL+"/api/generate", tt.body, map[string]string{"X-Contract": "oracle-score"})
+			if resp.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(string(body), "SCORE_MISMATCH") {
+				t.Fatalf("got %d %s", resp.StatusCode, body)
+			}
+			var got []any
+			for _, r := range up.requests() {
+				opts, _ := r["options"].(map[string]any)
+				got = append(got, opts["temperature"])
+			}
+			if diff := cmp.Diff(tt.temps, got); diff != "" {
+				t.Errorf("temperatures sent (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

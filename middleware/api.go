@@ -155,6 +155,14 @@ func (r *request) setStream(stream bool) {
 	r.edited = true
 }
 
+// hasTemperature reports whether the client chose a temperature.
+func (r *request) hasTemperature() bool {
+	if r.flavour == flavourOpenAI {
+		return r.body.Has("temperature")
+	}
+	return r.body.Get("options").Has("temperature")
+}
+
 // setTemperature sets the sampling temperature for a re-run.
 func (r *request) setTemperature(t float64) {
 	lit := strictjson.Number(trimFloat(t))

@@ -193,6 +193,11 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 			return c.JSON(http.StatusInternalServerError, errorBody{Error: "contract schema: " + err.Error()})
 		}
 	}
+	policy := route.Validator.Contract.Policy
+	firstScheduled := policy.ScheduleFirst && len(policy.Temperatures) > 0 && !r.hasTemperature()
+	if firstScheduled {
+		r.setTemperature(policy.Temperatures[0])
+	}
 	clientStream := r.Stream
 	r.setStream(false)
 
@@ -233,14 +238,15 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		model = modelFor{g.Model, upstreamModel}
 	}
 	job := repair.Job{
-		Validator:   route.Validator,
-		Params:      route.Params,
-		Text:        first.text,
-		Prompt:      r.promptText(),
-		Model:       model,
-		MaxLLMCalls: g.MaxLLMCalls,
-		LocalOnly:   !allow,
-		ModelName:   upstreamModel,
+		Validator:      route.Validator,
+		Params:         route.Params,
+		Text:           first.text,
+		Prompt:         r.promptText(),
+		Model:          model,
+		MaxLLMCalls:    g.MaxLLMCalls,
+		FirstScheduled: firstScheduled,
+		LocalOnly:      !allow,
+		ModelName:      upstreamModel,
 		RerunModel: func(ctx context.Context, m string) (string, error) {
 			return g.again(ctx, c, next, r, func(rr *request) { rr.setModel(m) })
 		},

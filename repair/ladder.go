@@ -73,6 +73,9 @@ type Job struct {
 	// Rerun asks the original request again at a temperature (rung 4, one
 	// counted call each); nil disables rung 4.
 	Rerun func(ctx context.Context, temperature float64) (string, error)
+	// FirstScheduled says the first answer was asked at the schedule's
+	// first temperature (Policy.ScheduleFirst), so re-runs use the rest.
+	FirstScheduled bool
 	// RerunModel asks the original request again on another model, for the
 	// fallback mode "model"; nil makes that fallback fail.
 	RerunModel func(ctx context.Context, model string) (string, error)
@@ -129,10 +132,10 @@ type Outcome struct {
 //  4. re-runs of the original request at each temperature of
 //     Policy.Temperatures; each re-run's answer enters the ladder again
 //     (local repair, LLM repair, partial regeneration) within the same
-//     budget. The schedule lists re-runs only: the first
-//     answer, made with the client's own options, is not one of them, so
-//     oracle-score's 0.3/0.2/0.1 (seed 001's three attempts) means the
-//     client's answer plus up to three re-runs at those temperatures;
+//     budget. The schedule lists re-runs, unless the first answer was
+//     already asked at its first temperature (Job.FirstScheduled, from
+//     Policy.ScheduleFirst): then the re-runs use the rest, and
+//     oracle-score's 0.3/0.2/0.1 is seed 001's three attempts exactly;
 //  5. the fallback.
 //
 // Every model call counts against the job's budget; when it or ctx runs out

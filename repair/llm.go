@@ -317,7 +317,11 @@ func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
 	if l.job.Rerun == nil {
 		return attempt{}, false
 	}
-	for _, t := range l.policy.Temperatures {
+	temps := l.policy.Temperatures
+	if l.job.FirstScheduled && len(temps) > 0 {
+		temps = temps[1:]
+	}
+	for _, t := range temps {
 		if !l.canCall(ctx) {
 			break
 		}
