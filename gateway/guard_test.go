@@ -635,6 +635,11 @@ func TestGuardLogLine(t *testing.T) {
 			if tt.status != 0 && resp.Header.Get("Retry-After") != "7" {
 				t.Errorf("Retry-After = %q, want the upstream's 7", resp.Header.Get("Retry-After"))
 			}
+			// The guard logs when its handler returns, which may be just
+			// after the client has the whole answer.
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), `"guarded request"`) && time.Now().Before(deadline); {
+				time.Sleep(5 * time.Millisecond)
+			}
 			var lines []map[string]any
 			for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 				if strings.Contains(l, secretPrompt) || strings.Contains(l, secretAnswer) {

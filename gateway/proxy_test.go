@@ -503,6 +503,11 @@ func TestRequestID(t *testing.T) {
 func TestRequestLogLine(t *testing.T) {
 	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{})
 	resp, _ := f.do(t, http.MethodPost, "/api/show?token=QUERY-SECRET", strings.NewReader(`{"prompt":"BODY-SECRET"}`), nil)
+	// The line is written when the handler returns, which may be just after
+	// the client has read the whole response.
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(f.logs.String(), `"msg":"request"`) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	var line map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(f.logs.String()), "\n") {
 		var m map[string]any
