@@ -61,6 +61,21 @@ func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Ser
 	return s
 }
 
+// postJSONContract posts body to url guarded by the json contract and
+// returns the response with its whole body.
+func postJSONContract(t *testing.T, url, body string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("X-Contract", "json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, b
+}
+
 func TestToMiddlewareNeedsResolver(t *testing.T) {
 	if _, err := (GuardConfig{}).ToMiddleware(); err == nil {
 		t.Error("ToMiddleware without Resolver succeeded")
@@ -88,14 +103,7 @@ func TestEmbeddedGuard(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up := upstreamAnswering(t, tt.answer)
 			gw := mount(t, up.URL, tt.edit)
-			req, _ := http.NewRequest(http.MethodPost, gw.URL+"/api/generate", strings.NewReader(tt.body))
-			req.Header.Set("X-Contract", "json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := postJSONContract(t, gw.URL+"/api/generate", tt.body)
 			if resp.StatusCode != tt.status || resp.Header.Get("X-Contract-Status") != tt.contract {
 				t.Fatalf("got %d %q %s; want %d %q", resp.StatusCode, resp.Header.Get("X-Contract-Status"), b, tt.status, tt.contract)
 			}
@@ -233,14 +241,7 @@ func TestStreamReEmitKeepsMessageFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			up := upstreamObject(t, tt.upstream)
 			gw := mount(t, up.URL, nil)
-			req, _ := http.NewRequest(http.MethodPost, gw.URL+tt.path, strings.NewReader(tt.body))
-			req.Header.Set("X-Contract", "json")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, b := postJSONContract(t, gw.URL+tt.path, tt.body)
 			if resp.StatusCode != 200 {
 				t.Fatalf("status %d: %s", resp.StatusCode, b)
 			}
