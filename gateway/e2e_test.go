@@ -1099,26 +1099,28 @@ func TestE2EGoClient(t *testing.T) {
 		return text.String(), chunks, last
 	}
 
+	// checkGuarded asserts what every guarded answer must be: the reference
+	// text, schema-valid, ending with a done response that keeps Ollama's
+	// counters, in several chunks when streamed.
+	checkGuarded := func(t *testing.T, text string, chunks int, stream bool, done bool, reason string, evalCount int) {
+		t.Helper()
+		checkDoc(t, story, text)
+		if text != want {
+			t.Errorf("text = %s, want %s", text, want)
+		}
+		if !done || reason == "" || evalCount == 0 || (stream && chunks < 2) {
+			t.Errorf("last response done=%v reason=%q eval_count=%d after %d chunks", done, reason, evalCount, chunks)
+		}
+	}
+
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("generate guarded stream=%v", stream), func(t *testing.T) {
 			text, chunks, last := generate(t, viaGW, e2eStoryRoute, e2ePrompt, stream, e2eNumPredict)
-			checkDoc(t, story, text)
-			if text != want {
-				t.Errorf("text = %s, want %s", text, want)
-			}
-			if !last.Done || last.DoneReason == "" || last.EvalCount == 0 || (stream && chunks < 2) {
-				t.Errorf("last response done=%v reason=%q eval_count=%d after %d chunks", last.Done, last.DoneReason, last.EvalCount, chunks)
-			}
+			checkGuarded(t, text, chunks, stream, last.Done, last.DoneReason, last.EvalCount)
 		})
 		t.Run(fmt.Sprintf("chat guarded stream=%v", stream), func(t *testing.T) {
 			text, chunks, last := chat(t, viaGW, e2eStoryRoute, e2ePrompt, stream, e2eNumPredict)
-			checkDoc(t, story, text)
-			if text != want {
-				t.Errorf("text = %s, want %s", text, want)
-			}
-			if !last.Done || last.DoneReason == "" || last.EvalCount == 0 || (stream && chunks < 2) {
-				t.Errorf("last response done=%v reason=%q eval_count=%d after %d chunks", last.Done, last.DoneReason, last.EvalCount, chunks)
-			}
+			checkGuarded(t, text, chunks, stream, last.Done, last.DoneReason, last.EvalCount)
 		})
 		t.Run(fmt.Sprintf("generate plain stream=%v", stream), func(t *testing.T) {
 			got, gotChunks, _ := generate(t, viaGW, ollamatest.ModelName, "Once upon a time", stream, 32)
