@@ -39,7 +39,7 @@ func NewOllamaModel(base, model string, transport http.RoundTripper, timeout tim
 
 // Complete implements repair.Model. The request's model, when set on the
 // context by the ladder's caller, wins over the default model.
-func (m *OllamaModel) Complete(ctx context.Context, req repair.ModelRequest) (string, error) {
+func (m *OllamaModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
 	model := m.model
 	if req.Model != "" {
 		model = req.Model
@@ -59,13 +59,15 @@ func (m *OllamaModel) Complete(ctx context.Context, req repair.ModelRequest) (st
 	if len(req.Format) > 0 {
 		gr.Format = req.Format
 	}
-	var out string
+	var out repair.Reply
 	err := m.client.Generate(ctx, gr, func(r api.GenerateResponse) error {
-		out += r.Response
+		out.Text += r.Response
+		out.PromptTokens += r.PromptEvalCount
+		out.OutputTokens += r.EvalCount
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("ollama generate: %w", err)
+		return repair.Reply{}, fmt.Errorf("ollama generate: %w", err)
 	}
 	return out, nil
 }

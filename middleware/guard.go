@@ -247,11 +247,13 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, f flavour) error {
 		FirstScheduled: firstScheduled,
 		LocalOnly:      !allow,
 		ModelName:      upstreamModel,
-		RerunModel: func(ctx context.Context, m string) (string, error) {
-			return g.again(ctx, c, next, r, func(rr *request) { rr.setModel(m) })
+		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
+			text, err := g.again(ctx, c, next, r, func(rr *request) { rr.setModel(m) })
+			return repair.Reply{Text: text}, err
 		},
-		Rerun: func(ctx context.Context, t float64) (string, error) {
-			return g.again(ctx, c, next, r, func(rr *request) { rr.setTemperature(t) })
+		Rerun: func(ctx context.Context, t float64) (repair.Reply, error) {
+			text, err := g.again(ctx, c, next, r, func(rr *request) { rr.setTemperature(t) })
+			return repair.Reply{Text: text}, err
 		},
 	}
 	out := repair.Run(ctx, job)
@@ -448,7 +450,7 @@ type modelFor struct {
 	model string
 }
 
-func (m modelFor) Complete(ctx context.Context, req repair.ModelRequest) (string, error) {
+func (m modelFor) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
 	if req.Model == "" {
 		req.Model = m.model
 	}

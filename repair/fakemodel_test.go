@@ -64,7 +64,17 @@ var _ Model = (*fakeModel)(nil)
 // errServer is what a model client returns for an HTTP 500.
 var errServer = errors.New(`ollama generate: {"error":"model runner has unexpectedly stopped"} (status 500)`)
 
-func (m *fakeModel) Complete(ctx context.Context, req ModelRequest) (string, error) {
+func (m *fakeModel) Complete(ctx context.Context, req ModelRequest) (Reply, error) {
+	return textReply(m.complete(ctx, req))
+}
+
+// textReply is a Reply of text with its output counted as one token per
+// four bytes, roughly what a tokenizer makes of English and JSON.
+func textReply(text string, err error) (Reply, error) {
+	return Reply{Text: text, OutputTokens: len(text) / 4}, err
+}
+
+func (m *fakeModel) complete(ctx context.Context, req ModelRequest) (string, error) {
 	m.mu.Lock()
 	m.reqs = append(m.reqs, req)
 	n := len(m.reqs)

@@ -28,7 +28,29 @@ var (
 // system prompt and a user message. The gateway implements it with the
 // Ollama API client; tests with a scripted fake.
 type Model interface {
-	Complete(ctx context.Context, req ModelRequest) (string, error)
+	Complete(ctx context.Context, req ModelRequest) (Reply, error)
+}
+
+// Reply is one model answer: its text and what it cost. Tokens are the
+// measure of a repair's cost on a local model (SPEC §6): the time a call
+// takes is mostly the tokens the model must write.
+type Reply struct {
+	Text string
+	// PromptTokens and OutputTokens are the upstream's prompt_eval_count
+	// and eval_count; zero when the upstream did not say.
+	PromptTokens int
+	OutputTokens int
+}
+
+// Usage adds up the tokens of model calls.
+type Usage struct {
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+func (u *Usage) add(r Reply) {
+	u.PromptTokens += r.PromptTokens
+	u.OutputTokens += r.OutputTokens
 }
 
 // ModelRequest is one call to the model.
@@ -72,13 +94,13 @@ type Job struct {
 	NoFormat bool
 	// Rerun asks the original request again at a temperature (rung 4, one
 	// counted call each); nil disables rung 4.
-	Rerun func(ctx context.Context, temperature float64) (string, error)
+	Rerun func(ctx context.Context, temperature float64) (Reply, error)
 	// FirstScheduled says the first answer was asked at the schedule's
 	// first temperature (Policy.ScheduleFirst), so re-runs use the rest.
 	FirstScheduled bool
 	// RerunModel asks the original request again on another model, for the
 	// fallback mode "model"; nil makes that fallback fail.
-	RerunModel func(ctx context.Context, model string) (string, error)
+	RerunModel func(ctx context.Context, model string) (Reply, error)
 	// MaxLLMCalls bounds every model call of the ladder together: repair,
 	// regeneration, re-runs and the fallback model (the first answer is not
 	// counted). 0 means DefaultMaxLLMCalls; a negative value means none.
@@ -105,6 +127,9 @@ type Outcome struct {
 	// LLMCalls counts every model call made: repair, regeneration, re-run
 	// and fallback model calls, failed ones included.
 	LLMCalls int
+	// Tokens adds up the tokens of every model call the ladder made (the
+	// first answer is not counted): what the repair cost.
+	Tokens Usage
 	// Rungs lists the rungs used, in order: "local", then one entry per call
 	// ("llm_repair", "partial_regeneration", "rerun:0.3"), "merge" after a
 	// repair reply whose unprovoked item changes were undone, and

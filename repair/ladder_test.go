@@ -470,11 +470,11 @@ func TestRun(t *testing.T) {
 			job := Job{
 				Validator: tt.v, Params: params, Text: tt.text, Prompt: "Write 10 MCQs about Python basics.",
 				Model: fm, MaxLLMCalls: tt.maxCalls, LocalOnly: tt.localOnly, NoFormat: tt.noFormat,
-				Rerun: func(ctx context.Context, temp float64) (string, error) {
+				Rerun: func(ctx context.Context, temp float64) (Reply, error) {
 					reruns = append(reruns, temp)
-					return rr.answer(fmt.Sprint(temp))
+					return textReply(rr.answer(fmt.Sprint(temp)))
 				},
-				RerunModel: func(ctx context.Context, model string) (string, error) { return fb.answer(model) },
+				RerunModel: func(ctx context.Context, model string) (Reply, error) { return textReply(fb.answer(model)) },
 			}
 			if tt.noModel {
 				job.Model = nil
@@ -661,17 +661,17 @@ func TestRunStops(t *testing.T) {
 			reruns, fallbacks := 0, 0
 			job := Job{
 				Validator: v, Params: params, Text: answer3, Model: fm,
-				Rerun: func(ctx context.Context, temp float64) (string, error) {
+				Rerun: func(ctx context.Context, temp float64) (Reply, error) {
 					reruns++
 					if tt.rerunCancels {
 						cancel()
 					}
 					<-ctx.Done()
-					return "", ctx.Err()
+					return Reply{}, ctx.Err()
 				},
-				RerunModel: func(ctx context.Context, model string) (string, error) {
+				RerunModel: func(ctx context.Context, model string) (Reply, error) {
 					fallbacks++
-					return valid, nil
+					return Reply{Text: valid}, nil
 				},
 			}
 			out := Run(ctx, job)

@@ -110,23 +110,24 @@ func ctxStop(err error) error {
 // call makes one counted model call through do, recorded as rung unless
 // rung is "". A failure caused by the context ending stops the ladder; any
 // other failure (a 500, a per-call timeout) only costs the call.
-func (l *ladder) call(ctx context.Context, rung string, do func(ctx context.Context) (string, error)) (string, bool) {
+func (l *ladder) call(ctx context.Context, rung string, do func(ctx context.Context) (Reply, error)) (string, bool) {
 	l.out.LLMCalls++
 	if rung != "" {
 		l.out.Rungs = append(l.out.Rungs, rung)
 	}
-	text, err := do(ctx)
+	reply, err := do(ctx)
+	l.out.Tokens.add(reply)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			l.stop = ctxStop(cerr)
 		}
 		return "", false
 	}
-	return text, true
+	return reply.Text, true
 }
 
 func (l *ladder) complete(ctx context.Context, rung string, req ModelRequest) (string, bool) {
-	return l.call(ctx, rung, func(ctx context.Context) (string, error) { return l.job.Model.Complete(ctx, req) })
+	return l.call(ctx, rung, func(ctx context.Context) (Reply, error) { return l.job.Model.Complete(ctx, req) })
 }
 
 // format is the schema to pass as Ollama `format` on model calls, or nil.
@@ -325,7 +326,7 @@ func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
 		if !l.canCall(ctx) {
 			break
 		}
-		text, ok := l.call(ctx, "rerun:"+strconv.FormatFloat(t, 'f', -1, 64), func(ctx context.Context) (string, error) {
+		text, ok := l.call(ctx, "rerun:"+strconv.FormatFloat(t, 'f', -1, 64), func(ctx context.Context) (Reply, error) {
 			return l.job.Rerun(ctx, t)
 		})
 		if !ok {
@@ -353,7 +354,7 @@ func (l *ladder) fallbackModel(ctx context.Context, model string) (attempt, bool
 	if l.job.RerunModel == nil || !l.canCall(ctx) {
 		return attempt{}, false
 	}
-	text, ok := l.call(ctx, "", func(ctx context.Context) (string, error) { return l.job.RerunModel(ctx, model) })
+	text, ok := l.call(ctx, "", func(ctx context.Context) (Reply, error) { return l.job.RerunModel(ctx, model) })
 	if !ok {
 		return attempt{}, false
 	}

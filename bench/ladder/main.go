@@ -98,7 +98,7 @@ func run(args []string, w io.Writer) error {
 					Validator: v, Params: params, Text: text,
 					Prompt: "Write a test of 10 multiple-choice questions about Python basics for beginners, as JSON.",
 					Model:  model, LocalOnly: cfg.localOnly,
-					Rerun: func(ctx context.Context, _ float64) (string, error) { return model.rerun(text), nil },
+					Rerun: func(ctx context.Context, _ float64) (repair.Reply, error) { return reply(model.rerun(text)), nil },
 				}
 				out := repair.Run(context.Background(), job)
 				t.add(out)

@@ -45,14 +45,20 @@ func (r *repairer) hit(p float64) bool { return r.rng.Float64() < p }
 
 // Complete answers a repair call (it has a system prompt) or a partial
 // regeneration call (it has none).
-func (r *repairer) Complete(ctx context.Context, req repair.ModelRequest) (string, error) {
+func (r *repairer) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
 	if err := ctx.Err(); err != nil {
-		return "", err
+		return repair.Reply{}, err
 	}
 	if req.System == "" {
-		return r.regenerate(req.Prompt), nil
+		return reply(r.regenerate(req.Prompt)), nil
 	}
-	return r.repair(req.Prompt), nil
+	return reply(r.repair(req.Prompt)), nil
+}
+
+// reply counts a text's tokens as one per four bytes, roughly what a
+// tokenizer makes of JSON.
+func reply(text string) repair.Reply {
+	return repair.Reply{Text: text, OutputTokens: len(text) / 4}
 }
 
 func (r *repairer) repair(prompt string) string {
