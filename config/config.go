@@ -15,21 +15,14 @@ import (
 	"time"
 )
 
-// Default values, shared by [Default] and the documentation of each field.
+// Default values of the settings that have no component of their own.
+// Every limit, budget and timeout is owned by the component it configures
+// (the guard, the cache, the breaker, the server), which documents its
+// default: in a Config, zero means that default and a negative value means
+// none.
 const (
-	DefaultListen           = "127.0.0.1:11435"
-	DefaultUpstream         = "http://127.0.0.1:11434"
-	DefaultMaxBodyBytes     = 32 << 20
-	DefaultMaxResponseBytes = 64 << 20
-	DefaultShutdownGrace    = 10 * time.Second
-	DefaultDeadline         = 120 * time.Second
-	DefaultMaxLLMCalls      = 6
-	DefaultCacheMaxBytes    = 64 << 20
-	DefaultCacheTTL         = time.Hour
-
-	DefaultBreakerFailureThreshold    = 5
-	DefaultBreakerOpenTimeout         = 30 * time.Second
-	DefaultBreakerHalfOpenMaxRequests = 1
+	DefaultListen   = "127.0.0.1:11435"
+	DefaultUpstream = "http://127.0.0.1:11434"
 )
 
 // Environment variables read by [FromEnv]. EnvConfig is not read by FromEnv:
@@ -48,7 +41,8 @@ const (
 
 // Config is the gateway's whole configuration. Start from [Default] (which
 // [Load] does): a zero Config is not the default configuration, since
-// AdHocSchemas defaults to true.
+// Listen, Upstream and AdHocSchemas have defaults of their own. Every
+// numeric field's zero means its default, everywhere.
 type Config struct {
 	// Listen is the host:port the gateway serves on. Default
 	// "127.0.0.1:11435" (loopback, one above Ollama's 11434). Empty is
@@ -69,20 +63,20 @@ type Config struct {
 	AdminToken string `yaml:"admin_token"`
 
 	// MaxBodyBytes bounds a client's request body, in bytes; a larger body
-	// gets 413. Accepts units ("32MiB"). Default 32 MiB. Zero means no
-	// limit. Blob uploads (/api/blobs/…) are streamed to the upstream and
+	// gets 413. Accepts units ("32MiB"). Zero means the default, 32 MiB; a
+	// negative value means no limit. Blob uploads (/api/blobs/…) are streamed to the upstream and
 	// never buffered, so they are exempt: model files are gigabytes.
 	MaxBodyBytes ByteSize `yaml:"max_body_bytes"`
 
 	// MaxResponseBytes bounds how much of an upstream response the gateway
 	// buffers on a guarded route, in bytes; a larger response gets 502.
-	// Pass-through responses are streamed and not bounded. Default 64 MiB.
-	// Zero means no limit.
+	// Pass-through responses are streamed and not bounded. Zero means the
+	// default, 64 MiB; a negative value means no limit.
 	MaxResponseBytes ByteSize `yaml:"max_response_bytes"`
 
 	// ShutdownGrace is how long in-flight requests may run after a shutdown
-	// signal before their connections are closed. Default 10s. Zero closes
-	// them at once.
+	// signal before their connections are closed. Zero means the default,
+	// 10s; a negative value closes them at once.
 	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
 
 	// UpstreamTimeout bounds the wait for the upstream's response headers,
@@ -91,17 +85,18 @@ type Config struct {
 	// one only when generation has finished, so a value that suits streams
 	// cuts long non-streamed generations short: set it above the longest
 	// generation you expect. A timeout counts as an upstream failure for the
-	// breaker. Default 0, which means no timeout (the client's own
+	// breaker. Zero means the default, no timeout (the client's own
 	// disconnect and, on guarded routes, Deadline still apply).
 	UpstreamTimeout time.Duration `yaml:"upstream_timeout"`
 
 	// Deadline is the wall-clock budget of one guarded request, repair
-	// included. Default 120s. Zero means no deadline.
+	// included. Zero means the default, 120s; a negative value means no
+	// deadline.
 	Deadline time.Duration `yaml:"deadline"`
 
 	// MaxLLMCalls is the number of upstream model calls one guarded request
-	// may make for repair, partial regeneration and re-runs. Default 6. Zero
-	// means local repair only.
+	// may make for repair, partial regeneration and re-runs. Zero means the
+	// default, 6; a negative value means none (local repair only).
 	MaxLLMCalls int `yaml:"max_llm_calls"`
 
 	// AdHocSchemas guards requests that match no route but carry a JSON
@@ -110,10 +105,7 @@ type Config struct {
 	// such requests through untouched.
 	AdHocSchemas bool `yaml:"ad_hoc_schemas"`
 
-	// Cache configures the cache of validated outputs (SPEC §7). Not yet
-	// used: nothing is cached, and the per-request log's cache_hit is
-	// always false. The gateway warns at startup when it is set to other
-	// than its defaults.
+	// Cache configures the cache of validated outputs (SPEC §7).
 	Cache Cache `yaml:"cache"`
 
 	// Breaker configures the upstream circuit breaker.
@@ -135,15 +127,29 @@ type Config struct {
 	DebugStore bool `yaml:"debug_store"`
 }
 
-// Cache configures the byte-bounded TTL cache of validated outputs.
+// Cache configures the byte-bounded TTL cache of validated outputs, and
+// the sharing of identical concurrent requests that goes with it.
 type Cache struct {
-	// MaxBytes bounds the cached outputs, in bytes. Accepts units
-	// ("64MiB"). Default 64 MiB. Zero disables the cache.
+	// MaxBytes bounds the outputs kept in this process's memory, in bytes.
+	// Accepts units ("64MiB"). Zero means the default, 64 MiB; a negative
+	// value disables the cache (and the sharing of identical requests).
 	MaxBytes ByteSize `yaml:"max_bytes"`
 
-	// TTL is how long an entry may be served. Default 1h. Zero means
-	// entries do not expire (they are still evicted by MaxBytes).
+	// TTL is how long an entry may be served. Zero means the default, 1h;
+	// a negative value means entries do not expire (they are still
+	// evicted by MaxBytes, and by Redis's own memory policy).
 	TTL time.Duration `yaml:"ttl"`
+
+	// Redis, when set, is the URL of a Redis shared by every replica
+	// behind one load balancer (redis://[:password@]host:port[/db]), so
+	// that a repaired answer is paid for once across them. Empty means
+	// this process's memory only. Redis down or slow degrades to memory,
+	// with one warning per outage; a request never fails for the cache.
+	Redis string `yaml:"redis"`
+
+	// RedisPrefix is prepended to every key, one per deployment sharing a
+	// Redis. Empty means "cg:".
+	RedisPrefix string `yaml:"redis_prefix"`
 }
 
 // Breaker configures the upstream circuit breaker. The zero value of every
@@ -204,24 +210,10 @@ type Log struct {
 // Default returns the default configuration.
 func Default() Config {
 	return Config{
-		Listen:           DefaultListen,
-		Upstream:         DefaultUpstream,
-		MaxBodyBytes:     DefaultMaxBodyBytes,
-		MaxResponseBytes: DefaultMaxResponseBytes,
-		ShutdownGrace:    DefaultShutdownGrace,
-		Deadline:         DefaultDeadline,
-		MaxLLMCalls:      DefaultMaxLLMCalls,
-		AdHocSchemas:     true,
-		Cache: Cache{
-			MaxBytes: DefaultCacheMaxBytes,
-			TTL:      DefaultCacheTTL,
-		},
-		Breaker: Breaker{
-			FailureThreshold:    DefaultBreakerFailureThreshold,
-			OpenTimeout:         DefaultBreakerOpenTimeout,
-			HalfOpenMaxRequests: DefaultBreakerHalfOpenMaxRequests,
-		},
-		Log: Log{Level: "info", Format: "text"},
+		Listen:       DefaultListen,
+		Upstream:     DefaultUpstream,
+		AdHocSchemas: true,
+		Log:          Log{Level: "info", Format: "text"},
 	}
 }
 

@@ -33,14 +33,14 @@ func (cfg Config) Validate() error {
 			add("%s: must not be negative (got %d)", key, v)
 		}
 	}
-	nonNegative("max_body_bytes", int64(cfg.MaxBodyBytes))
-	nonNegative("max_response_bytes", int64(cfg.MaxResponseBytes))
-	nonNegative("shutdown_grace", int64(cfg.ShutdownGrace))
+	// Limits, budgets and the cache take a negative value as "none"; a
+	// breaker setting has no such meaning.
 	nonNegative("upstream_timeout", int64(cfg.UpstreamTimeout))
-	nonNegative("deadline", int64(cfg.Deadline))
-	nonNegative("max_llm_calls", int64(cfg.MaxLLMCalls))
-	nonNegative("cache.max_bytes", int64(cfg.Cache.MaxBytes))
-	nonNegative("cache.ttl", int64(cfg.Cache.TTL))
+	if cfg.Cache.Redis != "" {
+		if u, err := url.Parse(cfg.Cache.Redis); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+			add("cache.redis %q: want redis://host:port[/db]", cfg.Cache.Redis)
+		}
+	}
 	nonNegative("breaker.failure_threshold", int64(cfg.Breaker.FailureThreshold))
 	nonNegative("breaker.open_timeout", int64(cfg.Breaker.OpenTimeout))
 	nonNegative("breaker.half_open_max_requests", int64(cfg.Breaker.HalfOpenMaxRequests))

@@ -104,13 +104,13 @@ func methodNotAllowed(allowed []string) echo.HandlerFunc {
 	allow := strings.Join(allowed, ", ")
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)
-		return HTTPError{Code: http.StatusMethodNotAllowed,
+		return &HTTPError{Code: http.StatusMethodNotAllowed,
 			Msg: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", c.Request().Method, c.Path(), allow)}
 	}
 }
 
 func notFound(c echo.Context) error {
-	return HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("no admin route %s", c.Request().URL.Path)}
+	return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("no admin route %s", c.Request().URL.Path)}
 }
 
 func healthz(c echo.Context) error {
@@ -128,12 +128,12 @@ func (s *Server) readyz(c echo.Context) error {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return HTTPError{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + err.Error(), Err: err}
+		return &HTTPError{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + err.Error(), Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return HTTPError{Code: http.StatusServiceUnavailable,
+		return &HTTPError{Code: http.StatusServiceUnavailable,
 			Msg: fmt.Sprintf("upstream not ready: GET /api/version answered %d", resp.StatusCode), Err: err}
 	}
 	var v struct {
@@ -157,7 +157,7 @@ func (s *Server) requireAdminToken(next echo.HandlerFunc) echo.HandlerFunc {
 		scheme, token, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="gateway admin"`)
-			return HTTPError{Code: http.StatusUnauthorized, Msg: "admin token required: send Authorization: Bearer <token>"}
+			return &HTTPError{Code: http.StatusUnauthorized, Msg: "admin token required: send Authorization: Bearer <token>"}
 		}
 		return next(c)
 	}

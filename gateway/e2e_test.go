@@ -51,6 +51,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/ollamatest"
+	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -708,8 +709,8 @@ func TestE2EGuarded(t *testing.T) {
 		resp, b := post(t, gw+pathGenerate, e2eRequest(pathGenerate, ollamatest.ModelName, e2ePrompt, false, nil, 64), map[string]string{"X-Contract": "story"})
 		calls := proxy.modelCalls()
 		t.Logf("status %d %s, X-Contract-Repairs %s, upstream model calls %v", resp.StatusCode, resp.Header.Get("X-Contract-Status"), resp.Header.Get("X-Contract-Repairs"), calls)
-		if len(calls) < 1 || len(calls) > 1+config.DefaultMaxLLMCalls {
-			t.Errorf("%d upstream model calls, want 1..%d", len(calls), 1+config.DefaultMaxLLMCalls)
+		if len(calls) < 1 || len(calls) > 1+middleware.DefaultMaxLLMCalls {
+			t.Errorf("%d upstream model calls, want 1..%d", len(calls), 1+middleware.DefaultMaxLLMCalls)
 		}
 		switch resp.StatusCode {
 		case http.StatusOK:
@@ -960,19 +961,20 @@ func TestE2ERepairBudget(t *testing.T) {
 		// deadline overrides the 60 s deadline of the other cases.
 		deadline time.Duration
 	}{
-		{"default budget/generate", config.DefaultMaxLLMCalls, pathGenerate, false, tightRaw, 480, 0},
-		{"default budget/chat stream", config.DefaultMaxLLMCalls, pathChat, true, tightRaw, 480, 0},
-		{"default budget/openai", config.DefaultMaxLLMCalls, pathOpenAI, false, tightRaw, 480, 0},
+		{"default budget/generate", middleware.DefaultMaxLLMCalls, pathGenerate, false, tightRaw, 480, 0},
+		{"default budget/chat stream", middleware.DefaultMaxLLMCalls, pathChat, true, tightRaw, 480, 0},
+		{"default budget/openai", middleware.DefaultMaxLLMCalls, pathOpenAI, false, tightRaw, 480, 0},
 		// The contract's own schema as format: the model never closes the
 		// arrays, so the answer is cut at num_predict as well.
-		{"default budget/route format", config.DefaultMaxLLMCalls, pathGenerate, false, nil, 128, 0},
+		{"default budget/route format", middleware.DefaultMaxLLMCalls, pathGenerate, false, nil, 128, 0},
 		{"budget 2", 2, pathGenerate, false, tightRaw, 480, 0},
-		// Zero means local repair only: the first call and nothing more.
-		{"budget 0", 0, pathGenerate, false, tightRaw, 480, 0},
+		// A negative budget means local repair only: the first call and
+		// nothing more.
+		{"budget none", -1, pathGenerate, false, tightRaw, 480, 0},
 		// A deadline shorter than the ladder (each call generates 480
 		// tokens, about 0.6 s here): the deadline, not max_llm_calls, ends
 		// the request.
-		{"deadline 1.5s", config.DefaultMaxLLMCalls, pathGenerate, false, nil, 480, 1500 * time.Millisecond},
+		{"deadline 1.5s", middleware.DefaultMaxLLMCalls, pathGenerate, false, nil, 480, 1500 * time.Millisecond},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -991,8 +993,8 @@ func TestE2ERepairBudget(t *testing.T) {
 			calls := proxy.modelCalls()
 			t.Logf("status %d %s, %d upstream model calls %v, %s", resp.StatusCode, resp.Header.Get("X-Contract-Status"), len(calls), calls, elapsed.Round(time.Millisecond))
 
-			if len(calls) < 1 || len(calls) > 1+tc.budget {
-				t.Errorf("%d upstream model calls with max_llm_calls %d, want 1..%d (the first call + at most max_llm_calls)", len(calls), tc.budget, 1+tc.budget)
+			if len(calls) < 1 || len(calls) > 1+max(tc.budget, 0) {
+				t.Errorf("%d upstream model calls with max_llm_calls %d, want 1..%d (the first call + at most max_llm_calls)", len(calls), tc.budget, 1+max(tc.budget, 0))
 			}
 			if elapsed > cfg.Deadline+2*time.Second {
 				t.Errorf("request took %s, deadline %s", elapsed, cfg.Deadline)

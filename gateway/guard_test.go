@@ -452,12 +452,12 @@ func TestAdminContracts(t *testing.T) {
 	}
 }
 
-// TestGuardBudgetZeroMeansLocalOnly: max_llm_calls 0 in the config allows
-// no model call at all; the content fault ends in 422 after the one
-// upstream answer.
-func TestGuardBudgetZeroMeansLocalOnly(t *testing.T) {
+// TestGuardNegativeBudgetMeansLocalOnly: a negative max_llm_calls in the
+// config allows no model call at all; the content fault ends in 422 after
+// the one upstream answer.
+func TestGuardNegativeBudgetMeansLocalOnly(t *testing.T) {
 	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_content_fault.json")}}
-	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxLLMCalls = 0 })
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxLLMCalls = -1 })
 	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"quiz","stream":false}`, map[string]string{"X-Contract": "mcq"})
 	if resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("status %d: %s", resp.StatusCode, body)
@@ -568,10 +568,10 @@ func TestGuardSkipsModelWhileUpstreamBreakerOpen(t *testing.T) {
 	}
 }
 
-// TestGuardZeroLimitsMeanNone: max_body_bytes and max_response_bytes 0
+// TestGuardNegativeLimitsMeanNone: max_body_bytes and max_response_bytes -1
 // mean no limit (config), on guarded routes too: a body and an answer
 // over the guard's own defaults (32 MiB, 64 MiB) go through.
-func TestGuardZeroLimitsMeanNone(t *testing.T) {
+func TestGuardNegativeLimitsMeanNone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves about 100 MiB")
 	}
@@ -581,7 +581,7 @@ func TestGuardZeroLimitsMeanNone(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		io.WriteString(w, `{"model":"m","response":"{\"a\":\"`+big+`\"}","done":true}`)
 	})
-	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxBodyBytes, c.MaxResponseBytes = 0, 0 })
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxBodyBytes, c.MaxResponseBytes = -1, -1 })
 	body := `{"model":"m","stream":false,"prompt":"` + strings.Repeat("p", 33<<20) + `"}`
 	resp, b := post(t, gw.URL+"/api/generate", body, map[string]string{"X-Contract": "json"})
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Contract-Status") != "valid" {

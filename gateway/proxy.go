@@ -2,13 +2,13 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"strconv"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -90,12 +90,14 @@ func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 		WriteError(c, he)
 		return
 	}
-	body, _ := json.Marshal(errorBody{Error: he.message()})
-	writeJSONError(w, r.Method, he.status(), body)
+	// Not reached through proxyHandler: answer without the request log.
+	w.Header().Set(echo.HeaderContentType, "application/json; charset=utf-8")
+	w.WriteHeader(he.Status())
+	_, _ = w.Write(append([]byte(`{"error":`), strconv.Quote(he.Message())+"}"...))
 }
 
 // upstreamError maps a round trip's error to the client's answer.
-func upstreamError(r *http.Request, err error) HTTPError {
+func upstreamError(r *http.Request, err error) *HTTPError {
 	var (
 		mbe *http.MaxBytesError
 		ne  net.Error
@@ -104,11 +106,11 @@ func upstreamError(r *http.Request, err error) HTTPError {
 	case errors.As(err, &mbe), errors.Is(err, ErrCircuitOpen):
 		return toHTTPError(err)
 	case errors.Is(r.Context().Err(), context.Canceled):
-		return HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
+		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return HTTPError{Code: http.StatusGatewayTimeout, Msg: "upstream timed out: " + err.Error(), Err: err}
+		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "upstream timed out: " + err.Error(), Err: err}
 	}
-	return HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable: " + err.Error(), Err: err}
+	return &HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable: " + err.Error(), Err: err}
 }
 
 // bufferPool reuses the proxy's copy buffers (32 KiB each) across

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"regexp"
 	"strings"
 	"sync"
@@ -200,7 +199,7 @@ func TestStreamIsFlushedPerChunk(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			up := newNDJSONUpstream()
-			f := newProxyFixture(t, up, nil, Options{Guard: tt.guard})
+			f := newProxyFixture(t, up, nil, Options{Guard: staticGuard(tt.guard)})
 			req, _ := http.NewRequest(tt.method, f.gw.URL+tt.path, strings.NewReader(`{"model":"m","prompt":"hi"}`))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -382,7 +381,7 @@ func TestGuardWrapsOnlyGuardedRoutes(t *testing.T) {
 			return next(c)
 		}
 	}
-	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: guard})
+	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: staticGuard(guard)})
 	tests := []struct {
 		method, path string
 		want         string
@@ -426,14 +425,14 @@ func TestErrorsInOllamaShape(t *testing.T) {
 		}, http.StatusInternalServerError, "internal server error"},
 		{"WriteError", func(echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
-				WriteError(c, HTTPError{Code: http.StatusUnprocessableEntity, Msg: "contract failed"})
+				WriteError(c, &HTTPError{Code: http.StatusUnprocessableEntity, Msg: "contract failed"})
 				return nil
 			}
 		}, http.StatusUnprocessableEntity, "contract failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: tt.guard})
+			f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: staticGuard(tt.guard)})
 			resp, body := f.do(t, http.MethodPost, "/api/generate", strings.NewReader(`{}`), nil)
 			if resp.StatusCode != tt.wantStatus {
 				t.Errorf("status = %d, want %d", resp.StatusCode, tt.wantStatus)
@@ -457,7 +456,7 @@ func TestWriteErrorAfterStreamStarted(t *testing.T) {
 			return NewHTTPError(http.StatusBadGateway, "upstream stream broke", nil)
 		}
 	}
-	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: guard})
+	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: staticGuard(guard)})
 	resp, body := f.do(t, http.MethodPost, "/api/generate", strings.NewReader(`{}`), nil)
 	want := `{"response":"a","done":false}` + "\n" + `{"error":"upstream stream broke"}` + "\n"
 	if resp.StatusCode != http.StatusOK || string(body) != want {
@@ -545,17 +544,34 @@ func TestNewRejectsBadConfig(t *testing.T) {
 	}
 }
 
-func TestTransportIsTheBreaker(t *testing.T) {
-	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{})
-	if f.srv.Transport() != http.RoundTripper(f.srv.Breaker()) {
-		t.Errorf("Transport() is not the breaker transport")
+// staticGuard is an Options.Guard that ignores the upstream; nil for nil.
+func staticGuard(mw echo.MiddlewareFunc) func(*Upstream) (echo.MiddlewareFunc, error) {
+	if mw == nil {
+		return nil
 	}
-	u, _ := url.Parse(f.up.URL + "/api/version")
-	resp, err := (&http.Client{Transport: f.srv.Transport()}).Get(u.String())
+	return func(*Upstream) (echo.MiddlewareFunc, error) { return mw, nil }
+}
+
+// TestGuardUpstreamIsTheBreaker: the guard gets the server's upstream, on
+// the breaker the pass-through uses, and a call through it reaches Ollama.
+func TestGuardUpstreamIsTheBreaker(t *testing.T) {
+	var got *Upstream
+	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: func(up *Upstream) (echo.MiddlewareFunc, error) {
+		got = up
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }, nil
+	}})
+	if got == nil || got.Breaker() != f.srv.Breaker() {
+		t.Fatalf("the guard's upstream is not on the server's breaker")
+	}
+	req, _ := http.NewRequest(http.MethodGet, "/api/version", nil)
+	resp, err := got.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/version through the guard's upstream = %d, want 200", resp.StatusCode)
+	}
 }
 
 // TestStreamsAfterRequestBodyAreWhole guards against golang/go#40747: with

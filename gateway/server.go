@@ -26,11 +26,8 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/middleware"
 )
-
-// guardedPaths are the routes that go through Options.Guard, for POST.
-// Every other request, on any path and method, is passed through.
-var guardedPaths = []string{"/api/generate", "/api/chat", "/v1/chat/completions"}
 
 // Options are the parts of a Server that are built elsewhere.
 type Options struct {
@@ -38,10 +35,12 @@ type Options struct {
 	// means slog.Default().
 	Logger *slog.Logger
 
-	// Guard wraps the proxy on POST /api/generate, /api/chat and
-	// /v1/chat/completions. Nil means no guarding: those requests are
-	// passed through like any other.
-	Guard echo.MiddlewareFunc
+	// Guard builds the middleware that wraps the proxy on the POST routes
+	// of the guard's codecs (middleware.Codecs), given the upstream it is
+	// to ask: the server's, built first, so that guarded calls and
+	// pass-through share one connection pool and one breaker. Nil means no
+	// guarding: those requests are passed through like any other.
+	Guard func(up *Upstream) (echo.MiddlewareFunc, error)
 
 	// Admin, when not nil, registers extra admin routes (such as
 	// /contracts) on a group at the root. They get the admin token check.
@@ -63,6 +62,7 @@ type Server struct {
 	upstream  *url.URL
 	base      *http.Transport
 	breaker   *BreakerTransport
+	up        *Upstream
 	proxy     *httputil.ReverseProxy
 	client    *http.Client // readiness checks
 	registry  *prometheus.Registry
@@ -108,6 +108,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	})
 	s.client = &http.Client{Transport: s.breaker}
 	s.proxy = s.newProxy()
+	s.up = &Upstream{url: up, breaker: s.breaker}
 
 	if err := s.routes(opts); err != nil {
 		return nil, err
@@ -148,7 +149,7 @@ func (s *Server) routes(opts Options) error {
 		s.logRequests,
 		echomw.RecoverWithConfig(echomw.RecoverConfig{
 			LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-				return HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error",
+				return &HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error",
 					Err: fmt.Errorf("panic: %w\n%s", err, stack)}
 			},
 		}),
@@ -157,11 +158,13 @@ func (s *Server) routes(opts Options) error {
 	)
 
 	pass := s.proxyHandler
-	for _, p := range guardedPaths {
-		if opts.Guard != nil {
-			e.POST(p, pass, opts.Guard)
-		} else {
-			e.POST(p, pass)
+	if opts.Guard != nil {
+		guard, err := opts.Guard(s.up)
+		if err != nil {
+			return err
+		}
+		for _, cd := range middleware.Codecs() {
+			e.POST(cd.Path(), pass, guard)
 		}
 	}
 	e.Any("/*", pass)
@@ -177,14 +180,13 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // done serving.
 func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
 
-// Transport returns the upstream transport, breaker included, for other
-// upstream clients (LLM repair) to share the same connection pool and the
-// same view of the upstream's health.
-func (s *Server) Transport() http.RoundTripper { return s.breaker }
-
 // Breaker returns the upstream breaker, for guarded requests to check its
 // state.
 func (s *Server) Breaker() *BreakerTransport { return s.breaker }
+
+// DefaultShutdownGrace is how long in-flight requests may finish after a
+// shutdown signal when the config's shutdown_grace is zero.
+const DefaultShutdownGrace = 10 * time.Second
 
 // readHeaderTimeout bounds how long a client may take to send its request
 // headers (slowloris). Bodies and responses are not bounded: uploads and
@@ -221,11 +223,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 
-	s.log.Info("shutting down", "grace", s.cfg.ShutdownGrace)
-	grace, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	graceTime := s.cfg.ShutdownGrace
+	switch {
+	case graceTime == 0:
+		graceTime = DefaultShutdownGrace
+	case graceTime < 0:
+		graceTime = 0
+	}
+	s.log.Info("shutting down", "grace", graceTime)
+	grace, cancel := context.WithTimeout(context.Background(), graceTime)
 	defer cancel()
 	if err := srv.Shutdown(grace); err != nil {
-		s.log.Warn("shutdown grace expired; cancelling in-flight requests", "grace", s.cfg.ShutdownGrace)
+		s.log.Warn("shutdown grace expired; cancelling in-flight requests", "grace", graceTime)
 		cancelBase()
 		srv.Close()
 	}
@@ -292,9 +301,9 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 			level = slog.LevelWarn
 		}
 	}
-	if he, ok := c.Get(ctxKeyError).(HTTPError); ok {
-		attrs = append(attrs, slog.String("error", he.Error()))
-		if he.status() >= 500 {
+	if he := middleware.LoggedError(c); he != nil {
+		attrs = append(attrs, slog.String("error", he.Cause()))
+		if he.Status() >= 500 {
 			level = slog.LevelWarn
 		}
 	}
@@ -307,7 +316,10 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 // length, whose error becomes 413 wherever it is read (proxy or guard).
 func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	limit := int64(s.cfg.MaxBodyBytes)
-	if limit <= 0 {
+	switch {
+	case limit == 0:
+		limit = middleware.DefaultMaxBodyBytes
+	case limit < 0:
 		return next
 	}
 	return func(c echo.Context) error {

@@ -20,8 +20,9 @@ import (
 )
 
 // Build assembles the whole gateway from cfg: the contracts (built-in and
-// cfg.ContractsDir), the routes, the guard with its repair ladder and repair
-// breakers, the guard's metrics and the /contracts admin routes.
+// cfg.ContractsDir), the routes, the guard with its repair ladder, repair
+// breakers and cache, the guard's metrics and the /contracts admin routes.
+// Its errors are the configuration's.
 func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = slog.Default()
@@ -41,94 +42,41 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	}
 	promReg := prometheus.NewRegistry()
 	gm := newGuardMetrics(promReg)
-	// The repair client shares the server's breaker transport, which exists
-	// only once the server does: the model dials through a transport that
-	// is bound right after New.
-	late := &lateTransport{}
-	// One repair call may take what is left of the request's deadline; the
-	// client timeout is a backstop for a deadline-less configuration.
-	model, err := NewOllamaModel(cfg.Upstream, "", late, repairCallTimeout(cfg.Deadline))
-	if err != nil {
-		return nil, err
-	}
 	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
-	var srv *Server
-	// While the upstream breaker is open every model call would fail at
-	// once: the ladder stops after local repair and falls back.
-	gate := func(route, model string) (bool, func(bool)) {
-		if srv != nil && srv.Breaker().State() == gobreaker.StateOpen {
-			return false, func(bool) {}
-		}
-		return breakers.gate(route, model)
+	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
+		return guardConfig(cfg, logger, routes, up, breakers, gm).ToMiddleware()
 	}
-	// The config's zero means "none" for the budgets and limits; the guard's zero
-	// means "default" (echo's convention), its negative "none".
-	maxCalls, deadline := cfg.MaxLLMCalls, cfg.Deadline
-	maxBody, maxResponse := int64(cfg.MaxBodyBytes), int64(cfg.MaxResponseBytes)
-	if maxCalls == 0 {
-		maxCalls = -1
-	}
-	if deadline == 0 {
-		deadline = -1
-	}
-	if maxBody == 0 {
-		maxBody = -1
-	}
-	if maxResponse == 0 {
-		maxResponse = -1
-	}
-	guard, err := middleware.GuardConfig{
-		Resolver:         routes,
-		Model:            model,
-		RepairGate:       gate,
-		MaxBodyBytes:     maxBody,
-		MaxResponseBytes: maxResponse,
-		Deadline:         deadline,
-		MaxLLMCalls:      maxCalls,
-		Logger:           logger,
-		Observe:          gm.observe,
-	}.ToMiddleware()
-	if err != nil {
-		return nil, err
-	}
-	srv, err = New(cfg, Options{
+	return New(cfg, Options{
 		Logger:   logger,
 		Guard:    guard,
 		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
 		Registry: promReg,
 	})
-	if err != nil {
-		return nil, err
-	}
-	late.set(srv.Transport())
-	return srv, nil
 }
 
-// repairCallTimeout bounds one repair call: the deadline when there is
-// one, else ten minutes (a large document on a slow model).
-func repairCallTimeout(deadline time.Duration) time.Duration {
-	if deadline > 0 {
-		return deadline
+// guardConfig maps cfg onto the guard's own config, once: the guard owns
+// its defaults, and the config's zero and negative values mean the same
+// there (default, none).
+func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *Upstream,
+	breakers *repairBreakers, gm *guardMetrics) middleware.GuardConfig {
+	return middleware.GuardConfig{
+		Resolver: routes,
+		Upstream: up,
+		// While the upstream breaker is open every model call would fail
+		// at once: the ladder stops after local repair and falls back.
+		RepairGate: func(route, model string) (bool, func(bool)) {
+			if up.Breaker().State() == gobreaker.StateOpen {
+				return false, func(bool) {}
+			}
+			return breakers.gate(route, model)
+		},
+		MaxBodyBytes:     int64(cfg.MaxBodyBytes),
+		MaxResponseBytes: int64(cfg.MaxResponseBytes),
+		Deadline:         cfg.Deadline,
+		MaxLLMCalls:      cfg.MaxLLMCalls,
+		Logger:           logger,
+		Observe:          gm.observe,
 	}
-	return 10 * time.Minute
-}
-
-// lateTransport forwards to a RoundTripper that is set after construction.
-type lateTransport struct {
-	mu sync.RWMutex
-	rt http.RoundTripper
-}
-
-func (l *lateTransport) set(rt http.RoundTripper) { l.mu.Lock(); l.rt = rt; l.mu.Unlock() }
-
-func (l *lateTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	l.mu.RLock()
-	rt := l.rt
-	l.mu.RUnlock()
-	if rt == nil {
-		return nil, errors.New("gateway: repair transport used before the server was built")
-	}
-	return rt.RoundTrip(r)
 }
 
 // repairBreakers holds one breaker per route and upstream model: requests

@@ -41,8 +41,10 @@ func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
+	u, _ := url.Parse(upstream)
 	cfg := DefaultGuardConfig
 	cfg.Resolver = routes
+	cfg.Upstream = NewUpstream(u, nil)
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if edit != nil {
 		edit(&cfg)
@@ -51,7 +53,6 @@ func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := url.Parse(upstream)
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, FlushInterval: -1}
 	e := echo.New()
 	e.Use(guard)
@@ -79,6 +80,11 @@ func postJSONContract(t *testing.T, url, body string) (*http.Response, []byte) {
 func TestToMiddlewareNeedsResolver(t *testing.T) {
 	if _, err := (GuardConfig{}).ToMiddleware(); err == nil {
 		t.Error("ToMiddleware without Resolver succeeded")
+	}
+	reg, _ := contracts.LoadRegistry("")
+	routes, _ := NewRoutes(reg, nil, false)
+	if _, err := (GuardConfig{Resolver: routes}).ToMiddleware(); err == nil {
+		t.Error("ToMiddleware without Upstream succeeded")
 	}
 }
 

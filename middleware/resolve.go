@@ -9,6 +9,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Lookup is what the guard knows about a request when it asks which
@@ -37,6 +38,8 @@ type Route struct {
 	AddFormat bool
 	// Output overrides the contract's output mode ("bare", "fenced"); "" keeps it.
 	Output string
+	// schema is the contract's schema, parsed once, for AddFormat.
+	schema *strictjson.Value
 }
 
 // RouteAdHoc is the Route name of ad-hoc schema-only contracts.
@@ -100,7 +103,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool) (*Routes,
 			problems = append(problems, fmt.Sprintf("route %q: the same model as route %q", s.Model, prev.Name))
 			continue
 		}
-		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat, Output: s.Output}
+		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat, Output: s.Output, schema: schemaOf(v)}
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
@@ -139,7 +142,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params}
+		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: schemaOf(v)}
 		if base != nil {
 			r.UpstreamModel, r.AddFormat, r.Output = base.UpstreamModel, base.AddFormat, base.Output
 		}
@@ -188,6 +191,18 @@ func (rs *Routes) Validator(ref string) (*validators.Validator, bool) {
 
 // Registry returns the contracts the routes were built from.
 func (rs *Routes) Registry() *contracts.Registry { return rs.reg }
+
+// schemaOf parses a contract's schema for AddFormat; nil when it has none.
+func schemaOf(v *validators.Validator) *strictjson.Value {
+	if v.Contract.SchemaJSON == nil {
+		return nil
+	}
+	s, err := strictjson.Parse(v.Contract.SchemaJSON)
+	if err != nil {
+		return nil
+	}
+	return s
+}
 
 func mergeParams(a, b validators.Params) validators.Params {
 	out := validators.Params{}

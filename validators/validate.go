@@ -43,7 +43,8 @@ func New(c *contracts.Contract, packs map[string]RulePack) (*Validator, error) {
 }
 
 // Params merges request parameters over the contract's defaults and checks
-// them against every rule pack; the error names each bad parameter.
+// them against every rule pack; the error names each bad parameter and
+// each key no pack takes.
 func (v *Validator) Params(req Params) (Params, error) {
 	out := Params{}
 	for k, val := range v.Contract.Params {
@@ -53,6 +54,9 @@ func (v *Validator) Params(req Params) (Params, error) {
 		out[k] = val
 	}
 	var errs []error
+	if err := v.checkKnown(out); err != nil {
+		errs = append(errs, err)
+	}
 	for _, p := range v.packs {
 		if err := p.CheckParams(out); err != nil {
 			errs = append(errs, err)

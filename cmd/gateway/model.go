@@ -1,13 +1,24 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/url"
 	"time"
 
-	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
 )
 
-// newCLIModel returns the model client of `gateway repair` without --offline.
-func newCLIModel(url, model string) (repair.Model, error) {
-	return gateway.NewOllamaModel(url, model, nil, 10*time.Minute)
+// newCLIModel returns the model client of `gateway repair` without
+// --offline: the guard's own, on an upstream at base.
+func newCLIModel(base, model string) (repair.Model, error) {
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("ollama url %q: want http://host:port", base)
+	}
+	// A large document on a slow model: minutes, not hours.
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 10 * time.Minute
+	return middleware.NewModel(middleware.NewUpstream(u, t), model), nil
 }

@@ -31,7 +31,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	srv, err := gateway.Build(cfg, logger)
 	if err != nil {
-		return err
+		// Contracts, routes, the upstream URL: all configuration.
+		return &exitError{code: 2, err: fmt.Errorf("invalid configuration: %w", err)}
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -117,9 +118,6 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 // defaults of those settings are silent: they are documented as unused.
 func notImplemented(cfg config.Config) []string {
 	var out []string
-	if cfg.Cache != config.Default().Cache {
-		out = append(out, "cache: validated outputs are not cached yet; every guarded request asks the upstream")
-	}
 	if cfg.DebugStore {
 		out = append(out, "debug_store: before/after documents are not kept yet")
 	}

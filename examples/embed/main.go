@@ -39,6 +39,9 @@ func main() {
 	}
 	cfg := middleware.DefaultGuardConfig
 	cfg.Resolver = routes
+	// The guard asks Ollama itself: the first answer, repair calls and
+	// re-runs go through this one upstream.
+	cfg.Upstream = middleware.NewUpstream(u, nil)
 	guard, err := cfg.ToMiddleware()
 	if err != nil {
 		log.Fatal(err)

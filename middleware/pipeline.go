@@ -1,0 +1,429 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// One guarded request goes down once and back once, in stages that read
+// top to bottom in serve:
+//
+//	decode  → the client's request, by the path's codec
+//	resolve → the contract, its bound parameters, the upstream request
+//	cache   → a stored answer, or an identical request already in flight
+//	upstream→ the first answer, through the Upstream
+//	ladder  → validation and repair (its model calls through the Upstream)
+//	encode  → the client's shape, or an error in Ollama's
+//
+// Errors of every stage are *HTTPError, written by WriteError.
+
+// exchange is one guarded request on its way through the stages.
+type exchange struct {
+	codec Codec
+	// client is the request as the client sent it; up the request as the
+	// upstream gets it (model, format, temperature and stream edited).
+	client *Request
+	up     *Request
+	route  *Route
+	// upstreamModel is the model asked upstream; firstScheduled says the
+	// first call used the policy's first temperature.
+	upstreamModel  string
+	firstScheduled bool
+	// header is forwarded with every upstream call: the client's headers
+	// that are not the gateway's business, and the request id.
+	header    http.Header
+	requestID string
+	// cache says what the client allows of the cache.
+	cache cacheControl
+}
+
+// result is what the upstream and the ladder made of one exchange: the
+// answer to encode, or the error. Coalesced requests share one result, and
+// the cache stores the valid ones.
+type result struct {
+	status   string
+	contract string
+	repairs  int
+	text     string
+	// obj is the final answer object: text replaced, contract summary
+	// added, the upstream's model name.
+	obj *strictjson.Value
+	// report is the violation report of a contract failure.
+	report *validators.Report
+	// bare marks an answer passed on without a contract (a load or unload
+	// request has no text).
+	bare bool
+	err  *HTTPError
+	// outcome is the ladder's, for the log; nil for a cached answer.
+	outcome *repair.Outcome
+}
+
+func (r *result) storable() bool {
+	return r.err == nil && !r.bare && (r.status == repair.StatusValid || r.status == repair.StatusRepaired)
+}
+
+func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
+	start := time.Now()
+	x, pass, err := g.decode(c, cd)
+	if err != nil {
+		WriteError(c, err)
+		return nil
+	}
+	if pass {
+		return next(c)
+	}
+	if x.route, err = g.resolve(c, x); err != nil {
+		WriteError(c, err)
+		return nil
+	}
+	if x.route == nil {
+		restoreBody(c.Request(), x.client.Raw)
+		return next(c)
+	}
+	g.prepare(x)
+	res, ev := g.answer(c.Request().Context(), x)
+	if c.Request().Context().Err() != nil {
+		// The client is gone: nothing to answer, nothing to log.
+		c.Response().Status = StatusClientClosedRequest
+		return nil
+	}
+	ev.Latency = time.Since(start)
+	g.log(ev)
+	return g.encode(c, x, res)
+}
+
+// decode reads the client's body and decodes it with the path's codec. A
+// body that is not JSON is passed through (the upstream answers it as it
+// does) unless X-Contract asks for a guard.
+func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
+	req := c.Request()
+	body := req.Body
+	if g.MaxBodyBytes > 0 {
+		body = http.MaxBytesReader(c.Response(), body, g.MaxBodyBytes)
+	}
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, false, err
+		}
+		return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: "reading request body failed", Err: err}
+	}
+	r, err := cd.Decode(raw)
+	if err != nil {
+		if req.Header.Get("X-Contract") != "" {
+			return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+		}
+		restoreBody(req, raw)
+		return nil, true, nil
+	}
+	x := &exchange{codec: cd, client: r, requestID: requestID(c)}
+	x.cache = parseCacheControl(req.Header)
+	return x, false, nil
+}
+
+// restoreBody gives the request its body back for the next handler.
+func restoreBody(req *http.Request, raw []byte) {
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	req.ContentLength = int64(len(raw))
+}
+
+func requestID(c echo.Context) string {
+	if id := c.Response().Header().Get(echo.HeaderXRequestID); id != "" {
+		return id
+	}
+	return c.Request().Header.Get(echo.HeaderXRequestID)
+}
+
+// resolve finds the route: nil when the request is not guarded.
+func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
+	h := c.Request().Header
+	route, err := g.Resolver.Resolve(Lookup{Contract: h.Get("X-Contract"), Params: h.Get("X-Contract-Params"),
+		Model: x.client.Model, Schema: x.client.Schema})
+	if err != nil {
+		return nil, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+	}
+	return route, nil
+}
+
+// prepare builds the upstream request: the route's model, the contract's
+// schema as format where asked, the schedule's first temperature, and one
+// answer instead of a stream.
+func (g *guard) prepare(x *exchange) {
+	up := x.client.Clone()
+	route := x.route
+	up.SetModel(route.UpstreamModel)
+	x.upstreamModel = up.Model
+	if route.UpstreamModel != "" {
+		x.upstreamModel = route.UpstreamModel
+	}
+	if route.AddFormat && !x.client.HasFormat && route.schema != nil {
+		x.codec.SetFormat(up, route.schema.Clone())
+	}
+	policy := route.Validator.Contract.Policy
+	if policy.ScheduleFirst && len(policy.Temperatures) > 0 && !x.codec.Temperature(up) {
+		x.codec.SetTemperature(up, policy.Temperatures[0])
+		x.firstScheduled = true
+	}
+	up.SetStream(false)
+	x.up = up
+	x.header = forwardHeader(x.requestID)
+}
+
+// forwardHeader is the header of every upstream call the guard makes. The
+// client's own headers are not forwarded: the guard's calls are its own
+// (the client's Expect, encodings and lengths describe another body), and
+// the request id ties them to the client's request in the upstream's logs.
+func forwardHeader(requestID string) http.Header {
+	h := http.Header{}
+	if requestID != "" {
+		h.Set(echo.HeaderXRequestID, requestID)
+	}
+	return h
+}
+
+// answer runs the cache stage and, on a miss, the upstream and the ladder;
+// it returns the result and the request's log event.
+func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
+	ev := Event{RequestID: x.requestID, Route: x.route.Name, Contract: x.route.Validator.Contract.ID(),
+		Model: x.upstreamModel, Cache: cacheBypass}
+	var res *result
+	if g.Cache == nil {
+		res = g.run(ctx, x)
+	} else {
+		res = g.Cache.answer(ctx, x, g.run, &ev)
+	}
+	fillEvent(&ev, res)
+	return res, ev
+}
+
+func fillEvent(ev *Event, res *result) {
+	ev.CacheHit = ev.Cache == cacheHit
+	ev.Rungs, ev.CodesBefore, ev.CodesAfter = []string{}, []string{}, []string{}
+	switch {
+	case res.err != nil:
+		ev.Status, ev.Error = StatusError, res.err.Cause()
+	case res.bare:
+		ev.Status = repair.StatusValid
+	default:
+		ev.Status = res.status
+	}
+	if out := res.outcome; out != nil && !ev.Coalesced {
+		ev.Rungs, ev.LLMCalls, ev.LocalFixes = out.Rungs, out.LLMCalls, len(out.Changes)
+		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), parseClass(out.Before)
+		ev.RepairTokens = out.Tokens
+	}
+}
+
+// run asks the upstream and brings its answer into contract, within the
+// request's deadline.
+func (g *guard) run(ctx context.Context, x *exchange) *result {
+	ctx, cancel := g.deadline(ctx)
+	defer cancel()
+	first, err := g.ask(ctx, x, x.up)
+	if err != nil {
+		return &result{err: AsHTTPError(err)}
+	}
+	// A request without prompt or messages loads or unloads the model
+	// (`ollama run`, keep_alive calls): Ollama answers one object with no
+	// text, even to a stream request, and there is nothing to validate.
+	if first.DoneReason == "load" || first.DoneReason == "unload" {
+		return &result{bare: true, obj: first.Obj}
+	}
+	out := g.ladder(ctx, x, first)
+	if out == nil {
+		return &result{err: AsHTTPError(ctx.Err())}
+	}
+	return g.settle(x, first, out)
+}
+
+func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if g.Deadline > 0 {
+		return context.WithTimeout(ctx, g.Deadline)
+	}
+	return context.WithCancel(ctx)
+}
+
+// ask sends r upstream and reads the answer with the exchange's codec.
+func (g *guard) ask(ctx context.Context, x *exchange, r *Request) (*Answer, error) {
+	body, err := g.send(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header})
+	if err != nil {
+		return nil, err
+	}
+	a, err := x.codec.ReadAnswer(body)
+	if err != nil {
+		if errors.Is(err, ErrIncomplete) {
+			return nil, &HTTPError{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
+		}
+		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
+	}
+	return a, nil
+}
+
+// ladder runs the repair ladder on the first answer. It returns nil when
+// the caller went away: nothing was learnt about the model.
+func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.Outcome {
+	route := x.route
+	allow, done := true, func(bool) {}
+	if g.RepairGate != nil {
+		allow, done = g.RepairGate(route.Name, x.upstreamModel)
+	}
+	again := func(edit func(*Request)) func(ctx context.Context) (repair.Reply, error) {
+		return func(ctx context.Context) (repair.Reply, error) {
+			r := x.up.Clone()
+			edit(r)
+			a, err := g.ask(ctx, x, r)
+			if err != nil {
+				return repair.Reply{}, err
+			}
+			return repair.Reply{Text: a.Text, PromptTokens: a.PromptTokens, OutputTokens: a.OutputTokens}, nil
+		}
+	}
+	job := repair.Job{
+		Validator:      route.Validator,
+		Params:         route.Params,
+		Text:           first.Text,
+		Prompt:         x.codec.Prompt(x.up),
+		Model:          model{send: g.send, name: x.upstreamModel, header: x.header},
+		ModelName:      x.upstreamModel,
+		MaxLLMCalls:    g.MaxLLMCalls,
+		FirstScheduled: x.firstScheduled,
+		LocalOnly:      !allow,
+		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
+			return again(func(r *Request) { r.SetModel(m) })(ctx)
+		},
+		Rerun: func(ctx context.Context, t float64) (repair.Reply, error) {
+			return again(func(r *Request) { x.codec.SetTemperature(r, t) })(ctx)
+		},
+	}
+	out := repair.Run(ctx, job)
+	if errors.Is(ctx.Err(), context.Canceled) {
+		done(true)
+		return nil
+	}
+	done(out.Status == repair.StatusValid || out.Status == repair.StatusRepaired)
+	return &out
+}
+
+// settle turns the ladder's outcome into the result to encode.
+func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result {
+	res := &result{status: out.Status, contract: x.route.Validator.Contract.ID(),
+		repairs: len(out.Changes) + out.LLMCalls, outcome: out}
+	if out.Doc == nil {
+		res.report = &out.Report
+		return res
+	}
+	mode := x.route.Validator.Contract.Output
+	if x.route.Output != "" {
+		mode = x.route.Output
+	}
+	res.text = render(mode, out.Doc)
+	res.obj = x.codec.WithText(first.Obj, res.text)
+	set(res.obj, "contract", summary(out))
+	return res
+}
+
+// encode answers the client: the error, the bare answer, the contract
+// failure (422 with the report), or the guarded answer in the client's
+// shape, streamed or not.
+func (g *guard) encode(c echo.Context, x *exchange, res *result) error {
+	if res.err != nil {
+		WriteError(c, res.err)
+		return nil
+	}
+	w := c.Response()
+	if res.bare {
+		r := *x.client
+		r.Stream = false
+		return x.codec.Encode(w, &r, withModel(res.obj, x.client.Model), "")
+	}
+	h := w.Header()
+	h.Set("X-Contract", res.contract)
+	h.Set("X-Contract-Status", res.status)
+	h.Set("X-Contract-Repairs", strconv.Itoa(res.repairs))
+	if res.report != nil {
+		WriteError(c, &HTTPError{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
+		return nil
+	}
+	return x.codec.Encode(w, x.client, withModel(res.obj, x.client.Model), res.text)
+}
+
+// withModel returns obj with the client's model name: the client asked for
+// its (perhaps virtual) model and gets its name back, as from Ollama.
+func withModel(obj *strictjson.Value, model string) *strictjson.Value {
+	if model == "" || !obj.Has("model") {
+		return obj
+	}
+	out := obj.Clone()
+	set(out, "model", strictjson.String(model))
+	return out
+}
+
+// render writes the validated document as the contract's output mode asks.
+func render(mode string, doc *strictjson.Value) string {
+	if mode == "fenced" {
+		return "```json\n" + string(strictjson.MarshalIndent(doc, "  ")) + "\n```"
+	}
+	return string(strictjson.Marshal(doc))
+}
+
+// summary is the `contract` member added to the final response object.
+func summary(out *repair.Outcome) *strictjson.Value {
+	codes := func(cs []string) *strictjson.Value {
+		items := make([]*strictjson.Value, len(cs))
+		for i, c := range cs {
+			items[i] = strictjson.String(c)
+		}
+		return strictjson.Array(items...)
+	}
+	return object(
+		member("id", strictjson.String(out.Report.Contract)),
+		member("status", strictjson.String(out.Status)),
+		member("llm_calls", strictjson.Int(int64(out.LLMCalls))),
+		member("local_fixes", strictjson.Int(int64(len(out.Changes)))),
+		member("violations_before", codes(out.Before.Codes())),
+		member("violations_after", codes(out.Report.Codes())),
+		member("repair_tokens", object(
+			member("prompt", strictjson.Int(int64(out.Tokens.PromptTokens))),
+			member("output", strictjson.Int(int64(out.Tokens.OutputTokens))),
+		)),
+	)
+}
+
+func failureMessage(r validators.Report) string {
+	n := 0
+	first := ""
+	for _, v := range r.Violations {
+		if v.Severity == validators.SeverityError {
+			if n == 0 {
+				first = v.Code
+				if v.Path != "" {
+					first += " at " + v.Path
+				}
+			}
+			n++
+		}
+	}
+	return fmt.Sprintf("model output violates contract %s: %d violation(s), first %s", r.Contract, n, first)
+}
+
+func parseClass(r validators.Report) string {
+	for _, v := range r.Violations {
+		if v.Class == validators.ClassParse {
+			return v.Code
+		}
+	}
+	return ""
+}

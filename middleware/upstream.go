@@ -1,0 +1,234 @@
+package middleware
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// Upstream is the guard's one road to Ollama: the first answer, repair
+// calls, partial regeneration, re-runs and the fallback model all go
+// through it. The gateway implements it on its breaker transport; an
+// embedding application can use [NewUpstream].
+type Upstream interface {
+	// Do sends req to Ollama and returns its answer. req.URL holds the path
+	// only: the Upstream knows where Ollama is. An error the client should
+	// see as it is (a 503 of an open breaker, with Retry-After) is an
+	// *HTTPError; any other error is taken as the upstream being
+	// unreachable.
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// NewUpstream returns an Upstream that sends requests to base through rt
+// (nil means http.DefaultTransport).
+func NewUpstream(base *url.URL, rt http.RoundTripper) Upstream {
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	return &httpUpstream{base: base, rt: rt}
+}
+
+type httpUpstream struct {
+	base *url.URL
+	rt   http.RoundTripper
+}
+
+func (u *httpUpstream) Do(req *http.Request) (*http.Response, error) {
+	ResolveURL(req, u.base)
+	return u.rt.RoundTrip(req)
+}
+
+// ResolveURL points req, whose URL holds a path only, at base: scheme,
+// host, and base's path as a prefix. The Host header becomes base's host,
+// as Ollama refuses other hosts when it listens on loopback.
+func ResolveURL(req *http.Request, base *url.URL) {
+	u := *base
+	u.Path = singleJoin(base.Path, req.URL.Path)
+	u.RawPath = ""
+	u.RawQuery = req.URL.RawQuery
+	req.URL = &u
+	req.Host = u.Host
+}
+
+func singleJoin(a, b string) string {
+	switch {
+	case a == "" || a == "/":
+		return b
+	case a[len(a)-1] == '/' && len(b) > 0 && b[0] == '/':
+		return a + b[1:]
+	}
+	return a + b
+}
+
+// upstreamCall is one request the guard sends upstream.
+type upstreamCall struct {
+	path string
+	body []byte
+	// header holds the client's headers to forward (nil for the guard's
+	// own calls) and the request id.
+	header http.Header
+}
+
+// maxErrorBody bounds how much of an upstream error answer is read: its
+// message is one line.
+const maxErrorBody = 64 << 10
+
+// send makes one upstream call and returns the answer's body. Every
+// failure comes back as an *HTTPError: the upstream's own error status
+// and message, an unreachable or cut upstream as 502, a too large answer
+// as 502 naming the limit, the request's deadline as 504, the client
+// leaving as 499.
+func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.path, bytes.NewReader(call.body))
+	if err != nil {
+		return nil, &HTTPError{Code: http.StatusInternalServerError, Err: err}
+	}
+	for k, vs := range call.header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.ContentLength = int64(len(call.body))
+	resp, err := g.Upstream.Do(req)
+	if err != nil {
+		return nil, upstreamFailure(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, upstreamStatus(resp)
+	}
+	limit := g.MaxResponseBytes
+	var r io.Reader = resp.Body
+	if limit > 0 {
+		r = io.LimitReader(resp.Body, limit+1)
+	}
+	body, err := io.ReadAll(r)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, upstreamFailure(ctx, err)
+		}
+		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
+	}
+	if limit > 0 && int64(len(body)) > limit {
+		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
+	}
+	return body, nil
+}
+
+// upstreamFailure maps an error of a round trip, or of reading its
+// answer, to what the client sees.
+func upstreamFailure(ctx context.Context, err error) *HTTPError {
+	var he *HTTPError
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.Is(ctx.Err(), context.Canceled):
+		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "deadline exceeded", Err: err}
+	}
+	return &HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
+}
+
+// upstreamStatus turns an upstream's error answer into the client's: the
+// same status and message (Ollama's {"error": …}, or OpenAI's
+// {"error": {"message": …}}), and the headers that go with it
+// (Retry-After on a 503).
+func upstreamStatus(resp *http.Response) *HTTPError {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	he := &HTTPError{Code: resp.StatusCode,
+		Err: fmt.Errorf("upstream status %d: %s", resp.StatusCode, bytes.TrimSpace(body))}
+	var native struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &native) == nil && native.Error != nil {
+		var s string
+		var oai struct {
+			Message string `json:"message"`
+		}
+		switch {
+		case json.Unmarshal(native.Error, &s) == nil:
+			he.Msg = s
+		case json.Unmarshal(native.Error, &oai) == nil:
+			he.Msg = oai.Message
+		}
+	}
+	if he.Msg == "" {
+		he.Msg = "upstream answered " + strconv.Itoa(resp.StatusCode)
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		he.Header = http.Header{"Retry-After": {ra}}
+	}
+	return he
+}
+
+// maxRepairPrompt bounds one repair or regeneration prompt. A repair
+// prompt holds the document to repair: far larger than any document a
+// contract describes, it would cost the model more than a re-run.
+const maxRepairPrompt = 4 << 20
+
+// errPromptTooLarge is the error of a repair call that was not sent.
+var errPromptTooLarge = errors.New("repair prompt too large")
+
+// model is the ladder's repair.Model on the upstream: one non-streaming
+// /api/generate call per completion.
+type model struct {
+	send   func(ctx context.Context, call upstreamCall) ([]byte, error)
+	name   string
+	header http.Header
+}
+
+var _ repair.Model = model{}
+
+// NewModel returns a repair.Model that completes through up with model
+// name (the command line's `repair --ollama`).
+func NewModel(up Upstream, name string) repair.Model {
+	g := &guard{GuardConfig: GuardConfig{Upstream: up}}
+	return model{send: g.send, name: name}
+}
+
+// Complete implements repair.Model.
+func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	if len(req.System)+len(req.Prompt) > maxRepairPrompt {
+		return repair.Reply{}, fmt.Errorf("%w: %d bytes, the limit is %d", errPromptTooLarge, len(req.System)+len(req.Prompt), maxRepairPrompt)
+	}
+	name := m.name
+	if req.Model != "" {
+		name = req.Model
+	}
+	opts := object(member("temperature", strictjson.Number(trimFloat(req.Temperature))), member("top_p", strictjson.Number(trimFloat(req.TopP))))
+	if req.NumPredict > 0 {
+		set(opts, "num_predict", strictjson.Int(int64(req.NumPredict)))
+	}
+	body := object(
+		member("model", strictjson.String(name)),
+		member("system", strictjson.String(req.System)),
+		member("prompt", strictjson.String(req.Prompt)),
+		member("stream", strictjson.BoolValue(false)),
+		member("options", opts),
+	)
+	if len(req.Format) > 0 {
+		f, err := strictjson.Parse(req.Format)
+		if err != nil {
+			return repair.Reply{}, fmt.Errorf("repair format: %w", err)
+		}
+		set(body, "format", f)
+	}
+	raw, err := m.send(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header})
+	if err != nil {
+		return repair.Reply{}, err
+	}
+	a, err := generateCodec{}.ReadAnswer(raw)
+	if err != nil {
+		return repair.Reply{}, err
+	}
+	return repair.Reply{Text: a.Text, PromptTokens: a.PromptTokens, OutputTokens: a.OutputTokens}, nil
+}
