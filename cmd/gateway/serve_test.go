@@ -54,6 +54,10 @@ func TestServeUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.yaml")
 	mustWrite(t, bad, "listen: 127.0.0.1:1\nlisten_adress: x\n")
+	misspelt := filepath.Join(dir, "misspelt.yaml")
+	mustWrite(t, misspelt, "listen: 127.0.0.1:0\nroutes:\n  - model: quiz\n    contract: mcq\n    params:\n      questoin_count: \"5\"\n")
+	noContract := filepath.Join(dir, "nocontract.yaml")
+	mustWrite(t, noContract, "listen: 127.0.0.1:0\nroutes:\n  - model: quiz\n    contract: nope\n")
 	tests := []struct {
 		name string
 		args []string
@@ -64,6 +68,8 @@ func TestServeUsageErrors(t *testing.T) {
 		{"unknown key in the file", []string{"--config", bad}, `bad.yaml: line 2: unknown key "listen_adress"`},
 		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
 		{"invalid values, all reported", []string{"--upstream", "ollama:11434", "--listen", "nohost"}, "upstream"},
+		{"misspelt route param", []string{"--config", misspelt}, `unknown param "questoin_count"`},
+		{"unknown contract", []string{"--config", noContract}, `unknown contract "nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
