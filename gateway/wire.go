@@ -91,11 +91,12 @@ type repairBreakers struct {
 }
 
 func newRepairBreakers(threshold int, open time.Duration) *repairBreakers {
+	// The upstream breaker's settings and defaults serve both.
 	if threshold <= 0 {
-		threshold = 5
+		threshold = DefaultFailureThreshold
 	}
 	if open <= 0 {
-		open = 30 * time.Second
+		open = DefaultOpenTimeout
 	}
 	return &repairBreakers{threshold: uint32(threshold), open: open, byKey: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}
 }

@@ -101,7 +101,8 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	}
 	ev.Latency = time.Since(start)
 	g.log(ev)
-	return g.encode(c, x, res)
+	c.Response().Header().Set("X-Cache", ev.Cache)
+	return g.encode(c, x, res, ev.Cache)
 }
 
 // decode reads the client's body and decodes it with the path's codec. A
@@ -337,8 +338,9 @@ func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result 
 
 // encode answers the client: the error, the bare answer, the contract
 // failure (422 with the report), or the guarded answer in the client's
-// shape, streamed or not.
-func (g *guard) encode(c echo.Context, x *exchange, res *result) error {
+// shape, streamed or not, its summary saying where it came from (cache
+// hit, miss or bypass).
+func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus string) error {
 	if res.err != nil {
 		WriteError(c, res.err)
 		return nil
@@ -347,7 +349,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result) error {
 	if res.bare {
 		r := *x.client
 		r.Stream = false
-		return x.codec.Encode(w, &r, withModel(res.obj, x.client.Model), "")
+		return x.codec.Encode(w, &r, withModel(res.obj.Clone(), x.client.Model), "")
 	}
 	h := w.Header()
 	h.Set("X-Contract", res.contract)
@@ -357,18 +359,20 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result) error {
 		WriteError(c, &HTTPError{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
 		return nil
 	}
-	return x.codec.Encode(w, x.client, withModel(res.obj, x.client.Model), res.text)
+	obj := res.obj.Clone()
+	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
+		set(sum, "cache", strictjson.String(cacheStatus))
+	}
+	return x.codec.Encode(w, x.client, withModel(obj, x.client.Model), res.text)
 }
 
 // withModel returns obj with the client's model name: the client asked for
 // its (perhaps virtual) model and gets its name back, as from Ollama.
 func withModel(obj *strictjson.Value, model string) *strictjson.Value {
-	if model == "" || !obj.Has("model") {
-		return obj
+	if model != "" && obj.Has("model") {
+		set(obj, "model", strictjson.String(model))
 	}
-	out := obj.Clone()
-	set(out, "model", strictjson.String(model))
-	return out
+	return obj
 }
 
 // render writes the validated document as the contract's output mode asks.
