@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -349,7 +350,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if res.bare {
 		r := *x.client
 		r.Stream = false
-		return x.codec.Encode(w, &r, withModel(res.obj.Clone(), x.client.Model), "")
+		return x.codec.Encode(w, &r, withModel(shallow(res.obj), x.client.Model), "")
 	}
 	h := w.Header()
 	h.Set("X-Contract", res.contract)
@@ -359,11 +360,22 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 		WriteError(c, &HTTPError{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
 		return nil
 	}
-	obj := res.obj.Clone()
+	// res is shared (by coalesced requests, with the cache): a shallow
+	// copy of the top level and of the summary is all this answer edits.
+	obj := shallow(res.obj)
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
+		sum = shallow(sum)
 		set(sum, "cache", strictjson.String(cacheStatus))
+		set(obj, "contract", sum)
 	}
 	return x.codec.Encode(w, x.client, withModel(obj, x.client.Model), res.text)
+}
+
+// shallow copies an object's member list, not its values.
+func shallow(obj *strictjson.Value) *strictjson.Value {
+	out := *obj
+	out.Members = slices.Clone(obj.Members)
+	return &out
 }
 
 // withModel returns obj with the client's model name: the client asked for

@@ -106,11 +106,14 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 		return nil, upstreamStatus(resp)
 	}
 	limit := g.MaxResponseBytes
+	if limit > 0 && resp.ContentLength > limit {
+		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
+	}
 	var r io.Reader = resp.Body
 	if limit > 0 {
 		r = io.LimitReader(resp.Body, limit+1)
 	}
-	body, err := io.ReadAll(r)
+	body, err := readAll(r, resp.ContentLength)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, upstreamFailure(ctx, err)
@@ -121,6 +124,26 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
 	}
 	return body, nil
+}
+
+// readAll reads r whole, into one buffer of the announced size when there
+// is one (answers are tens of kilobytes: growing a buffer from 512 bytes
+// would copy them several times). A body shorter than announced is an
+// error, as io.ReadAll would have it from the transport.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > 256<<20 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF && int64(n) == size:
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf[:n], rest...), err
 }
 
 // upstreamFailure maps an error of a round trip, or of reading its

@@ -1,0 +1,216 @@
+// Command cache compares, side by side in one run, a cache hit through the
+// whole gateway with the same request passed through to an upstream that
+// answers at once: p50 and p99 at one connection, requests per second at
+// sixteen, for the memory store and for Redis. It starts everything it
+// measures on loopback: a fake Ollama, two gateways (memory, Redis) and a
+// redis-server (Debian's; skipped with a note when it is missing).
+//
+//	go run ./bench/cache [-n 3000] [-c 16] [-d 5s]
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway"
+)
+
+// answer is the fake upstream's non-stream /api/generate answer: a small
+// valid JSON document, at once.
+const answer = `{"model":"m","created_at":"2025-01-01T00:00:00Z","response":"{\"title\":\"Python basics\",\"score\":42,\"tags\":[\"a\",\"b\",\"c\"]}","done":true,"done_reason":"stop","eval_count":20,"prompt_eval_count":5}`
+
+const body = `{"model":"m","prompt":"Give me a small JSON document.","stream":false,"options":{"temperature":0}}`
+
+func main() {
+	n := flag.Int("n", 3000, "sequential requests per target at c=1")
+	c := flag.Int("c", 16, "connections for the throughput figure")
+	d := flag.Duration("d", 5*time.Second, "duration of the throughput run per target")
+	flag.Parse()
+	log.SetFlags(0)
+
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		io.WriteString(w, answer)
+	}))
+	defer up.Close()
+
+	type target struct {
+		name, url string
+		header    http.Header
+	}
+	mem := startGateway(up.URL, "")
+	defer mem.Close()
+	targets := []target{
+		{"pass-through", mem.URL, nil},
+		{"memory hit", mem.URL, http.Header{"X-Contract": {"json"}}},
+	}
+	if addr, stop, err := startRedis(); err != nil {
+		fmt.Printf("redis: %v (Redis rows left out)\n", err)
+	} else {
+		defer stop()
+		red := startGateway(up.URL, "redis://"+addr+"/0")
+		defer red.Close()
+		targets = append(targets, target{"redis hit", red.URL, http.Header{"X-Contract": {"json"}}})
+	}
+
+	type row struct {
+		name     string
+		p50, p99 float64
+		rps      float64
+	}
+	var rows []row
+	for _, t := range targets {
+		// The first request fills the cache; the X-Cache of the next says
+		// whether it holds.
+		if t.header != nil {
+			send(http.DefaultClient, t.url, t.header)
+			if got := send(http.DefaultClient, t.url, t.header); got != "hit" {
+				log.Fatalf("%s: X-Cache %q after the first request, want hit", t.name, got)
+			}
+		}
+		lat := sequential(t.url, t.header, *n)
+		rows = append(rows, row{t.name, percentile(lat, 50), percentile(lat, 99), throughput(t.url, t.header, *c, *d)})
+	}
+	fmt.Printf("%-14s %10s %10s %10s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(*c), "p50 ratio", "rps ratio")
+	base := rows[0]
+	for _, r := range rows {
+		fmt.Printf("%-14s %10.3f %10.3f %10.0f %10.2f %10.2f\n", r.name, r.p50, r.p99, r.rps, r.p50/base.p50, r.rps/base.rps)
+	}
+	fmt.Println("ratios are to pass-through (same request, unguarded, upstream answering at once)")
+}
+
+func startGateway(upstream, redisURL string) *httptest.Server {
+	cfg := config.Default()
+	cfg.Upstream = upstream
+	if redisURL != "" {
+		// Redis alone, so that every hit is a Redis round trip (with a
+		// memory tier, repeated hits are memory hits).
+		cfg.Cache.Redis, cfg.Cache.MaxBytes = redisURL, -1
+	}
+	// One line per request is the production default; the figure includes it.
+	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return httptest.NewServer(srv.Handler())
+}
+
+func newRequest(url string, h http.Header) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/generate", strings.NewReader(body))
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	return req
+}
+
+func send(client *http.Client, url string, h http.Header) string {
+	resp, err := client.Do(newRequest(url, h))
+	if err != nil {
+		log.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		log.Fatalf("%s: status %d", url, resp.StatusCode)
+	}
+	return resp.Header.Get("X-Cache")
+}
+
+func sequential(url string, h http.Header, n int) []time.Duration {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n+100; i++ { // the first 100 warm up
+		start := time.Now()
+		send(client, url, h)
+		if i >= 100 {
+			out = append(out, time.Since(start))
+		}
+	}
+	return out
+}
+
+func throughput(url string, h http.Header, c int, d time.Duration) float64 {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				send(client, url, h)
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(done.Load()) / time.Since(start).Seconds()
+}
+
+func percentile(ds []time.Duration, p float64) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(p/100*float64(len(s))+0.5) - 1
+	i = max(0, min(i, len(s)-1))
+	return float64(s[i]) / float64(time.Millisecond)
+}
+
+// startRedis runs redis-server on a free loopback port, without
+// persistence, until stop.
+func startRedis() (string, func(), error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", nil, fmt.Errorf("redis-server not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	dir, err := os.MkdirTemp("", "bench-redis")
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait(); os.RemoveAll(dir) }
+	for range 100 {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			io.WriteString(conn, "PING\r\n")
+			line, _ := bufio.NewReader(conn).ReadString('\n')
+			conn.Close()
+			if strings.HasPrefix(line, "+PONG") {
+				return addr, stop, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	return "", nil, fmt.Errorf("redis-server did not answer on %s", addr)
+}
