@@ -76,6 +76,7 @@ func (r *result) storable() bool {
 
 func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	start := time.Now()
+	c.Set(ctxKeyCodec, cd)
 	x, pass, err := g.decode(c, cd)
 	if err != nil {
 		WriteError(c, err)
