@@ -105,7 +105,7 @@ func (anthropicCodec) ReadAnswer(body []byte) (*Answer, error) {
 // anthropicText is the text of a message: its text blocks.
 func anthropicText(obj *strictjson.Value) string {
 	var b strings.Builder
-	for _, block := range obj.Get("content").Items {
+	for _, block := range items(obj.Get("content")) {
 		if typ, _ := block.Get("type").AsString(); typ == "text" {
 			s, _ := block.Get("text").AsString()
 			b.WriteString(s)
@@ -271,7 +271,7 @@ func (anthropicCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 	set(startUsage, "output_tokens", strictjson.Int(0))
 	set(start, "usage", startUsage)
 	emit("message_start", member("message", start))
-	for i, b := range obj.Get("content").Items {
+	for i, b := range items(obj.Get("content")) {
 		idx := member("index", strictjson.Int(int64(i)))
 		empty := b.Clone()
 		var delta *strictjson.Value

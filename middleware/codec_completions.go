@@ -263,3 +263,12 @@ func writeNamedSSE(w http.ResponseWriter, events []*strictjson.Value) error {
 	}
 	return err
 }
+
+// items returns the items of an array, nil for anything else (nil
+// included).
+func items(v *strictjson.Value) []*strictjson.Value {
+	if v == nil || v.Kind != strictjson.KindArray {
+		return nil
+	}
+	return v.Items
+}

@@ -159,11 +159,11 @@ func (responsesCodec) ReadAnswer(body []byte) (*Answer, error) {
 // output_text parts.
 func responsesText(obj *strictjson.Value) string {
 	var b strings.Builder
-	for _, item := range obj.Get("output").Items {
+	for _, item := range items(obj.Get("output")) {
 		if typ, _ := item.Get("type").AsString(); typ != "message" {
 			continue
 		}
-		for _, part := range item.Get("content").Items {
+		for _, part := range items(item.Get("content")) {
 			if typ, _ := part.Get("type").AsString(); typ == "output_text" {
 				s, _ := part.Get("text").AsString()
 				b.WriteString(s)
@@ -287,7 +287,7 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 	}
 	emit("response.created", member("response", pending))
 	emit("response.in_progress", member("response", pending))
-	for i, item := range obj.Get("output").Items {
+	for i, item := range items(obj.Get("output")) {
 		idx := member("output_index", strictjson.Int(int64(i)))
 		typ, _ := item.Get("type").AsString()
 		if typ != "message" {
@@ -303,7 +303,7 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 		set(added, "status", strictjson.String("in_progress"))
 		set(added, "content", strictjson.Array())
 		emit("response.output_item.added", idx, member("item", added))
-		for j, part := range item.Get("content").Items {
+		for j, part := range items(item.Get("content")) {
 			ci := member("content_index", strictjson.Int(int64(j)))
 			empty := part.Clone()
 			if empty.Has("text") {
