@@ -110,3 +110,14 @@ func TestErrorShapes(t *testing.T) {
 		t.Errorf("sseErrorEvent = %q, want %q", got, want)
 	}
 }
+
+func codecFor(t *testing.T, path string) Codec {
+	t.Helper()
+	for _, cd := range Codecs() {
+		if cd.Path() == path {
+			return cd
+		}
+	}
+	t.Fatalf("no codec for %s", path)
+	return nil
+}

@@ -94,17 +94,6 @@ func readGolden(t *testing.T, name string) []byte {
 	return b
 }
 
-func codecFor(t *testing.T, path string) Codec {
-	t.Helper()
-	for _, cd := range Codecs() {
-		if cd.Path() == path {
-			return cd
-		}
-	}
-	t.Fatalf("no codec for %s", path)
-	return nil
-}
-
 // TestGoldenAnswers reads Ollama's recorded answers: a stream assembles to
 // the answer Ollama gives the same request without a stream (text, reason
 // and counters), and an answer with its text replaced and encoded — one

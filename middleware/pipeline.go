@@ -333,7 +333,7 @@ func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result 
 	}
 	res.text = render(mode, out.Doc)
 	res.obj = x.codec.WithText(first.Obj, res.text)
-	set(res.obj, "contract", summary(out))
+	set(res.obj, "contract", summaryWithStop(x.codec, res.obj, summary(out)))
 	return res
 }
 
