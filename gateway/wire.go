@@ -34,9 +34,9 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
-			Params: r.Params, AddFormat: r.AddFormat, Output: r.Output})
+			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output})
 	}
-	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas)
+	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
 	if err != nil {
 		return nil, fmt.Errorf("routes: %w", err)
 	}
