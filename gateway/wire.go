@@ -51,6 +51,8 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		Guard:    guard,
 		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
 		Registry: promReg,
+
+		VirtualModels: routes.VirtualModels,
 	})
 }
 
