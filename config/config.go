@@ -111,6 +111,14 @@ type Config struct {
 	// Breaker configures the upstream circuit breaker.
 	Breaker Breaker `yaml:"breaker"`
 
+	// GuardToolCalls checks the tool calls of requests no contract guards:
+	// when such a request declares tools and the answer calls them, each
+	// call's arguments are validated against the function's parameters
+	// schema and repaired, or the client gets 422. False (the default)
+	// passes them through untouched; guarded requests always get their
+	// tool calls checked.
+	GuardToolCalls bool `yaml:"guard_tool_calls"`
+
 	// NoSchemaFormat lists upstream models that cannot take a JSON Schema
 	// as their format (their server refuses it or their output degrades):
 	// the guard never adds the contract's schema to a request for them,

@@ -76,6 +76,7 @@ func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Rout
 		MaxResponseBytes: int64(cfg.MaxResponseBytes),
 		Deadline:         cfg.Deadline,
 		MaxLLMCalls:      cfg.MaxLLMCalls,
+		ToolCalls:        cfg.GuardToolCalls,
 		Logger:           logger,
 		Observe:          gm.observe,
 	}

@@ -63,6 +63,13 @@ type GuardConfig struct {
 	// MaxLLMCalls bounds the ladder's model calls per request. Zero means
 	// DefaultMaxLLMCalls (6), negative none (local repair only).
 	MaxLLMCalls int
+	// ToolCalls guards the tool calls of requests no contract guards: when
+	// such a request declares tools and the answer calls them, each call's
+	// arguments are validated against its function's parameters schema and
+	// repaired, or the client gets 422. False (the default) passes those
+	// requests through untouched. Guarded requests always get their tool
+	// calls checked.
+	ToolCalls bool
 	// Logger receives one line per guarded request; nil means slog.Default.
 	Logger *slog.Logger
 	// Observe, when set, is called once per guarded request (metrics).
@@ -148,7 +155,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		}
 		byPath[cd.Path()] = cd
 	}
-	g := &guard{GuardConfig: config}
+	g := &guard{GuardConfig: config, tools: newToolValidators()}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if config.Skipper(c) || c.Request().Method != http.MethodPost {
@@ -165,6 +172,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 
 type guard struct {
 	GuardConfig
+	tools *toolValidators
 }
 
 func (g *guard) log(ev Event) {

@@ -90,6 +90,9 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 		return nil
 	}
 	if x.route == nil {
+		x.route = g.toolsRoute(x)
+	}
+	if x.route == nil {
 		restoreBody(c.Request(), x.client.Raw)
 		return next(c)
 	}
@@ -243,6 +246,12 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	// text, even to a stream request, and there is nothing to validate.
 	if first.DoneReason == "load" || first.DoneReason == "unload" {
 		return &result{bare: true, obj: first.Obj}
+	}
+	if tc, calls := g.toolCalls(x, first); len(calls) > 0 {
+		return g.runTools(ctx, x, first, tc, calls)
+	}
+	if x.route.toolsOnly {
+		return &result{status: repair.StatusValid, contract: RouteTools, text: first.Text, obj: first.Obj}
 	}
 	out := g.ladder(ctx, x, first)
 	if out == nil {

@@ -43,6 +43,9 @@ type Route struct {
 	Output string
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
+	// toolsOnly marks a request no contract guards whose tool calls are
+	// checked (GuardConfig.ToolCalls).
+	toolsOnly bool
 }
 
 // RouteAdHoc is the Route name of ad-hoc schema-only contracts.
