@@ -1200,7 +1200,7 @@ func nodeClientsDir(t *testing.T) (node, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"ollama", "openai"} {
+	for _, pkg := range nodePackages {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("npm package %s is not installed in %s", pkg, dir)
 		}
@@ -1227,13 +1227,14 @@ type nodeStep struct {
 func TestE2ENodeClients(t *testing.T) {
 	node, dir := nodeClientsDir(t)
 	o := ollamatest.Start(t)
-	gw := startE2EGateway(t, e2eConfig(t, o.URL))
+	rec := newPathRecorder(t, o.URL)
+	gw := startE2EGateway(t, e2eConfig(t, rec.URL))
 	storyRaw := readE2EFile(t, e2eContractsDir(t), "story", "schema.json")
 	story := compileE2ESchema(t, "story", storyRaw)
 	want := reference(t, o.URL, story, storyRaw, e2ePrompt)
 	plain := directText(t, o.URL, pathGenerate, e2eRequest(pathGenerate, ollamatest.ModelName, "Once upon a time", false, nil, 48))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "clients.mjs")
 	cmd.Dir = dir
@@ -1242,6 +1243,7 @@ func TestE2ENodeClients(t *testing.T) {
 		"CG_GUARDED_MODEL="+e2eStoryRoute,
 		"CG_PLAIN_MODEL="+ollamatest.ModelName,
 		"CG_PROMPT="+e2ePrompt,
+		"CG_STORY_SCHEMA="+filepath.Join(e2eContractsDir(t), "story", "schema.json"),
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -1315,5 +1317,10 @@ func TestE2ENodeClients(t *testing.T) {
 		if !slices.Contains(s.Models, ollamatest.ModelName+":latest") {
 			t.Errorf("list = %v, want %s:latest", s.Models, ollamatest.ModelName)
 		}
+		if !slices.Contains(s.Models, e2eStoryRoute+":latest") {
+			t.Errorf("list = %v, want the virtual model %s:latest", s.Models, e2eStoryRoute)
+		}
 	})
+	checkNodeEndpoints(t, res, story)
+	rec.noPull(t)
 }

@@ -174,7 +174,9 @@ func (g *guard) prepare(x *exchange) {
 	if route.UpstreamModel != "" {
 		x.upstreamModel = route.UpstreamModel
 	}
-	if route.AddFormat && !x.client.HasFormat && route.schema != nil {
+	// A client's plain JSON mode ("json", json_object) asks less than the
+	// contract's schema, which is JSON too: the schema takes its place.
+	if route.AddFormat && x.client.Schema == nil && route.schema != nil {
 		x.codec.SetFormat(up, route.schema.Clone())
 	}
 	policy := route.Validator.Contract.Policy
