@@ -86,7 +86,7 @@ type nodeResult struct {
 	Chunks       int            `json:"chunks"`
 	FinishReason *string        `json:"finish_reason"`
 	StopReason   *string        `json:"stop_reason"`
-	RespStatus   *string        `json:"status_text"`
+	RespStatus   *string        `json:"response_status"`
 	Parsed       any            `json:"parsed"`
 	Contract     map[string]any `json:"contract"`
 }
@@ -158,13 +158,16 @@ func checkNodeEndpoints(t *testing.T, res map[string]json.RawMessage, story *jso
 					t.Errorf("stop = %q, want %q", got, tt.stop)
 				}
 			}
+			if strings.HasPrefix(tt.name, "responses") && (r.RespStatus == nil || *r.RespStatus != "completed") {
+				t.Errorf("response status = %v, want completed", r.RespStatus)
+			}
 			if strings.HasSuffix(tt.name, "_parse") && r.Parsed == nil {
 				t.Error("the client parsed no document")
 			}
 		})
 	}
-	for _, name := range []string{"plain_generate_stream", "openai_plain", "completions_plain", "completions_plain_stream",
-		"responses_plain", "responses_plain_stream", "anthropic_plain", "anthropic_plain_stream", "ai_plain",
+	for _, name := range []string{"plain_generate_stream", "openai_plain", "openai_plain_stream", "completions_plain", "completions_plain_stream",
+		"responses_plain", "responses_plain_stream", "anthropic_plain", "anthropic_plain_stream", "ai_plain", "ai_plain_stream",
 		"langchain_plain", "langchain_plain_stream"} {
 		t.Run(name, func(t *testing.T) {
 			r := get(t, name)

@@ -30,7 +30,7 @@ import { readFileSync } from 'node:fs';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { generateObject, streamObject, generateText, jsonSchema } from 'ai';
+import { generateObject, streamObject, generateText, streamText, jsonSchema } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { ChatOllama } from '@langchain/ollama';
 
@@ -169,6 +169,19 @@ await step('openai_plain', async () => {
   return { text: r.choices[0]?.message?.content ?? null, finish_reason: r.choices[0]?.finish_reason ?? null, object: r.object, contract: r.contract ?? null };
 });
 
+await step('openai_plain_stream', async () => {
+  const stream = await openai.chat.completions.create({ model: plain, messages: [{ role: 'user', content: 'Once upon a time' }], ...plainShort, stream: true });
+  let text = '';
+  let chunks = 0;
+  let finish = null;
+  for await (const chunk of stream) {
+    chunks++;
+    text += chunk.choices[0]?.delta?.content ?? '';
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  return { text, chunks, finish_reason: finish, contract: null };
+});
+
 await step('openai_parse', async () => {
   const r = await openai.chat.completions.parse({
     model: plain, messages, max_tokens: 256, temperature: 0, seed: 42,
@@ -218,7 +231,7 @@ await step('completions_plain_stream', async () => {
 
 await step('responses', async () => {
   const r = await openai.responses.create({ model: guarded, input: prompt, max_output_tokens: 256, temperature: 0 });
-  return { text: r.output_text, status: r.status, object: r.object, contract: r.contract ?? null };
+  return { text: r.output_text, response_status: r.status, object: r.object, contract: r.contract ?? null };
 });
 
 await step('responses_stream', async () => {
@@ -231,12 +244,12 @@ await step('responses_stream', async () => {
     if (ev.type === 'response.output_text.delta') text += ev.delta;
     if (ev.type === 'response.completed') final = ev.response;
   }
-  return { text, chunks, status: final?.status ?? null, final_text: final?.output_text ?? null, contract: final?.contract ?? null };
+  return { text, chunks, response_status: final?.status ?? null, final_text: final?.output_text ?? null, contract: final?.contract ?? null };
 });
 
 await step('responses_plain', async () => {
   const r = await openai.responses.create({ model: plain, input: 'Once upon a time', max_output_tokens: 24, temperature: 0 });
-  return { text: r.output_text, status: r.status, object: r.object, contract: r.contract ?? null };
+  return { text: r.output_text, response_status: r.status, object: r.object, contract: r.contract ?? null };
 });
 
 await step('responses_plain_stream', async () => {
@@ -249,7 +262,7 @@ await step('responses_plain_stream', async () => {
     if (ev.type === 'response.output_text.delta') text += ev.delta;
     if (ev.type === 'response.completed') final = ev.response;
   }
-  return { text, chunks, status: final?.status ?? null, contract: final?.contract ?? null };
+  return { text, chunks, response_status: final?.status ?? null, contract: final?.contract ?? null };
 });
 
 await step('responses_parse', async () => {
@@ -257,7 +270,7 @@ await step('responses_parse', async () => {
     model: plain, input: prompt, max_output_tokens: 256, temperature: 0,
     text: { format: { type: 'json_schema', name: 'story', schema, strict: true } },
   });
-  return { text: r.output_text, parsed: r.output_parsed ?? null, status: r.status, contract: r.contract ?? null };
+  return { text: r.output_text, parsed: r.output_parsed ?? null, response_status: r.status, contract: r.contract ?? null };
 });
 
 const anthropic = new Anthropic({ baseURL: base, apiKey: 'unused', maxRetries: 0, timeout: 60_000 });
@@ -313,6 +326,17 @@ await step('ai_stream_object', async () => {
 await step('ai_plain', async () => {
   const r = await generateText({ model: aiOllama(plain), prompt: 'Once upon a time', temperature: 0, seed: 42, maxOutputTokens: 24, maxRetries: 0 });
   return { text: r.text, finish_reason: r.finishReason };
+});
+
+await step('ai_plain_stream', async () => {
+  const r = streamText({ model: aiOllama(plain), prompt: 'Once upon a time', temperature: 0, seed: 42, maxOutputTokens: 24, maxRetries: 0 });
+  let text = '';
+  let chunks = 0;
+  for await (const part of r.textStream) {
+    chunks++;
+    text += part;
+  }
+  return { text, chunks, finish_reason: await r.finishReason };
 });
 
 await step('langchain_structured', async () => {
