@@ -230,10 +230,7 @@ func contractRoutes(g *echo.Group, routes *middleware.Routes) {
 		if !ok {
 			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
 		}
-		if ct.SchemaJSON == nil {
-			return c.JSON(http.StatusOK, map[string]any{})
-		}
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, ct.SchemaJSON)
+		return c.JSON(http.StatusOK, ct.Describe())
 	})
 	g.POST("/contracts/:name/validate", func(c echo.Context) error {
 		v, ok := routes.Validator(c.Param("name"))
