@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/contractgateway/gateway/internal/ollamatest"
@@ -237,4 +238,45 @@ func TestE2EOllamaCLI(t *testing.T) {
 		}
 	})
 	rec.noPull(t)
+}
+
+// sameListPlusVirtual compares a model list through a gateway with the
+// e2e routes with Ollama's own: the same entries, then one per virtual
+// model, a copy of its upstream model's entry under its name (in each of
+// nameKeys).
+func sameListPlusVirtual(listKey string, nameKeys ...string) func(t *testing.T, direct, via []byte) {
+	return func(t *testing.T, direct, via []byte) {
+		t.Helper()
+		var d, v map[string]any
+		if err := json.Unmarshal(direct, &d); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(via, &v); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := d[listKey].([]any)
+		var upstream map[string]any
+		for _, e := range entries {
+			if m, _ := e.(map[string]any); m[nameKeys[0]] == ollamatest.ModelName+":latest" {
+				upstream = m
+			}
+		}
+		if upstream == nil {
+			t.Fatalf("Ollama does not list %s: %s", ollamatest.ModelName, direct)
+		}
+		for _, vm := range []string{e2eStoryRoute, e2eOracleRoute} {
+			e := map[string]any{}
+			for k, val := range upstream {
+				e[k] = val
+			}
+			for _, k := range nameKeys {
+				e[k] = vm + ":latest"
+			}
+			entries = append(entries, e)
+		}
+		d[listKey] = entries
+		if diff := cmp.Diff(d, v); diff != "" {
+			t.Errorf("list through the gateway (-want +got):\n%s", diff)
+		}
+	}
 }

@@ -429,12 +429,20 @@ func callName(path string, stream bool) string {
 func TestE2EPassThrough(t *testing.T) {
 	o := ollamatest.Start(t)
 	gw := startE2EGateway(t, e2eConfig(t, o.URL))
+	noRoutes := e2eConfig(t, o.URL)
+	noRoutes.Routes = nil
+	gwPlain := startE2EGateway(t, noRoutes)
 
 	// Each endpoint is asked directly and through the gateway; status,
 	// Content-Type and body must agree (modulo what Ollama changes per call).
+	// The model lists are the upstream's bytes on a gateway without virtual
+	// models, and the upstream's entries with the virtual models after them
+	// on one with.
 	cases := []struct {
 		name, method, path, body string
 		same                     func(t *testing.T, direct, via []byte)
+		// plain asks the gateway without virtual models.
+		plain bool
 	}{
 		{"version", http.MethodGet, "/api/version", "", func(t *testing.T, direct, via []byte) {
 			sameBytes(t, direct, via)
@@ -442,7 +450,7 @@ func TestE2EPassThrough(t *testing.T) {
 			if err := json.Unmarshal(via, &v); err != nil || v.Version != ollamatest.Version {
 				t.Errorf("version = %s, want %s", via, ollamatest.Version)
 			}
-		}},
+		}, false},
 		{"tags", http.MethodGet, "/api/tags", "", func(t *testing.T, direct, via []byte) {
 			sameBytes(t, direct, via)
 			var l api.ListResponse
@@ -452,23 +460,25 @@ func TestE2EPassThrough(t *testing.T) {
 			if !slices.ContainsFunc(l.Models, func(m api.ListModelResponse) bool { return m.Name == ollamatest.ModelName+":latest" }) {
 				t.Errorf("tags do not list %s:latest: %s", ollamatest.ModelName, via)
 			}
-		}},
-		{"show", http.MethodPost, "/api/show", `{"model":"stories"}`, sameShow},
-		{"embed", http.MethodPost, "/api/embed", `{"model":"stories","input":"hello"}`, sameEmbed},
-		{"v1 models", http.MethodGet, "/v1/models", "", sameBytes},
+		}, true},
+		{"tags with virtual models", http.MethodGet, "/api/tags", "", sameListPlusVirtual("models", "name", "model"), false},
+		{"show", http.MethodPost, "/api/show", `{"model":"stories"}`, sameShow, false},
+		{"embed", http.MethodPost, "/api/embed", `{"model":"stories","input":"hello"}`, sameEmbed, false},
+		{"v1 models", http.MethodGet, "/v1/models", "", sameBytes, true},
+		{"v1 models with virtual models", http.MethodGet, "/v1/models", "", sameListPlusVirtual("data", "id"), false},
 		{"root", http.MethodGet, "/", "", func(t *testing.T, direct, via []byte) {
 			sameBytes(t, direct, via)
 			if string(via) != "Ollama is running" {
 				t.Errorf("GET / = %q", via)
 			}
-		}},
+		}, false},
 		{"head root", http.MethodHead, "/", "", func(t *testing.T, direct, via []byte) {
 			if len(via) != 0 || len(direct) != 0 {
 				t.Errorf("HEAD / bodies %q %q, want none", direct, via)
 			}
-		}},
-		{"unknown model", http.MethodPost, pathGenerate, `{"model":"no-such-model","prompt":"hi","stream":false}`, sameBytes},
-		{"unknown endpoint", http.MethodGet, "/api/no-such-endpoint", "", sameBytes},
+		}, false},
+		{"unknown model", http.MethodPost, pathGenerate, `{"model":"no-such-model","prompt":"hi","stream":false}`, sameBytes, false},
+		{"unknown endpoint", http.MethodGet, "/api/no-such-endpoint", "", sameBytes, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -480,12 +490,16 @@ func TestE2EPassThrough(t *testing.T) {
 			if tc.body != "" {
 				body = strings.NewReader(tc.body)
 			}
-			vr, vb := sendRequest(t, gw, tc.method, tc.path, body, nil)
+			base := gw
+			if tc.plain {
+				base = gwPlain
+			}
+			vr, vb := sendRequest(t, base, tc.method, tc.path, body, nil)
 			if vr.StatusCode != dr.StatusCode {
 				t.Fatalf("status %d through the gateway, %d direct: %s", vr.StatusCode, dr.StatusCode, vb)
 			}
 			for _, k := range []string{"Content-Type", "Content-Length"} {
-				if k == "Content-Length" && (tc.name == "show" || tc.name == "embed") {
+				if k == "Content-Length" && (tc.name == "show" || tc.name == "embed" || strings.HasSuffix(tc.name, "with virtual models")) {
 					continue // chunked, or durations of varying width
 				}
 				if vr.Header.Get(k) != dr.Header.Get(k) {

@@ -68,7 +68,8 @@ func withTag(name string) string {
 }
 
 // ask calls the upstream and returns its answer's body; an error status is
-// the upstream's error, as the client would have seen it.
+// the upstream's error, as the client would have seen it. The answer's
+// Content-Type is the client's.
 func (m *modelHandlers) ask(c echo.Context, method, path string, body []byte) ([]byte, error) {
 	var r io.Reader
 	if body != nil {
@@ -92,6 +93,9 @@ func (m *modelHandlers) ask(c echo.Context, method, path string, body []byte) ([
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
 		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer incomplete", Err: err}
+	}
+	if ct := resp.Header.Get(echo.HeaderContentType); ct != "" && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		c.Response().Header().Set(echo.HeaderContentType, ct)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		msg := fmt.Sprintf("upstream answered %d", resp.StatusCode)
@@ -152,8 +156,13 @@ func setMember(obj *strictjson.Value, key string, v *strictjson.Value) {
 	obj.Members = append(obj.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: v})
 }
 
+// writeJSON answers v with the upstream's Content-Type (set by ask).
 func writeJSON(c echo.Context, v *strictjson.Value) error {
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSONCharsetUTF8, strictjson.Marshal(v))
+	ct := c.Response().Header().Get(echo.HeaderContentType)
+	if ct == "" {
+		ct = "application/json; charset=utf-8"
+	}
+	return c.Blob(http.StatusOK, ct, strictjson.Marshal(v))
 }
 
 // tags answers /api/tags: the upstream's models, and each virtual model
@@ -301,7 +310,7 @@ func (m *modelHandlers) pull(c echo.Context) error {
 		stream = s.Bool
 	}
 	if !stream {
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSONCharsetUTF8, []byte(`{"status":"success"}`))
+		return c.Blob(http.StatusOK, "application/json; charset=utf-8", []byte(`{"status":"success"}`))
 	}
 	return c.Blob(http.StatusOK, "application/x-ndjson", []byte("{\"status\":\"success\"}\n"))
 }

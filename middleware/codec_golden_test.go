@@ -59,12 +59,12 @@ func goldenCases() []goldenCase {
 
 func goldenFile(name string) string { return filepath.Join("testdata", "golden", name+".txt") }
 
-// TestRecordGolden refreshes the golden answers with -update, from a real
-// Ollama; without -update it does nothing.
+// TestRecordGolden asks a real Ollama (internal/ollamatest; skipped
+// without its binary unless CG_REQUIRE_OLLAMA=1) every golden request:
+// with -update it records the answers; without, it checks that Ollama
+// still answers what was recorded (text, reason and counters; ids and
+// timestamps change per call).
 func TestRecordGolden(t *testing.T) {
-	if !*update {
-		t.Skip("run with -update to record the golden answers")
-	}
 	o := ollamatest.Start(t)
 	if err := os.MkdirAll(filepath.Join("testdata", "golden"), 0o755); err != nil {
 		t.Fatal(err)
@@ -78,6 +78,25 @@ func TestRecordGolden(t *testing.T) {
 		resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK {
 			t.Fatalf("%s: %d %v %s", tc.name, resp.StatusCode, err, body)
+		}
+		if !*update {
+			cd := codecFor(t, tc.path)
+			live, err := cd.ReadAnswer(body)
+			if err != nil {
+				t.Fatalf("%s: live answer: %v", tc.name, err)
+			}
+			rec, err := cd.ReadAnswer(readGolden(t, tc.name))
+			if err != nil {
+				t.Fatalf("%s: recorded answer: %v", tc.name, err)
+			}
+			type counters struct {
+				Text, Reason string
+				Output       int
+			}
+			if diff := cmp.Diff(counters{rec.Text, rec.DoneReason, rec.OutputTokens}, counters{live.Text, live.DoneReason, live.OutputTokens}); diff != "" {
+				t.Errorf("%s: Ollama answers otherwise than recorded (-recorded +live; refresh with -update):\n%s", tc.name, diff)
+			}
+			continue
 		}
 		if err := os.WriteFile(goldenFile(tc.name), body, 0o644); err != nil {
 			t.Fatal(err)
