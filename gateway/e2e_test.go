@@ -825,15 +825,28 @@ func checkFailure(t *testing.T, resp *http.Response, body []byte, contract strin
 	if got := resp.Header.Get("X-Contract"); got != contract {
 		t.Errorf("X-Contract = %q, want %q", got, contract)
 	}
+	// The error is Ollama's string, or OpenAI's object on the OpenAI
+	// paths.
 	var e struct {
-		Error    string         `json:"error"`
-		Contract map[string]any `json:"contract"`
+		Error    json.RawMessage `json:"error"`
+		Contract map[string]any  `json:"contract"`
+		msg      string
 	}
 	if err := json.Unmarshal(body, &e); err != nil {
 		t.Fatalf("422 body: %v in %s", err, body)
 	}
-	if e.Error == "" || strings.Contains(e.Error, "\n") {
-		t.Errorf("error = %q, want one line", e.Error)
+	var oai struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(e.Error, &e.msg) != nil {
+		if err := json.Unmarshal(e.Error, &oai); err != nil || oai.Type == "" {
+			t.Errorf("error = %s, want a string or OpenAI's {message, type}", e.Error)
+		}
+		e.msg = oai.Message
+	}
+	if e.msg == "" || strings.Contains(e.msg, "\n") {
+		t.Errorf("error = %q, want one line", e.msg)
 	}
 	if e.Contract == nil || e.Contract["contract"] != contract || e.Contract["valid"] != false {
 		t.Fatalf("report = %v, want the invalid report of %s", e.Contract, contract)
@@ -1163,8 +1176,18 @@ func TestE2EGoClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The gateway lists Ollama's models, then its virtual models.
+		for _, vm := range []string{e2eStoryRoute, e2eOracleRoute} {
+			for _, m := range exp.Models {
+				if m.Name == ollamatest.ModelName+":latest" {
+					m.Name, m.Model = vm+":latest", vm+":latest"
+					exp.Models = append(exp.Models, m)
+					break
+				}
+			}
+		}
 		if diff := cmp.Diff(exp, got); diff != "" {
-			t.Errorf("List differs (-direct +gateway):\n%s", diff)
+			t.Errorf("List differs (-direct and the virtual models +gateway):\n%s", diff)
 		}
 		if !slices.ContainsFunc(got.Models, func(m api.ListModelResponse) bool { return m.Name == ollamatest.ModelName+":latest" }) {
 			t.Errorf("List = %+v, want %s:latest", got.Models, ollamatest.ModelName)

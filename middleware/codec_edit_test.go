@@ -91,6 +91,7 @@ func TestErrorShapes(t *testing.T) {
 		path, want string
 	}{
 		{"/api/chat", `{"error":"bad"}`},
+		{"/v1/chat/completions", `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`},
 		{"/v1/completions", `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`},
 		{"/v1/responses", `{"error":{"message":"bad","type":"invalid_request_error","param":null,"code":null}}`},
 		{"/v1/messages", `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`},

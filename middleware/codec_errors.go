@@ -136,3 +136,9 @@ func anthropicErrorBody(e *HTTPError) []byte {
 		)),
 	), e))
 }
+
+var _ ErrorEncoder = openAIChatCodec{}
+
+// EncodeError writes errors in OpenAI's shape, as Ollama's own
+// /v1/chat/completions does, which the OpenAI client libraries parse.
+func (openAIChatCodec) EncodeError(e *HTTPError) []byte { return openAIErrorBody(e) }
