@@ -290,6 +290,26 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 	for i, item := range items(obj.Get("output")) {
 		idx := member("output_index", strictjson.Int(int64(i)))
 		typ, _ := item.Get("type").AsString()
+		if typ == "function_call" {
+			// As Ollama streams a call: the item without its arguments,
+			// the arguments, the item.
+			id := item.Get("id")
+			if id == nil {
+				id = strictjson.String("")
+			}
+			args := item.Get("arguments")
+			if args == nil {
+				args = strictjson.String("")
+			}
+			added := item.Clone()
+			set(added, "status", strictjson.String("in_progress"))
+			set(added, "arguments", strictjson.String(""))
+			emit("response.output_item.added", idx, member("item", added))
+			emit("response.function_call_arguments.delta", member("item_id", id), idx, member("delta", args))
+			emit("response.function_call_arguments.done", member("item_id", id), idx, member("arguments", args))
+			emit("response.output_item.done", idx, member("item", item))
+			continue
+		}
 		if typ != "message" {
 			emit("response.output_item.added", idx, member("item", item))
 			emit("response.output_item.done", idx, member("item", item))

@@ -40,13 +40,30 @@ func (u *toolUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(b)
 	case "/api/chat":
 		w.Write([]byte(`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"` + u.fn + `","arguments":` + u.args + `}}]},"done":true,"done_reason":"stop"}`))
+	case "/v1/responses":
+		args, _ := json.Marshal(u.args)
+		w.Write([]byte(`{"id":"r","object":"response","status":"completed","model":"m","output":[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"` + u.fn + `","arguments":` + string(args) + `}],"usage":{"input_tokens":1,"output_tokens":2}}`))
+	case "/v1/messages":
+		w.Write([]byte(`{"id":"msg","type":"message","role":"assistant","model":"m","content":[{"type":"tool_use","id":"t1","name":"` + u.fn + `","input":` + u.args + `}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":2}}`))
 	case "/v1/chat/completions":
 		args, _ := json.Marshal(u.args)
 		w.Write([]byte(`{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","index":0,"type":"function","function":{"name":"` + u.fn + `","arguments":` + string(args) + `}}]},"finish_reason":"tool_calls"}]}`))
 	}
 }
 
-const weatherTools = `"tools":[{"type":"function","function":{"name":"weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}}}]`
+const weatherParams = `{"type":"object","properties":{"city":{"type":"string"}},"required":["city"],"additionalProperties":false}`
+
+// weatherRequest is a request of path's API declaring the function
+// weather.
+func weatherRequest(path string) string {
+	switch path {
+	case "/v1/responses":
+		return `{"model":"m","input":"weather in Oslo?","tools":[{"type":"function","name":"weather","parameters":` + weatherParams + `}]}`
+	case "/v1/messages":
+		return `{"model":"m","max_tokens":50,"messages":[{"role":"user","content":"weather in Oslo?"}],"tools":[{"name":"weather","input_schema":` + weatherParams + `}]}`
+	}
+	return `{"model":"m","stream":false,"messages":[{"role":"user","content":"weather in Oslo?"}],"tools":[{"type":"function","function":{"name":"weather","parameters":` + weatherParams + `}}]}`
+}
 
 // TestToolCallArguments: a call's arguments are validated against its
 // function's parameters, repaired by the model, and a call that stays
@@ -64,6 +81,9 @@ func TestToolCallArguments(t *testing.T) {
 		{"valid", "/api/chat", "weather", `{"city":"Oslo"}`, ``, true, false, 200, `"arguments":{"city":"Oslo"}`, 0},
 		{"repaired by the model", "/api/chat", "weather", `{"town":"Oslo"}`, `{"city":"Oslo"}`, true, false, 200, `"arguments":{"city":"Oslo"}`, 1},
 		{"openai string arguments", "/v1/chat/completions", "weather", `{"town":"Oslo"}`, `{"city":"Oslo"}`, true, false, 200, `"arguments":"{\"city\":\"Oslo\"}"`, 1},
+		{"responses function_call", "/v1/responses", "weather", `{"town":"Oslo"}`, `{"city":"Oslo"}`, true, false, 200, `"arguments":"{\"city\":\"Oslo\"}"`, 1},
+		{"anthropic tool_use", "/v1/messages", "weather", `{"town":"Oslo"}`, `{"city":"Oslo"}`, true, false, 200, `"input":{"city":"Oslo"}`, 1},
+		{"anthropic unknown function", "/v1/messages", "rain", `{}`, ``, true, false, 422, `"type":"invalid_request_error"`, 0},
 		{"stays invalid", "/api/chat", "weather", `{"town":"Oslo"}`, `{"town":"Oslo"}`, true, false, 422, `"contract":"tool:weather"`, 1},
 		{"unknown function", "/api/chat", "rain", `{}`, ``, true, false, 422, `"code":"TOOL_UNKNOWN"`, 0},
 		{"unguarded with the switch", "/api/chat", "weather", `{"town":"Oslo"}`, `{"city":"Oslo"}`, false, true, 200, `"arguments":{"city":"Oslo"}`, 1},
@@ -75,7 +95,7 @@ func TestToolCallArguments(t *testing.T) {
 			fake := httptest.NewServer(up)
 			t.Cleanup(fake.Close)
 			gw := mount(t, fake.URL, func(c *GuardConfig) { c.ToolCalls = tt.toolCalls })
-			body := `{"model":"m","stream":false,"messages":[{"role":"user","content":"weather in Oslo?"}],` + weatherTools + `}`
+			body := weatherRequest(tt.path)
 			req, _ := http.NewRequest(http.MethodPost, gw.URL+tt.path, strings.NewReader(body))
 			if tt.header {
 				req.Header.Set("X-Contract", "json")
