@@ -1,6 +1,7 @@
 // Package middleware is the embeddable part of Contract Gateway: an echo
 // middleware that guards the answers of Ollama's text APIs (generate,
-// chat, the OpenAI-compatible chat completions). Mounted in front of a
+// chat, and the OpenAI- and Anthropic-compatible chat completions,
+// completions, Responses and Messages). Mounted in front of a
 // handler that passes every other request on — a reverse proxy, usually —
 // it asks Ollama itself through its [Upstream], validates the model's
 // answer against a contract, repairs it, and answers in the client's own
