@@ -4,9 +4,11 @@ GO ?= go
 
 .PHONY: run test check deps fuzz bench
 
-# run starts the gateway in front of the Ollama on 127.0.0.1:11434.
+# run starts the gateway in front of the Ollama on 127.0.0.1:11434, or the
+# one at UPSTREAM; LISTEN, CONFIG and CONTRACTS set the address, the config
+# file and the user contract directory (make run UPSTREAM=http://gpu:11434).
 run:
-	$(GO) run ./cmd/gateway serve
+	$(GO) run ./cmd/gateway serve $(if $(UPSTREAM),--upstream '$(UPSTREAM)') $(if $(LISTEN),--listen '$(LISTEN)') $(if $(CONFIG),--config '$(CONFIG)') $(if $(CONTRACTS),--contracts '$(CONTRACTS)')
 
 # deps installs what the tests use beyond Go: a real Ollama built from its
 # Go module (cached outside the repo) and the npm clients.

@@ -111,6 +111,21 @@ type Config struct {
 	// Breaker configures the upstream circuit breaker.
 	Breaker Breaker `yaml:"breaker"`
 
+	// GuardToolCalls checks the tool calls of requests no contract guards:
+	// when such a request declares tools and the answer calls them, each
+	// call's arguments are validated against the function's parameters
+	// schema and repaired, or the client gets 422. False (the default)
+	// passes them through untouched; guarded requests always get their
+	// tool calls checked.
+	GuardToolCalls bool `yaml:"guard_tool_calls"`
+
+	// NoSchemaFormat lists upstream models that cannot take a JSON Schema
+	// as their format (their server refuses it or their output degrades):
+	// the guard never adds the contract's schema to a request for them,
+	// and only validates and repairs their answers. A name without a tag
+	// means its "latest" tag. Empty means every model takes one.
+	NoSchemaFormat []string `yaml:"no_schema_format"`
+
 	// Routes are the virtual models: a request whose model names one is
 	// guarded by the route's contract. Empty means only X-Contract headers
 	// and ad hoc schemas guard requests.
@@ -189,8 +204,15 @@ type Route struct {
 
 	// AddFormat passes the contract's schema as Ollama `format` when the
 	// client set none, so that the first attempt is grammar-constrained.
-	// False leaves the request's format as the client wrote it.
+	// That is the default; true says so explicitly and cannot be combined
+	// with Format "off".
 	AddFormat bool `yaml:"add_format"`
+
+	// Format says whether the contract's schema is passed as the format of
+	// a request whose client set none: "on" (or empty, the default) or
+	// "off", which leaves the request's format as the client wrote it.
+	// Upstream models listed in NoSchemaFormat never get one.
+	Format string `yaml:"format"`
 
 	// Output overrides the contract's output mode: "bare" or "fenced".
 	// Empty means the contract's own.

@@ -74,6 +74,15 @@ func (cfg Config) Validate() error {
 		default:
 			add("%s.output %q: want bare or fenced", key, r.Output)
 		}
+		switch r.Format {
+		case "", "on":
+		case "off":
+			if r.AddFormat {
+				add("%s: add_format true and format off contradict each other", key)
+			}
+		default:
+			add("%s.format %q: want on or off", key, r.Format)
+		}
 		for k := range r.Params {
 			if strings.TrimSpace(k) == "" {
 				add("%s.params: empty parameter name", key)

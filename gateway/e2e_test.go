@@ -429,12 +429,20 @@ func callName(path string, stream bool) string {
 func TestE2EPassThrough(t *testing.T) {
 	o := ollamatest.Start(t)
 	gw := startE2EGateway(t, e2eConfig(t, o.URL))
+	noRoutes := e2eConfig(t, o.URL)
+	noRoutes.Routes = nil
+	gwPlain := startE2EGateway(t, noRoutes)
 
 	// Each endpoint is asked directly and through the gateway; status,
 	// Content-Type and body must agree (modulo what Ollama changes per call).
+	// The model lists are the upstream's bytes on a gateway without virtual
+	// models, and the upstream's entries with the virtual models after them
+	// on one with.
 	cases := []struct {
 		name, method, path, body string
 		same                     func(t *testing.T, direct, via []byte)
+		// plain asks the gateway without virtual models.
+		plain bool
 	}{
 		{"version", http.MethodGet, "/api/version", "", func(t *testing.T, direct, via []byte) {
 			sameBytes(t, direct, via)
@@ -442,7 +450,7 @@ func TestE2EPassThrough(t *testing.T) {
 			if err := json.Unmarshal(via, &v); err != nil || v.Version != ollamatest.Version {
 				t.Errorf("version = %s, want %s", via, ollamatest.Version)
 			}
-		}},
+		}, false},
 		{"tags", http.MethodGet, "/api/tags", "", func(t *testing.T, direct, via []byte) {
 			sameBytes(t, direct, via)
 			var l api.ListResponse
@@ -452,23 +460,25 @@ func TestE2EPassThrough(t *testing.T) {
 			if !slices.ContainsFunc(l.Models, func(m api.ListModelResponse) bool { return m.Name == ollamatest.ModelName+":latest" }) {
 				t.Errorf("tags do not list %s:latest: %s", ollamatest.ModelName, via)
 			}
-		}},
-		{"show", http.MethodPost, "/api/show", `{"model":"stories"}`, sameShow},
-		{"embed", http.MethodPost, "/api/embed", `{"model":"stories","input":"hello"}`, sameEmbed},
-		{"v1 models", http.MethodGet, "/v1/models", "", sameBytes},
+		}, true},
+		{"tags with virtual models", http.MethodGet, "/api/tags", "", sameListPlusVirtual("models", "name", "model"), false},
+		{"show", http.MethodPost, "/api/show", `{"model":"stories"}`, sameShow, false},
+		{"embed", http.MethodPost, "/api/embed", `{"model":"stories","input":"hello"}`, sameEmbed, false},
+		{"v1 models", http.MethodGet, "/v1/models", "", sameBytes, true},
+		{"v1 models with virtual models", http.MethodGet, "/v1/models", "", sameListPlusVirtual("data", "id"), false},
 		{"root", http.MethodGet, "/", "", func(t *testing.T, direct, via []byte) {
 			sameBytes(t, direct, via)
 			if string(via) != "Ollama is running" {
 				t.Errorf("GET / = %q", via)
 			}
-		}},
+		}, false},
 		{"head root", http.MethodHead, "/", "", func(t *testing.T, direct, via []byte) {
 			if len(via) != 0 || len(direct) != 0 {
 				t.Errorf("HEAD / bodies %q %q, want none", direct, via)
 			}
-		}},
-		{"unknown model", http.MethodPost, pathGenerate, `{"model":"no-such-model","prompt":"hi","stream":false}`, sameBytes},
-		{"unknown endpoint", http.MethodGet, "/api/no-such-endpoint", "", sameBytes},
+		}, false},
+		{"unknown model", http.MethodPost, pathGenerate, `{"model":"no-such-model","prompt":"hi","stream":false}`, sameBytes, false},
+		{"unknown endpoint", http.MethodGet, "/api/no-such-endpoint", "", sameBytes, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -480,12 +490,16 @@ func TestE2EPassThrough(t *testing.T) {
 			if tc.body != "" {
 				body = strings.NewReader(tc.body)
 			}
-			vr, vb := sendRequest(t, gw, tc.method, tc.path, body, nil)
+			base := gw
+			if tc.plain {
+				base = gwPlain
+			}
+			vr, vb := sendRequest(t, base, tc.method, tc.path, body, nil)
 			if vr.StatusCode != dr.StatusCode {
 				t.Fatalf("status %d through the gateway, %d direct: %s", vr.StatusCode, dr.StatusCode, vb)
 			}
 			for _, k := range []string{"Content-Type", "Content-Length"} {
-				if k == "Content-Length" && (tc.name == "show" || tc.name == "embed") {
+				if k == "Content-Length" && (tc.name == "show" || tc.name == "embed" || strings.HasSuffix(tc.name, "with virtual models")) {
 					continue // chunked, or durations of varying width
 				}
 				if vr.Header.Get(k) != dr.Header.Get(k) {
@@ -811,15 +825,28 @@ func checkFailure(t *testing.T, resp *http.Response, body []byte, contract strin
 	if got := resp.Header.Get("X-Contract"); got != contract {
 		t.Errorf("X-Contract = %q, want %q", got, contract)
 	}
+	// The error is Ollama's string, or OpenAI's object on the OpenAI
+	// paths.
 	var e struct {
-		Error    string         `json:"error"`
-		Contract map[string]any `json:"contract"`
+		Error    json.RawMessage `json:"error"`
+		Contract map[string]any  `json:"contract"`
+		msg      string
 	}
 	if err := json.Unmarshal(body, &e); err != nil {
 		t.Fatalf("422 body: %v in %s", err, body)
 	}
-	if e.Error == "" || strings.Contains(e.Error, "\n") {
-		t.Errorf("error = %q, want one line", e.Error)
+	var oai struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	}
+	if json.Unmarshal(e.Error, &e.msg) != nil {
+		if err := json.Unmarshal(e.Error, &oai); err != nil || oai.Type == "" {
+			t.Errorf("error = %s, want a string or OpenAI's {message, type}", e.Error)
+		}
+		e.msg = oai.Message
+	}
+	if e.msg == "" || strings.Contains(e.msg, "\n") {
+		t.Errorf("error = %q, want one line", e.msg)
 	}
 	if e.Contract == nil || e.Contract["contract"] != contract || e.Contract["valid"] != false {
 		t.Fatalf("report = %v, want the invalid report of %s", e.Contract, contract)
@@ -1149,8 +1176,18 @@ func TestE2EGoClient(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The gateway lists Ollama's models, then its virtual models.
+		for _, vm := range []string{e2eStoryRoute, e2eOracleRoute} {
+			for _, m := range exp.Models {
+				if m.Name == ollamatest.ModelName+":latest" {
+					m.Name, m.Model = vm+":latest", vm+":latest"
+					exp.Models = append(exp.Models, m)
+					break
+				}
+			}
+		}
 		if diff := cmp.Diff(exp, got); diff != "" {
-			t.Errorf("List differs (-direct +gateway):\n%s", diff)
+			t.Errorf("List differs (-direct and the virtual models +gateway):\n%s", diff)
 		}
 		if !slices.ContainsFunc(got.Models, func(m api.ListModelResponse) bool { return m.Name == ollamatest.ModelName+":latest" }) {
 			t.Errorf("List = %+v, want %s:latest", got.Models, ollamatest.ModelName)
@@ -1200,7 +1237,7 @@ func nodeClientsDir(t *testing.T) (node, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"ollama", "openai"} {
+	for _, pkg := range nodePackages {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			missing("npm package %s is not installed in %s", pkg, dir)
 		}
@@ -1227,13 +1264,14 @@ type nodeStep struct {
 func TestE2ENodeClients(t *testing.T) {
 	node, dir := nodeClientsDir(t)
 	o := ollamatest.Start(t)
-	gw := startE2EGateway(t, e2eConfig(t, o.URL))
+	rec := newPathRecorder(t, o.URL)
+	gw := startE2EGateway(t, e2eConfig(t, rec.URL))
 	storyRaw := readE2EFile(t, e2eContractsDir(t), "story", "schema.json")
 	story := compileE2ESchema(t, "story", storyRaw)
 	want := reference(t, o.URL, story, storyRaw, e2ePrompt)
 	plain := directText(t, o.URL, pathGenerate, e2eRequest(pathGenerate, ollamatest.ModelName, "Once upon a time", false, nil, 48))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "clients.mjs")
 	cmd.Dir = dir
@@ -1242,6 +1280,7 @@ func TestE2ENodeClients(t *testing.T) {
 		"CG_GUARDED_MODEL="+e2eStoryRoute,
 		"CG_PLAIN_MODEL="+ollamatest.ModelName,
 		"CG_PROMPT="+e2ePrompt,
+		"CG_STORY_SCHEMA="+filepath.Join(e2eContractsDir(t), "story", "schema.json"),
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -1315,5 +1354,10 @@ func TestE2ENodeClients(t *testing.T) {
 		if !slices.Contains(s.Models, ollamatest.ModelName+":latest") {
 			t.Errorf("list = %v, want %s:latest", s.Models, ollamatest.ModelName)
 		}
+		if !slices.Contains(s.Models, e2eStoryRoute+":latest") {
+			t.Errorf("list = %v, want the virtual model %s:latest", s.Models, e2eStoryRoute)
+		}
 	})
+	checkNodeEndpoints(t, res, story)
+	rec.noPull(t)
 }

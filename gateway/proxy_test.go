@@ -391,7 +391,10 @@ func TestGuardWrapsOnlyGuardedRoutes(t *testing.T) {
 		{http.MethodPost, "/v1/chat/completions", "1"},
 		{http.MethodGet, "/api/generate", ""},
 		{http.MethodPost, "/api/embed", ""},
-		{http.MethodPost, "/v1/completions", ""},
+		{http.MethodPost, "/v1/completions", "1"},
+		{http.MethodPost, "/v1/responses", "1"},
+		{http.MethodPost, "/v1/messages", "1"},
+		{http.MethodPost, "/v1/embeddings", ""},
 		{http.MethodGet, "/api/tags", ""},
 	}
 	for _, tt := range tests {

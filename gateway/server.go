@@ -48,6 +48,11 @@ type Options struct {
 	// fails if they do.
 	Admin func(*echo.Group)
 
+	// VirtualModels lists the virtual models, which the model endpoints
+	// (/api/tags, /api/show, /api/pull, /v1/models, …) answer as models.
+	// Nil means none: those endpoints pass through.
+	VirtualModels func() []middleware.VirtualModel
+
 	// Registry receives the gateway's metrics and is served on /metrics.
 	// Nil means a new registry with the Go and process collectors.
 	Registry *prometheus.Registry
@@ -167,6 +172,7 @@ func (s *Server) routes(opts Options) error {
 			e.POST(cd.Path(), pass, guard)
 		}
 	}
+	s.modelRoutes(e, opts.VirtualModels, pass)
 	e.Any("/*", pass)
 
 	return s.adminRoutes(opts.Admin)

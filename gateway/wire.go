@@ -34,9 +34,9 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
-			Params: r.Params, AddFormat: r.AddFormat, Output: r.Output})
+			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output})
 	}
-	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas)
+	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
 	if err != nil {
 		return nil, fmt.Errorf("routes: %w", err)
 	}
@@ -51,6 +51,8 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		Guard:    guard,
 		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
 		Registry: promReg,
+
+		VirtualModels: routes.VirtualModels,
 	})
 }
 
@@ -74,6 +76,7 @@ func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Rout
 		MaxResponseBytes: int64(cfg.MaxResponseBytes),
 		Deadline:         cfg.Deadline,
 		MaxLLMCalls:      cfg.MaxLLMCalls,
+		ToolCalls:        cfg.GuardToolCalls,
 		Logger:           logger,
 		Observe:          gm.observe,
 	}
@@ -227,10 +230,7 @@ func contractRoutes(g *echo.Group, routes *middleware.Routes) {
 		if !ok {
 			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
 		}
-		if ct.SchemaJSON == nil {
-			return c.JSON(http.StatusOK, map[string]any{})
-		}
-		return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, ct.SchemaJSON)
+		return c.JSON(http.StatusOK, ct.Describe())
 	})
 	g.POST("/contracts/:name/validate", func(c echo.Context) error {
 		v, ok := routes.Validator(c.Param("name"))

@@ -54,7 +54,8 @@ type Codec interface {
 // Codecs returns the codecs of every guarded API: the registry, in one
 // place.
 func Codecs() []Codec {
-	return []Codec{generateCodec{}, chatCodec{}, openAIChatCodec{}}
+	return []Codec{generateCodec{}, chatCodec{}, openAIChatCodec{},
+		completionsCodec{}, responsesCodec{}, anthropicCodec{}}
 }
 
 // ErrIncomplete marks an upstream answer that ended before its end: a

@@ -136,7 +136,8 @@ func LoggedError(c echo.Context) *HTTPError {
 	return he
 }
 
-// WriteError answers the request with err in Ollama's shape — the one place
+// WriteError answers the request with err in Ollama's shape, or in the
+// shape of the path's codec when it is an ErrorEncoder — the one place
 // errors are rendered, for the guard and for the gateway alike — and
 // records err for the request's log line.
 //
@@ -154,7 +155,7 @@ func WriteError(c echo.Context, err error) {
 		case strings.HasPrefix(ct, "application/x-ndjson"):
 			line = append(he.body(), '\n')
 		case strings.HasPrefix(ct, "text/event-stream"):
-			line = append(append([]byte("data: "), he.body()...), "\n\n"...)
+			line = sseErrorEvent(errorBody(c, he))
 		}
 		if line != nil {
 			_, _ = res.Write(line)
@@ -177,6 +178,6 @@ func WriteError(c echo.Context, err error) {
 	h.Del(echo.HeaderContentEncoding)
 	res.WriteHeader(he.Status())
 	if c.Request().Method != http.MethodHead {
-		_, _ = res.Write(he.body())
+		_, _ = res.Write(errorBody(c, he))
 	}
 }

@@ -1,6 +1,7 @@
 // Package middleware is the embeddable part of Contract Gateway: an echo
 // middleware that guards the answers of Ollama's text APIs (generate,
-// chat, the OpenAI-compatible chat completions). Mounted in front of a
+// chat, and the OpenAI- and Anthropic-compatible chat completions,
+// completions, Responses and Messages). Mounted in front of a
 // handler that passes every other request on — a reverse proxy, usually —
 // it asks Ollama itself through its [Upstream], validates the model's
 // answer against a contract, repairs it, and answers in the client's own
@@ -63,6 +64,13 @@ type GuardConfig struct {
 	// MaxLLMCalls bounds the ladder's model calls per request. Zero means
 	// DefaultMaxLLMCalls (6), negative none (local repair only).
 	MaxLLMCalls int
+	// ToolCalls guards the tool calls of requests no contract guards: when
+	// such a request declares tools and the answer calls them, each call's
+	// arguments are validated against its function's parameters schema and
+	// repaired, or the client gets 422. False (the default) passes those
+	// requests through untouched. Guarded requests always get their tool
+	// calls checked.
+	ToolCalls bool
 	// Logger receives one line per guarded request; nil means slog.Default.
 	Logger *slog.Logger
 	// Observe, when set, is called once per guarded request (metrics).
@@ -148,7 +156,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		}
 		byPath[cd.Path()] = cd
 	}
-	g := &guard{GuardConfig: config}
+	g := &guard{GuardConfig: config, tools: newToolValidators()}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if config.Skipper(c) || c.Request().Method != http.MethodPost {
@@ -165,6 +173,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 
 type guard struct {
 	GuardConfig
+	tools *toolValidators
 }
 
 func (g *guard) log(ev Event) {

@@ -77,6 +77,7 @@ func (r *result) storable() bool {
 
 func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	start := time.Now()
+	c.Set(ctxKeyCodec, cd)
 	x, pass, err := g.decode(c, cd)
 	if err != nil {
 		WriteError(c, err)
@@ -88,6 +89,9 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	if x.route, err = g.resolve(c, x); err != nil {
 		WriteError(c, err)
 		return nil
+	}
+	if x.route == nil {
+		x.route = g.toolsRoute(x)
 	}
 	if x.route == nil {
 		restoreBody(c.Request(), x.client.Raw)
@@ -171,7 +175,9 @@ func (g *guard) prepare(x *exchange) {
 	if route.UpstreamModel != "" {
 		x.upstreamModel = route.UpstreamModel
 	}
-	if route.AddFormat && !x.client.HasFormat && route.schema != nil {
+	// A client's plain JSON mode ("json", json_object) asks less than the
+	// contract's schema, which is JSON too: the schema takes its place.
+	if route.AddFormat && x.client.Schema == nil && route.schema != nil {
 		x.codec.SetFormat(up, route.schema.Clone())
 	}
 	policy := route.Validator.Contract.Policy
@@ -243,6 +249,12 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	// text, even to a stream request, and there is nothing to validate.
 	if first.DoneReason == "load" || first.DoneReason == "unload" {
 		return &result{bare: true, obj: first.Obj}
+	}
+	if tc, calls := g.toolCalls(x, first); len(calls) > 0 {
+		return g.runTools(ctx, x, first, tc, calls)
+	}
+	if x.route.toolsOnly {
+		return &result{status: repair.StatusValid, contract: RouteTools, text: first.Text, obj: first.Obj}
 	}
 	out := g.ladder(ctx, x, first)
 	if out == nil {
@@ -333,7 +345,7 @@ func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result 
 	}
 	res.text = render(mode, out.Doc)
 	res.obj = x.codec.WithText(first.Obj, res.text)
-	set(res.obj, "contract", summary(out))
+	set(res.obj, "contract", summaryWithStop(x.codec, res.obj, summary(out)))
 	return res
 }
 

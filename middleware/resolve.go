@@ -34,12 +34,18 @@ type Route struct {
 	Params    validators.Params
 	// UpstreamModel replaces the client's model ("" keeps it).
 	UpstreamModel string
-	// AddFormat passes the contract schema as format when the client set none.
+	// AddFormat passes the contract schema as format when the client set
+	// none: true for every virtual model and header contract unless the
+	// route turned it off or the upstream model cannot take a schema
+	// format.
 	AddFormat bool
 	// Output overrides the contract's output mode ("bare", "fenced"); "" keeps it.
 	Output string
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
+	// toolsOnly marks a request no contract guards whose tool calls are
+	// checked (GuardConfig.ToolCalls).
+	toolsOnly bool
 }
 
 // RouteAdHoc is the Route name of ad-hoc schema-only contracts.
@@ -53,13 +59,33 @@ type Resolver interface {
 
 // RouteSpec is one virtual model of the configuration.
 type RouteSpec struct {
-	Model     string
-	Upstream  string
-	Contract  string
-	Params    map[string]string
+	Model    string
+	Upstream string
+	Contract string
+	Params   map[string]string
+	// AddFormat is the default and kept for configurations that say so;
+	// NoFormat turns the contract's schema as format off for the route.
 	AddFormat bool
+	NoFormat  bool
 	Output    string
 }
+
+// RoutesOption configures NewRoutes.
+type RoutesOption func(*Routes)
+
+// WithNoSchemaFormat lists upstream models that cannot take a JSON Schema
+// as format: requests for them never get the contract's schema added.
+func WithNoSchemaFormat(models ...string) RoutesOption {
+	return func(rs *Routes) {
+		for _, m := range models {
+			rs.noSchemaFormat[modelKey(m)] = true
+		}
+	}
+}
+
+// schemaFormat reports whether a request for upstream model m may get a
+// schema as format.
+func (rs *Routes) schemaFormat(m string) bool { return !rs.noSchemaFormat[modelKey(m)] }
 
 // Routes is the standard Resolver: virtual models, the X-Contract header,
 // and — when AdHoc is set — schema-only contracts built from a request's
@@ -69,6 +95,9 @@ type Routes struct {
 	byID   map[string]*validators.Validator
 	models map[string]*Route
 	adHoc  *lru.Cache[string, *validators.Validator]
+	// specs are the routes in configuration order, for listing.
+	specs          []RouteSpec
+	noSchemaFormat map[string]bool
 }
 
 var _ Resolver = (*Routes)(nil)
@@ -79,12 +108,15 @@ const adHocCacheSize = 512
 
 // NewRoutes compiles every contract of reg and every route; all problems
 // are reported at once. adHoc enables schema-only guarding.
-func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool) (*Routes, error) {
+func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...RoutesOption) (*Routes, error) {
 	byID, err := validators.CompileAll(reg, validators.Builtins())
 	if err != nil {
 		return nil, err
 	}
-	rs := &Routes{reg: reg, byID: byID, models: map[string]*Route{}}
+	rs := &Routes{reg: reg, byID: byID, models: map[string]*Route{}, noSchemaFormat: map[string]bool{}}
+	for _, o := range opts {
+		o(rs)
+	}
 	var problems []string
 	for _, s := range specs {
 		c, ok := reg.Lookup(s.Contract)
@@ -103,7 +135,13 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool) (*Routes,
 			problems = append(problems, fmt.Sprintf("route %q: the same model as route %q", s.Model, prev.Name))
 			continue
 		}
-		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream, AddFormat: s.AddFormat, Output: s.Output, schema: schemaOf(v)}
+		upstream := s.Upstream
+		if upstream == "" {
+			upstream = s.Model
+		}
+		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, schema: schemaOf(v)}
+		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
@@ -142,7 +180,8 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: schemaOf(v)}
+		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: schemaOf(v),
+			AddFormat: rs.schemaFormat(l.Model)}
 		if base != nil {
 			r.UpstreamModel, r.AddFormat, r.Output = base.UpstreamModel, base.AddFormat, base.Output
 		}
@@ -224,4 +263,40 @@ func modelKey(m string) string {
 		return m
 	}
 	return m + ":latest"
+}
+
+// VirtualModel is one route of the configuration as clients see it: a
+// model of its own, answered by an upstream model.
+type VirtualModel struct {
+	// Name is the virtual model's name; Upstream the model asked upstream
+	// (Name itself when the route names none).
+	Name     string
+	Upstream string
+	// Contract is the id (name@version) of the contract that guards it.
+	Contract string
+}
+
+// VirtualModels lists the routes, in configuration order.
+func (rs *Routes) VirtualModels() []VirtualModel {
+	out := make([]VirtualModel, 0, len(rs.specs))
+	for _, s := range rs.specs {
+		r := rs.models[modelKey(s.Model)]
+		up := s.Upstream
+		if up == "" {
+			up = s.Model
+		}
+		out = append(out, VirtualModel{Name: s.Model, Upstream: up, Contract: r.Validator.Contract.ID()})
+	}
+	return out
+}
+
+// VirtualModel returns the route of a virtual model name ("quiz" and
+// "quiz:latest" alike).
+func (rs *Routes) VirtualModel(name string) (VirtualModel, bool) {
+	for _, vm := range rs.VirtualModels() {
+		if modelKey(vm.Name) == modelKey(name) {
+			return vm, true
+		}
+	}
+	return VirtualModel{}, false
 }

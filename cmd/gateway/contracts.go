@@ -54,7 +54,7 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 		if !ok {
 			return usageError("unknown contract %q (known: %s)", pos[0], strings.Join(reg.Names(), ", "))
 		}
-		return writeJSON(stdout, describe(c))
+		return writeJSON(stdout, c.Describe())
 	case "lint":
 		if len(pos) != 1 {
 			return usageError("contracts lint DIR")
@@ -62,34 +62,6 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 		return lint(pos[0], stdout)
 	}
 	return usageError("unknown contracts subcommand %q (list, show NAME, lint DIR)", sub)
-}
-
-// Description is the public view of a contract: `contracts show` and the
-// gateway's /contracts/{name} print it.
-type description struct {
-	ID          string             `json:"id"`
-	Description string             `json:"description,omitempty"`
-	Rules       []string           `json:"rules"`
-	Params      map[string]string  `json:"params"`
-	ItemArray   string             `json:"item_array,omitempty"`
-	Shape       contracts.Shape    `json:"shape"`
-	Policy      contracts.Policy   `json:"policy"`
-	Fallback    contracts.Fallback `json:"fallback"`
-	Output      string             `json:"output"`
-	Schema      any                `json:"schema"`
-}
-
-func describe(c *contracts.Contract) description {
-	var schema any
-	if c.SchemaJSON != nil {
-		schema = c.SchemaJSON
-	}
-	rules := c.Rules
-	if rules == nil {
-		rules = []string{}
-	}
-	return description{ID: c.ID(), Description: c.Description, Rules: rules, Params: c.Params,
-		ItemArray: c.ItemArray, Shape: c.Shape, Policy: c.Policy, Fallback: c.Fallback, Output: c.Output, Schema: schema}
 }
 
 // lint loads the contract directory dir (or every contract directory below

@@ -62,13 +62,26 @@ const usage = `usage:
   gateway [serve] [--config FILE] [--listen ADDR] [--upstream URL] [--contracts DIR]
   gateway validate --contract NAME [--param k=v]… [--schema FILE] [FILE|-]
   gateway repair --offline --contract NAME [--param k=v]… [--schema FILE] [--report FILE] [FILE|-]
+  gateway repair --contract NAME --ollama URL --model MODEL [--param k=v]… [--prompt FILE] [--report FILE] [FILE|-]
   gateway contracts [list | show NAME | lint DIR]
+  gateway help
+
+serve (the default) runs the gateway; validate prints the violation report of
+a model's output; repair brings it into contract, locally with --offline or
+with the model at --ollama; contracts lists, shows and lints contracts.
+Environment: GATEWAY_CONFIG, GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
+GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT.
+Each command's flags: gateway COMMAND --help.
+
 `
 
 // run is the whole program: main only wires the process to it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	cmd := "serve"
-	if len(args) > 0 && (args[0] == "" || args[0][0] != '-') {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		// The program's help, not serve's: serve is only the default.
+		cmd = "help"
+	} else if len(args) > 0 && (args[0] == "" || args[0][0] != '-') {
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {

@@ -1,0 +1,337 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// Virtual models are models to their clients: `ollama list` and an OpenAI
+// client's models.list show them, `ollama show` and models.retrieve
+// describe them (as their upstream model, under their own name), `ollama
+// pull` of one succeeds when its upstream model is there — and never
+// reaches the upstream, which would try to download a model of that name —
+// and delete, copy and create refuse them. Requests that name no virtual
+// model pass through untouched.
+
+// modelRoutes registers the model endpoints on e; pass is the
+// pass-through. With no virtual models it registers nothing.
+func (s *Server) modelRoutes(e *echo.Echo, list func() []middleware.VirtualModel, pass echo.HandlerFunc) {
+	if list == nil || len(list()) == 0 {
+		return
+	}
+	m := &modelHandlers{s: s, list: list, pass: pass}
+	e.GET("/api/tags", m.tags)
+	e.GET("/v1/models", m.openAIList)
+	e.GET("/v1/models/*", m.openAIRetrieve)
+	e.POST("/api/show", m.show)
+	e.POST("/api/pull", m.pull)
+	e.DELETE("/api/delete", m.refuse("model", "name"))
+	e.POST("/api/copy", m.refuse("source", "destination"))
+	e.POST("/api/create", m.refuse("model", "name"))
+}
+
+type modelHandlers struct {
+	s    *Server
+	list func() []middleware.VirtualModel
+	pass echo.HandlerFunc
+}
+
+// virtual returns the virtual model called name ("quiz" and "quiz:latest"
+// alike).
+func (m *modelHandlers) virtual(name string) (middleware.VirtualModel, bool) {
+	if name == "" {
+		return middleware.VirtualModel{}, false
+	}
+	for _, vm := range m.list() {
+		if withTag(vm.Name) == withTag(name) {
+			return vm, true
+		}
+	}
+	return middleware.VirtualModel{}, false
+}
+
+// withTag is a model name with its tag: as in Ollama, none means
+// "latest".
+func withTag(name string) string {
+	if name == "" || strings.Contains(name[strings.LastIndex(name, "/")+1:], ":") {
+		return name
+	}
+	return name + ":latest"
+}
+
+// ask calls the upstream and returns its answer's body; an error status is
+// the upstream's error, as the client would have seen it. The answer's
+// Content-Type is the client's.
+func (m *modelHandlers) ask(c echo.Context, method, path string, body []byte) ([]byte, error) {
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(c.Request().Context(), method, path, r)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
+	}
+	if id := c.Response().Header().Get(echo.HeaderXRequestID); id != "" {
+		req.Header.Set(echo.HeaderXRequestID, id)
+	}
+	resp, err := m.s.up.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer incomplete", Err: err}
+	}
+	if ct := resp.Header.Get(echo.HeaderContentType); ct != "" && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		c.Response().Header().Set(echo.HeaderContentType, ct)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		msg := fmt.Sprintf("upstream answered %d", resp.StatusCode)
+		if v, err := strictjson.Parse(b); err == nil {
+			if s, ok := v.Get("error").AsString(); ok {
+				msg = s
+			} else if s, ok := v.Get("error").Get("message").AsString(); ok {
+				msg = s
+			}
+		}
+		return nil, &HTTPError{Code: resp.StatusCode, Msg: msg, Err: fmt.Errorf("upstream %s %s: %d", method, path, resp.StatusCode)}
+	}
+	return b, nil
+}
+
+func (m *modelHandlers) askObject(c echo.Context, method, path string, body []byte) (*strictjson.Value, error) {
+	b, err := m.ask(c, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	v, err := strictjson.Parse(b)
+	if err != nil || v.Kind != strictjson.KindObject {
+		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
+	}
+	return v, nil
+}
+
+// readName reads the request's body and the first of keys that holds a
+// string, and gives the body back for the pass-through.
+func readName(c echo.Context, keys ...string) (name string, body *strictjson.Value, err error) {
+	req := c.Request()
+	raw, err := io.ReadAll(req.Body)
+	if err != nil {
+		return "", nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	req.ContentLength = int64(len(raw))
+	v, perr := strictjson.Parse(raw)
+	if perr != nil || v.Kind != strictjson.KindObject {
+		return "", nil, nil
+	}
+	for _, k := range keys {
+		if s, ok := v.Get(k).AsString(); ok && s != "" {
+			return s, v, nil
+		}
+	}
+	return "", v, nil
+}
+
+// setMember replaces or appends obj's member key.
+func setMember(obj *strictjson.Value, key string, v *strictjson.Value) {
+	for i := range obj.Members {
+		if obj.Members[i].Key == key {
+			obj.Members[i].Value = v
+			return
+		}
+	}
+	obj.Members = append(obj.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: v})
+}
+
+// writeJSON answers v with the upstream's Content-Type (set by ask).
+func writeJSON(c echo.Context, v *strictjson.Value) error {
+	ct := c.Response().Header().Get(echo.HeaderContentType)
+	if ct == "" {
+		ct = "application/json; charset=utf-8"
+	}
+	return c.Blob(http.StatusOK, ct, strictjson.Marshal(v))
+}
+
+// tags answers /api/tags: the upstream's models, and each virtual model
+// whose upstream model is among them, with that model's details under the
+// virtual name.
+func (m *modelHandlers) tags(c echo.Context) error {
+	list, err := m.askObject(c, http.MethodGet, "/api/tags", nil)
+	if err != nil {
+		return err
+	}
+	models := list.Get("models")
+	if models == nil || models.Kind != strictjson.KindArray {
+		models = strictjson.Array()
+		setMember(list, "models", models)
+	}
+	byName := map[string]*strictjson.Value{}
+	kept := models.Items[:0:0]
+	for _, it := range models.Items {
+		name, _ := it.Get("name").AsString()
+		if _, virtual := m.virtual(name); virtual {
+			// The virtual model shadows the upstream's model of its name.
+			continue
+		}
+		byName[withTag(name)] = it
+		kept = append(kept, it)
+	}
+	for _, vm := range m.list() {
+		up, ok := byName[withTag(vm.Upstream)]
+		if !ok {
+			continue
+		}
+		entry := up.Clone()
+		setMember(entry, "name", strictjson.String(withTag(vm.Name)))
+		setMember(entry, "model", strictjson.String(withTag(vm.Name)))
+		kept = append(kept, entry)
+	}
+	models.Items = kept
+	return writeJSON(c, list)
+}
+
+// openAIList answers /v1/models as /api/tags does, in OpenAI's shape.
+func (m *modelHandlers) openAIList(c echo.Context) error {
+	list, err := m.askObject(c, http.MethodGet, "/v1/models", nil)
+	if err != nil {
+		return err
+	}
+	data := list.Get("data")
+	if data == nil || data.Kind != strictjson.KindArray {
+		data = strictjson.Array()
+		setMember(list, "data", data)
+	}
+	byID := map[string]*strictjson.Value{}
+	kept := data.Items[:0:0]
+	for _, it := range data.Items {
+		id, _ := it.Get("id").AsString()
+		if _, virtual := m.virtual(id); virtual {
+			continue
+		}
+		byID[withTag(id)] = it
+		kept = append(kept, it)
+	}
+	for _, vm := range m.list() {
+		up, ok := byID[withTag(vm.Upstream)]
+		if !ok {
+			continue
+		}
+		entry := up.Clone()
+		setMember(entry, "id", strictjson.String(withTag(vm.Name)))
+		kept = append(kept, entry)
+	}
+	data.Items = kept
+	return writeJSON(c, list)
+}
+
+// openAIRetrieve answers /v1/models/{model} of a virtual model with its
+// upstream model's entry under the name asked.
+func (m *modelHandlers) openAIRetrieve(c echo.Context) error {
+	name := c.Param("*")
+	vm, ok := m.virtual(name)
+	if !ok {
+		return m.pass(c)
+	}
+	obj, err := m.askObject(c, http.MethodGet, "/v1/models/"+vm.Upstream, nil)
+	if err != nil {
+		return err
+	}
+	setMember(obj, "id", strictjson.String(name))
+	return writeJSON(c, obj)
+}
+
+// show answers /api/show of a virtual model: the upstream's answer for its
+// upstream model, the name in the Modelfile replaced.
+func (m *modelHandlers) show(c echo.Context) error {
+	name, body, err := readName(c, "model", "name")
+	if err != nil {
+		return err
+	}
+	vm, ok := m.virtual(name)
+	if !ok {
+		return m.pass(c)
+	}
+	req := body.Clone()
+	setMember(req, "model", strictjson.String(vm.Upstream))
+	for i, mb := range req.Members {
+		if mb.Key == "name" {
+			req.Members = append(req.Members[:i:i], req.Members[i+1:]...)
+			break
+		}
+	}
+	obj, err := m.askObject(c, http.MethodPost, "/api/show", strictjson.Marshal(req))
+	if err != nil {
+		return err
+	}
+	if mf, ok := obj.Get("modelfile").AsString(); ok {
+		mf = strings.ReplaceAll(mf, "FROM "+withTag(vm.Upstream), "FROM "+withTag(vm.Name))
+		setMember(obj, "modelfile", strictjson.String(mf))
+	}
+	return writeJSON(c, obj)
+}
+
+// pull answers /api/pull of a virtual model from the gateway: success when
+// the upstream has its upstream model, else an error saying so. It never
+// passes such a pull upstream, where it would start a download.
+func (m *modelHandlers) pull(c echo.Context) error {
+	name, body, err := readName(c, "model", "name")
+	if err != nil {
+		return err
+	}
+	vm, ok := m.virtual(name)
+	if !ok {
+		return m.pass(c)
+	}
+	show := strictjson.Marshal(&strictjson.Value{Kind: strictjson.KindObject, Members: []strictjson.Member{
+		{Key: "model", KeyOffset: -1, Value: strictjson.String(vm.Upstream)}}})
+	if _, err := m.ask(c, http.MethodPost, "/api/show", show); err != nil {
+		he := toHTTPError(err)
+		if he.Status() == http.StatusNotFound {
+			return &HTTPError{Code: http.StatusNotFound, Err: err,
+				Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull %s on the upstream", name, vm.Upstream, vm.Upstream)}
+		}
+		return err
+	}
+	stream := true
+	if s := body.Get("stream"); s != nil && s.Kind == strictjson.KindBool {
+		stream = s.Bool
+	}
+	if !stream {
+		return c.Blob(http.StatusOK, "application/json; charset=utf-8", []byte(`{"status":"success"}`))
+	}
+	return c.Blob(http.StatusOK, "application/x-ndjson", []byte("{\"status\":\"success\"}\n"))
+}
+
+// refuse answers a request that would change a virtual model (delete,
+// copy, create) with 400; keys are the members that name models.
+func (m *modelHandlers) refuse(keys ...string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		_, body, err := readName(c)
+		if err != nil {
+			return err
+		}
+		if body != nil {
+			for _, k := range keys {
+				name, _ := body.Get(k).AsString()
+				if vm, ok := m.virtual(name); ok {
+					return &HTTPError{Code: http.StatusBadRequest,
+						Msg: fmt.Sprintf("%s is a virtual model of the gateway (contract %s over %s): it cannot be deleted, copied or created; change the gateway's routes instead", name, vm.Contract, vm.Upstream)}
+				}
+			}
+		}
+		return m.pass(c)
+	}
+}

@@ -1,0 +1,216 @@
+package middleware
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// ToolCall is one function call in a model's answer.
+type ToolCall struct {
+	Name string
+	// Args is the call's arguments as JSON text.
+	Args string
+}
+
+// ToolCodec is implemented by a Codec whose API declares tools: the guard
+// validates each call's arguments against its function's parameters
+// schema, repairs them locally, then with the model, and answers 422 with
+// the report when they stay invalid.
+type ToolCodec interface {
+	// Tools returns the parameters schema of each declared function, by
+	// name; nil when the request declares none. A function without
+	// parameters takes an object.
+	Tools(r *Request) map[string]json.RawMessage
+	// ToolCalls returns the calls of an answer's object, in order.
+	ToolCalls(obj *strictjson.Value) []ToolCall
+	// WithToolArgs returns a copy of obj with the arguments of call i
+	// replaced by args[i] (nil keeps the call's own).
+	WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value
+}
+
+// CodeToolUnknown is the violation of a call of a function the request
+// did not declare.
+const CodeToolUnknown = "TOOL_UNKNOWN"
+
+// RouteTools is the Route name of requests guarded for their tool calls
+// only (GuardConfig.ToolCalls).
+const RouteTools = "tools"
+
+// objectSchema is the parameters schema of a function that declares none.
+var objectSchema = json.RawMessage(`{"type":"object"}`)
+
+// toolValidators holds the compiled parameters schemas by hash: clients
+// send the same tools with every request.
+type toolValidators struct {
+	cache *lru.Cache[string, *validators.Validator]
+}
+
+func newToolValidators() *toolValidators {
+	c, _ := lru.New[string, *validators.Validator](adHocCacheSize)
+	return &toolValidators{cache: c}
+}
+
+// get compiles a parameters schema once. A failed call's arguments are a
+// contract failure: no fallback.
+func (tv *toolValidators) get(schema json.RawMessage) (*validators.Validator, error) {
+	key := contracts.SchemaHash(schema)
+	if v, ok := tv.cache.Get(key); ok {
+		return v, nil
+	}
+	c, err := contracts.FromSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	c.Name = "tool"
+	c.Shape = contracts.Shape{Expect: "object"}
+	c.Fallback = contracts.Fallback{Mode: contracts.FallbackError}
+	v, err := validators.New(c, nil)
+	if err != nil {
+		return nil, err
+	}
+	tv.cache.Add(key, v)
+	return v, nil
+}
+
+// toolCalls returns the answer's calls when the request declares tools
+// and the guard checks them.
+func (g *guard) toolCalls(x *exchange, a *Answer) (ToolCodec, []ToolCall) {
+	tc, ok := x.codec.(ToolCodec)
+	if !ok || len(tc.Tools(x.client)) == 0 {
+		return nil, nil
+	}
+	return tc, tc.ToolCalls(a.Obj)
+}
+
+// runTools validates and repairs the arguments of an answer's tool calls:
+// the answer is the model's request to call functions, so the contract
+// applies to the answer that follows the calls, not to this one.
+func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc ToolCodec, calls []ToolCall) *result {
+	tools := tc.Tools(x.client)
+	contract := RouteTools
+	if x.route.Validator != nil && !x.route.toolsOnly {
+		contract = x.route.Validator.Contract.ID()
+	}
+	res := &result{contract: contract, status: repair.StatusValid, text: first.Text}
+	args := make([]*strictjson.Value, len(calls))
+	var usage repair.Usage
+	llmCalls, fixes := 0, 0
+	var before []string
+	for i, call := range calls {
+		schema, ok := tools[call.Name]
+		if !ok {
+			res.status, res.report = repair.StatusFailed, unknownTool(call.Name, tools)
+			return res
+		}
+		v, err := g.tools.get(schema)
+		if err != nil {
+			return &result{err: &HTTPError{Code: http.StatusBadRequest,
+				Msg: fmt.Sprintf("tools: the parameters of %q are not a valid JSON Schema: %v", call.Name, err), Err: err}}
+		}
+		out := repair.Run(ctx, repair.Job{
+			Validator:   v,
+			Params:      validators.Params{},
+			Text:        call.Args,
+			Prompt:      x.codec.Prompt(x.up) + "\n\nArguments of a call of the function " + call.Name + ".",
+			Model:       model{send: g.send, name: x.upstreamModel, header: x.header},
+			ModelName:   x.upstreamModel,
+			MaxLLMCalls: g.MaxLLMCalls,
+		})
+		if ctx.Err() != nil {
+			return &result{err: AsHTTPError(ctx.Err())}
+		}
+		llmCalls += out.LLMCalls
+		fixes += len(out.Changes)
+		usage.PromptTokens += out.Tokens.PromptTokens
+		usage.OutputTokens += out.Tokens.OutputTokens
+		before = append(before, out.Before.Codes()...)
+		if out.Status != repair.StatusValid && out.Status != repair.StatusRepaired || out.Doc == nil {
+			rep := out.Report
+			rep.Contract = "tool:" + call.Name
+			res.status, res.report = repair.StatusFailed, &rep
+			res.repairs = llmCalls + fixes
+			return res
+		}
+		if out.Status == repair.StatusRepaired {
+			res.status = repair.StatusRepaired
+			args[i] = out.Doc
+		}
+	}
+	res.repairs = llmCalls + fixes
+	res.obj = tc.WithToolArgs(first.Obj, args)
+	codes := func(cs []string) *strictjson.Value {
+		items := make([]*strictjson.Value, len(cs))
+		for i, c := range cs {
+			items[i] = strictjson.String(c)
+		}
+		return strictjson.Array(items...)
+	}
+	set(res.obj, "contract", object(
+		member("id", strictjson.String(contract)),
+		member("status", strictjson.String(res.status)),
+		member("tool_calls", strictjson.Int(int64(len(calls)))),
+		member("llm_calls", strictjson.Int(int64(llmCalls))),
+		member("local_fixes", strictjson.Int(int64(fixes))),
+		member("violations_before", codes(before)),
+		member("violations_after", strictjson.Array()),
+		member("repair_tokens", object(
+			member("prompt", strictjson.Int(int64(usage.PromptTokens))),
+			member("output", strictjson.Int(int64(usage.OutputTokens))),
+		)),
+	))
+	return res
+}
+
+// unknownTool is the report of a call of an undeclared function.
+func unknownTool(name string, tools map[string]json.RawMessage) *validators.Report {
+	known := make([]string, 0, len(tools))
+	for k := range tools {
+		known = append(known, k)
+	}
+	return &validators.Report{
+		Contract: "tool:" + name,
+		Violations: []validators.Violation{{
+			Class: validators.ClassSchema, Code: CodeToolUnknown, Severity: validators.SeverityError,
+			Path: "name", Pointer: "/name", Expected: known, Actual: name,
+			Hint: "call one of the functions the request declares",
+		}},
+	}
+}
+
+// toolsValidator stands for the contract of requests guarded for their
+// tool calls only; their text is never validated against it.
+var toolsValidator = sync.OnceValue(func() *validators.Validator {
+	c, err := contracts.FromSchema(objectSchema)
+	if err != nil {
+		panic(err)
+	}
+	c.Name, c.Version = RouteTools, "1"
+	v, err := validators.New(c, nil)
+	if err != nil {
+		panic(err)
+	}
+	return v
+})
+
+// toolsRoute is the route of a request no contract guards when the guard
+// checks tool calls and the request declares tools; nil otherwise.
+func (g *guard) toolsRoute(x *exchange) *Route {
+	if !g.ToolCalls {
+		return nil
+	}
+	tc, ok := x.codec.(ToolCodec)
+	if !ok || len(tc.Tools(x.client)) == 0 {
+		return nil
+	}
+	return &Route{Name: RouteTools, Validator: toolsValidator(), Params: validators.Params{}, toolsOnly: true}
+}
