@@ -5,6 +5,11 @@
 // model call, and how often each rung ran. Run it from the module root:
 //
 //	go run ./bench/ladder [-runs 20] [-seed 1] [-v]
+//	go run ./bench/ladder -blind [-runs 20]
+//
+// With -blind it measures the blind merge instead: a held-out model that
+// also rephrases the explanation of a question it was asked to repair, and
+// the share of those rewrites that reach the answer.
 //
 // The corpus is written by repair/testdata/ladder/gen.go. The model fixes
 // each violation it is shown with probability 0.7, sometimes rephrases a
@@ -57,6 +62,7 @@ func run(args []string, w io.Writer) error {
 	runs := fs.Int("runs", 1, "runs over the corpus, each with other draws")
 	seed := fs.Uint64("seed", 1, "seed of the first run")
 	verbose := fs.Bool("v", false, "print one line per answer of the whole ladder")
+	blind := fs.Bool("blind", false, "measure the blind merge with a model that rewrites the explanation of a question it repairs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -84,6 +90,11 @@ func run(args []string, w io.Writer) error {
 			return err
 		}
 		texts[i] = string(b)
+	}
+
+	if *blind {
+		blindMerge(w, v, params, truth, texts, *runs, *seed)
+		return nil
 	}
 
 	configs := []config{{"local only", true}, {"ladder", false}}
