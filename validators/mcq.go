@@ -38,6 +38,37 @@ type mcqRules struct {
 
 var _ RulePack = (*mcqRules)(nil)
 
+// mcqFixScopes declares, per code of the pack, what its fix may touch
+// inside a question besides the field the violation names, and which
+// document-level codes local repair re-derives from the questions. A new
+// rule adds its code here.
+var mcqFixScopes = map[string]FixScope{
+	"QUESTION_COUNT_MISMATCH":     {Derived: true},
+	"DIFFICULTY_PROFILE_SUM":      {Derived: true},
+	"DIFFICULTY_PROFILE_MISMATCH": {Derived: true},
+	"TEST_DURATION_MISMATCH":      {Derived: true},
+	// The answer is an index into the options: changing the options may
+	// move it.
+	"ANSWER_RANGE":      {Fields: []string{"answer"}},
+	"OPTIONS_COUNT":     {Fields: []string{"options", "answer"}},
+	"DUPLICATE_OPTIONS": {Fields: []string{"options", "answer"}},
+	"FORBIDDEN_OPTION":  {Fields: []string{"options", "answer"}},
+	// Weight, level and extended explanation follow each other (C3, C4).
+	"WEIGHT_INVALID":                {Fields: []string{"weight", "cognitive_level", "extended_explanation"}},
+	"COGNITIVE_LEVEL_MISMATCH":      {Fields: []string{"weight", "cognitive_level", "extended_explanation"}},
+	"EXTENDED_EXPLANATION_NOT_NULL": {Fields: []string{"extended_explanation"}},
+	"EXTENDED_EXPLANATION_MISSING":  {Fields: []string{"extended_explanation"}},
+	"EXTENDED_EXPLANATION_INVALID":  {Fields: []string{"extended_explanation"}},
+	"EXTENDED_EXPLANATION_STEPS":    {Fields: []string{"extended_explanation"}},
+	"QUESTION_ID_SEQUENCE":          {Fields: []string{"question_id"}},
+	"QUESTION_ID_DUPLICATE":         {Fields: []string{"question_id"}},
+	"QUESTION_NUMBERING":            {Fields: []string{"question"}},
+	"CODE_FENCE_MISSING":            {},
+	"CODE_LINE_NUMBERS":             {},
+	// A near-duplicate question is fixed by writing another question.
+	"DUPLICATE_QUESTION": {Whole: true},
+}
+
 // mcqLevels maps a valid weight to its cognitive level (C3).
 var mcqLevels = [4]string{1: "Reproduction", 2: "Application", 3: "Analysis"}
 
