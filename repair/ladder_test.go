@@ -98,6 +98,7 @@ var truthFixture = map[string]string{
 // sent is what the tests check of one model request.
 type sent struct {
 	System      string // "repair-engine", "only-valid-json" or "" (none)
+	Scoped      bool   // an item-scoped repair call
 	Temperature float64
 	TopP        float64
 	Format      bool
@@ -178,7 +179,7 @@ func summarize(out Outcome, truth *strictjson.Value, reqs []ModelRequest, reruns
 		}
 	}
 	for _, q := range reqs {
-		r.Sent = append(r.Sent, sent{System: systemName(q.System), Temperature: q.Temperature, TopP: q.TopP, Format: len(q.Format) > 0, Violations: sentViolations(q.Prompt)})
+		r.Sent = append(r.Sent, sent{System: systemName(q.System), Scoped: strings.HasPrefix(q.Prompt, "Repair ONLY "), Temperature: q.Temperature, TopP: q.TopP, Format: len(q.Format) > 0, Violations: sentViolations(q.Prompt)})
 	}
 	return r
 }
