@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 
 	"github.com/contractgateway/gateway/repair"
@@ -63,13 +64,13 @@ func (m *rephraser) Complete(ctx context.Context, req repair.ModelRequest) (repa
 }
 
 // askedItems reads the question indices a repair call named in its
-// violations, in order, without repeats.
+// violations ("questions[3].answer"), in order, without repeats.
 func askedItems(prompt string) []int {
 	var out []int
 	seen := map[int]bool{}
 	for _, line := range strings.Split(prompt, "\n") {
 		line = strings.TrimSpace(line)
-		rest, ok := strings.CutPrefix(line, `"pointer": `)
+		rest, ok := strings.CutPrefix(line, `"path": `)
 		if !ok {
 			continue
 		}
@@ -77,7 +78,9 @@ func askedItems(prompt string) []int {
 		if json.Unmarshal([]byte(strings.TrimSuffix(rest, ",")), &p) != nil {
 			continue
 		}
-		if i, ok := itemOf(p); ok && !seen[i] {
+		p, ok = strings.CutPrefix(p, "questions[")
+		idx, _, _ := strings.Cut(p, "]")
+		if i, err := strconv.Atoi(idx); ok && err == nil && !seen[i] {
 			seen[i] = true
 			out = append(out, i)
 		}
@@ -88,6 +91,9 @@ func askedItems(prompt string) []int {
 // itemAt finds question i in a reply: the whole document, or, for an
 // item-scoped reply, the items alone (one object, or an array of them).
 func itemAt(doc *strictjson.Value, i, asked int) *strictjson.Value {
+	if q := doc.Get("questions[" + strconv.Itoa(i) + "]"); q != nil {
+		return q
+	}
 	if qs := doc.Get("questions"); qs != nil && qs.Kind == strictjson.KindArray {
 		return qs.Index(i)
 	}

@@ -6,6 +6,13 @@
 //
 //	go run ./bench/ladder [-runs 20] [-seed 1] [-v]
 //	go run ./bench/ladder -blind [-runs 20]
+//	go run ./bench/ladder -tokens [-runs 200]
+//
+// With -tokens it compares item-scoped with whole-document repair on
+// generated documents of 5, 20 and 50 questions with 1, 2 and 5 broken
+// answers: the tokens asked of the model (a reply costs its bytes / 4) per
+// answer ending valid, side by side with their ratio, and the success
+// rates.
 //
 // With -blind it measures the blind merge instead: a held-out model that
 // also rephrases the explanation of a question it was asked to repair, and
@@ -62,9 +69,13 @@ func run(args []string, w io.Writer) error {
 	runs := fs.Int("runs", 1, "runs over the corpus, each with other draws")
 	seed := fs.Uint64("seed", 1, "seed of the first run")
 	verbose := fs.Bool("v", false, "print one line per answer of the whole ladder")
+	tok := fs.Bool("tokens", false, "compare the tokens of item-scoped and whole-document repair on generated documents")
 	blind := fs.Bool("blind", false, "measure the blind merge with a model that rewrites the explanation of a question it repairs")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *tok {
+		return tokens(w, *runs, *seed)
 	}
 	files, err := filepath.Glob(filepath.Join(*corpus, "*.txt"))
 	if err != nil || len(files) == 0 {
