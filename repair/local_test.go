@@ -51,6 +51,7 @@ func TestLocalFixesDerivableFaults(t *testing.T) {
 	}{
 		{"question count", `"question_count":3`, `"question_count":5`, "derive:question_count_mismatch"},
 		{"profile mismatch", `"difficulty_profile":{"easy":1,"medium":1,"hard":1}`, `"difficulty_profile":{"easy":2,"medium":0,"hard":1}`, "derive:difficulty_profile_mismatch"},
+		{"profile count missing", `"difficulty_profile":{"easy":1,"medium":1,"hard":1}`, `"difficulty_profile":{"easy":1,"medium":1}`, "derive:difficulty_profile_mismatch"},
 		{"test duration", `"test_duration_minutes":11`, `"test_duration_minutes":30`, "derive:test_duration_mismatch"},
 		{"question id", `"question_id":"Q002"`, `"question_id":"Q2"`, "derive:question_id_sequence"},
 		{"question id duplicate", `"question_id":"Q002"`, `"question_id":"Q001"`, "derive:question_id_duplicate"},
