@@ -38,6 +38,9 @@ type LocalResult struct {
 func Local(v *validators.Validator, text string, params validators.Params) LocalResult {
 	res := v.Validate(text, params)
 	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc}
+	if res.Doc != nil {
+		out.Changes = shapeChanges(res.Report)
+	}
 	// A document delivered as a JSON string parses, but is not what a
 	// container contract wants: syntactic repair unwraps it.
 	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
@@ -89,7 +92,31 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 		return nil, nil, before, false
 	}
 	doc, report := v.CheckDoc(doc, params)
-	return doc, sr.Changes, report, false
+	return doc, append(sr.Changes, shapeChanges(report)...), report, false
+}
+
+// Fixers of shape normalisation (seed 004), recorded from the validator's
+// SHAPE_UNWRAPPED and SHAPE_WRAPPED warnings: the validator normalises the
+// shape while it checks, and repair reports it like any other edit.
+const (
+	FixShapeUnwrap = "shape_unwrap"
+	FixShapeWrap   = "shape_wrap"
+)
+
+// shapeChanges turns the shape warnings of a report into changes: the
+// wrapper's key or the root as path, what the model wrote and what the
+// contract wants.
+func shapeChanges(r validators.Report) []Change {
+	var out []Change
+	for _, v := range r.Violations {
+		switch v.Code {
+		case "SHAPE_UNWRAPPED":
+			out = append(out, Change{Path: v.Path, Before: v.Actual, After: v.Expected, Fixer: FixShapeUnwrap})
+		case "SHAPE_WRAPPED":
+			out = append(out, Change{Path: v.Path, Before: v.Actual, After: v.Expected, Fixer: FixShapeWrap})
+		}
+	}
+	return out
 }
 
 // chooseBlock picks, among several candidate blocks, the one that validates

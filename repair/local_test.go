@@ -170,3 +170,41 @@ func TestLocalUnwrapsStringifiedDocument(t *testing.T) {
 		t.Errorf("plain string: valid %v doc %v codes %v", res.Report.Valid, res.Doc != nil, res.Report.Codes())
 	}
 }
+
+// TestLocalRecordsShapeChanges checks that shape normalisation is reported
+// as changes (SPEC §5), in the order made: unwrap, then wrap.
+func TestLocalRecordsShapeChanges(t *testing.T) {
+	v, err := validators.Builtin("link-plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const link = `{"anchor_text":"JSON Schema","query":"JSON Schema spec","section":"Why","ref_id":"ref-1"}`
+	tests := []struct {
+		name, text string
+		want       []Change
+	}{
+		{"wrapper around one object", `{"link_plan": ` + link + `}`, []Change{
+			{Path: "link_plan", Before: "object with link_plan", After: "array", Fixer: FixShapeUnwrap},
+			{Path: "", Before: "object", After: "array", Fixer: FixShapeWrap},
+		}},
+		{"wrapper around the array", "```json\n{\"data\": [" + link + "]}\n```", []Change{
+			{Path: "data", Before: "object with data", After: "array", Fixer: FixShapeUnwrap},
+		}},
+		{"lone object, with a trailing comma", `{"anchor_text":"JSON Schema","query":"JSON Schema spec","section":"Why","ref_id":"ref-1",}`, []Change{
+			{Path: "1:89", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
+			{Path: "", Before: "object", After: "array", Fixer: FixShapeWrap},
+		}},
+		{"the array itself", "[" + link + "]", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Local(v, tt.text, validators.Params{})
+			if !r.Report.Valid {
+				t.Fatalf("Local(%q) report %v, want valid", tt.text, r.Report.Codes())
+			}
+			if diff := cmp.Diff(tt.want, r.Changes); diff != "" {
+				t.Errorf("Local(%q) changes (-want +got):\n%s", tt.text, diff)
+			}
+		})
+	}
+}

@@ -115,24 +115,33 @@ func (v *Validator) report(vs []Violation) Report {
 
 // normalize applies the contract's shape rules (seed 004): unwrap a
 // {"data": …} style wrapper, wrap a lone object where an array is expected.
-// Both are reported as warnings: the document is fine, but the model did
-// not write what was asked and the counts show it.
+// A wrapper holding one object where the contract wants an array is first
+// unwrapped, then its object wrapped ({"link_plan": {…}} → [{…}]): wrapping
+// the wrapper would hand the schema an array of the wrong objects. Both
+// are reported as warnings (repair records each as a change): the document
+// is fine, but the model did not write what was asked and the counts show
+// it.
 func (v *Validator) normalize(doc *strictjson.Value, e *Emitter) *strictjson.Value {
 	sh := v.Contract.Shape
+	wrapLone := sh.Expect == "array" && sh.WrapSingle
 	if doc.Kind == strictjson.KindObject {
 		for _, key := range sh.Unwrap {
 			inner := doc.Get(key)
-			if inner == nil || !shapeFits(sh.Expect, inner) {
+			if inner == nil || !shapeFits(sh.Expect, inner) && !(wrapLone && inner.Kind == strictjson.KindObject) {
 				continue
 			}
 			path, pointer := PathOf(key)
 			e.Add(Violation{Class: ClassSchema, Code: "SHAPE_UNWRAPPED", Severity: SeverityWarning,
 				Path: path, Pointer: pointer, Expected: sh.Expect, Actual: "object with " + key,
 				Hint: "Return the " + sh.Expect + " itself, without the \"" + key + "\" wrapper.", Fixable: true}, doc.Offset)
-			return inner
+			doc = inner
+			if inner.Kind != strictjson.KindObject || !wrapLone {
+				return doc
+			}
+			break
 		}
 	}
-	if sh.Expect == "array" && sh.WrapSingle && doc.Kind == strictjson.KindObject {
+	if wrapLone && doc.Kind == strictjson.KindObject {
 		e.Add(Violation{Class: ClassSchema, Code: "SHAPE_WRAPPED", Severity: SeverityWarning,
 			Expected: "array", Actual: "object",
 			Hint: "Return an array of objects, even when there is only one.", Fixable: true}, doc.Offset)
