@@ -46,6 +46,9 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
 	if res.Doc == nil || stringified {
 		doc, changes, report, truncated := recoverSyntax(v, text, params, res.Report)
+		if doc != nil && res.Doc == nil {
+			markSyntaxFixable(&out.Before)
+		}
 		if doc != nil || res.Doc == nil {
 			out.Changes = append(out.Changes, changes...)
 			out.Report, out.Doc, out.Truncated = report, doc, truncated
@@ -63,6 +66,20 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	return out
 }
 
+// markSyntaxFixable sets fixable on the JSON_SYNTAX violations of r: the
+// syntactic repairer, run on the block, made it parse (SPEC §3: fixable when
+// local repair can fix it). A copy of the violations is changed, so that
+// reports sharing them stay as they were.
+func markSyntaxFixable(r *validators.Report) {
+	vs := append([]validators.Violation(nil), r.Violations...)
+	for i := range vs {
+		if vs[i].Code == "JSON_SYNTAX" {
+			vs[i].Fixable = true
+		}
+	}
+	r.Violations = vs
+}
+
 // recoverSyntax handles a report whose document could not be parsed: it
 // chooses among several blocks, or repairs the text's syntax.
 func recoverSyntax(v *validators.Validator, text string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
@@ -77,7 +94,10 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 		return nil, nil, before, false
 	}
 	if sr.Truncated {
+		// The report after repair says what is missing; the one before it
+		// stays what the model wrote.
 		report := before
+		report.Violations = append([]validators.Violation(nil), before.Violations...)
 		for i := range report.Violations {
 			if report.Violations[i].Code == "JSON_TRUNCATED" || report.Violations[i].Code == "JSON_SYNTAX" {
 				report.Violations[i].Code = "JSON_TRUNCATED"

@@ -208,3 +208,32 @@ func TestLocalRecordsShapeChanges(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalSyntaxFixable checks SPEC §3: a JSON_SYNTAX violation is fixable
+// when the syntactic repairer makes the block parse, and not otherwise.
+func TestLocalSyntaxFixable(t *testing.T) {
+	v, err := validators.Builtin("json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, text string
+		want       bool
+	}{
+		{"trailing comma", `{"a": 1,}`, true},
+		{"missing colon", `{"name" "Alice", "age" 30}`, true},
+		{"python literals", `{"a": None, "b": True}`, true},
+		{"repaired, but truncated", `{"a": "x" "b": [1, 2`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Local(v, tt.text, validators.Params{})
+			if len(r.Before.Violations) == 0 || r.Before.Violations[0].Code != "JSON_SYNTAX" {
+				t.Fatalf("Local(%q).Before = %v, want JSON_SYNTAX", tt.text, r.Before.Codes())
+			}
+			if got := r.Before.Violations[0].Fixable; got != tt.want {
+				t.Errorf("Local(%q).Before JSON_SYNTAX fixable = %v, want %v", tt.text, got, tt.want)
+			}
+		})
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -84,11 +86,43 @@ func (v *Validator) Validate(text string, params Params) Result {
 	}
 	doc, err := strictjson.Parse([]byte(ex.Text))
 	if err != nil {
-		res.Report = v.report([]Violation{ParseViolation(err)})
+		pv := ParseViolation(err)
+		pv.RawPath = rawPath(text, ex, pv.pos)
+		res.Report = v.report([]Violation{pv})
 		return res
 	}
 	res.Doc, res.Report = v.CheckDoc(doc, params)
 	return res
+}
+
+// rawPath is "line:col" in the raw model text of byte off of the extracted
+// block. The block's offset is one in the think-stripped text; when think
+// sections were removed, the block is found again in the raw text at or
+// after that offset (removing text only moves it left). "" when it cannot
+// be found.
+func rawPath(raw string, ex Extraction, off int) string {
+	start := ex.Offset
+	if StripThink(raw) != raw {
+		from := min(ex.Offset, len(raw))
+		k := strings.Index(raw[from:], ex.Text)
+		if k < 0 {
+			return ""
+		}
+		start = from + k
+	}
+	if start+off > len(raw) {
+		return ""
+	}
+	line, col := 1, 0
+	lineStart := 0
+	for i := 0; i < start+off; i++ {
+		if raw[i] == '\n' {
+			line++
+			lineStart = i + 1
+		}
+	}
+	col = utf8.RuneCountInString(raw[lineStart:start+off]) + 1
+	return strconv.Itoa(line) + ":" + strconv.Itoa(col)
 }
 
 // CheckDoc validates an already parsed document: shape normalisation, JSON
