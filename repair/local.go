@@ -66,14 +66,15 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	return out
 }
 
-// markSyntaxFixable sets fixable on the JSON_SYNTAX violations of r: the
-// syntactic repairer, run on the block, made it parse (SPEC §3: fixable when
-// local repair can fix it). A copy of the violations is changed, so that
+// markSyntaxFixable sets fixable on the JSON_SYNTAX and MULTIPLE_JSON_BLOCKS
+// violations of r: the syntactic repairer, run on the block, made it parse,
+// or one of the blocks validated (SPEC §3: fixable when local repair can fix
+// it). A copy of the violations is changed, so that
 // reports sharing them stay as they were.
 func markSyntaxFixable(r *validators.Report) {
 	vs := append([]validators.Violation(nil), r.Violations...)
 	for i := range vs {
-		if vs[i].Code == "JSON_SYNTAX" {
+		if vs[i].Code == "JSON_SYNTAX" || vs[i].Code == "MULTIPLE_JSON_BLOCKS" {
 			vs[i].Fixable = true
 		}
 	}
@@ -139,32 +140,32 @@ func shapeChanges(r validators.Report) []Change {
 	return out
 }
 
-// chooseBlock picks, among several candidate blocks, the one that validates
-// against the contract (after local repair), when exactly one does.
+// chooseBlock picks, among several candidate blocks, the last one that
+// validates against the contract (after local repair): models write a draft
+// first and the corrected block last ("First attempt: … Corrected
+// version: …", SPEC §2), so a later valid block supersedes an earlier one,
+// even a valid one. The choice is a change (choose_block: how many blocks,
+// which one, 1-based). False when no block validates: the text stays
+// MULTIPLE_JSON_BLOCKS.
 func chooseBlock(v *validators.Validator, text string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
 	jsonBlocks, plain, _ := validators.Candidates(validators.StripThink(text))
 	blocks := jsonBlocks
 	if len(blocks) == 0 {
 		blocks = plain
 	}
-	var found *LocalResult
-	chosen := 0
-	for i, b := range blocks {
-		r := Local(v, "```json\n"+b.Text+"\n```", params)
+	for i := len(blocks) - 1; i >= 0; i-- {
+		r := Local(v, "```json\n"+blocks[i].Text+"\n```", params)
 		if !r.Report.Valid {
 			continue
 		}
-		if found != nil {
-			return nil, nil, validators.Report{}, false
-		}
-		found, chosen = &r, i
+		changes := append([]Change{{Path: "", Before: len(blocks), After: i + 1, Fixer: FixChooseBlock}}, r.Changes...)
+		return r.Doc, changes, r.Report, true
 	}
-	if found == nil {
-		return nil, nil, validators.Report{}, false
-	}
-	changes := append([]Change{{Path: "", Before: len(blocks), After: chosen + 1, Fixer: "choose_block"}}, found.Changes...)
-	return found.Doc, changes, found.Report, true
+	return nil, nil, validators.Report{}, false
 }
+
+// FixChooseBlock is the fixer of choosing one of several JSON blocks.
+const FixChooseBlock = "choose_block"
 
 // ApplyFixes applies the JSON Patch fixes that the validators attached to
 // derivable violations, re-validates, and repeats until nothing fixable is

@@ -149,9 +149,46 @@ func TestLocalChoosesTheValidBlock(t *testing.T) {
 	if !res.Report.Valid || string(strictjson.Marshal(res.Doc)) != valid {
 		t.Fatalf("two blocks: valid %v codes %v", res.Report.Valid, res.Report.Codes())
 	}
-	both := "```json\n" + valid + "\n```\n```json\n" + valid + "\n```"
-	if res := Local(v, both, params); res.Report.Valid || res.Report.Violations[0].Code != "MULTIPLE_JSON_BLOCKS" {
-		t.Errorf("two valid blocks: valid %v codes %v, want MULTIPLE_JSON_BLOCKS", res.Report.Valid, res.Report.Codes())
+	if want := []Change{{Path: "", Before: 2, After: 2, Fixer: FixChooseBlock}}; !cmp.Equal(want, res.Changes) {
+		t.Errorf("two blocks: changes %v, want %v", res.Changes, want)
+	}
+}
+
+// TestLocalTakesTheLastValidBlock checks the draft-then-correction case:
+// when several blocks validate, the last one is the answer; only when none
+// does the text stay MULTIPLE_JSON_BLOCKS.
+func TestLocalTakesTheLastValidBlock(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	corrected := strings.Replace(valid, `"title":"`, `"title":"Corrected: `, 1)
+	tests := []struct {
+		name, text string
+		want       string // the document taken, "" for none
+		wantCode   string
+	}{
+		{"first attempt, corrected version", "First attempt:\n```json\n" + valid + "\n```\nCorrected version:\n```json\n" + corrected + "\n```", corrected, ""},
+		{"the same block twice", "```json\n" + valid + "\n```\n```json\n" + valid + "\n```", valid, ""},
+		{"a valid block before a broken one", "```json\n" + valid + "\n```\n```json\n{\"meta\": {}}\n```", valid, ""},
+		{"no block validates", "```json\n{\"meta\": {}}\n```\n```json\n{\"questions\": []}\n```", "", "MULTIPLE_JSON_BLOCKS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Local(v, tt.text, params)
+			got := ""
+			if res.Report.Valid {
+				got = string(strictjson.Marshal(res.Doc))
+			}
+			if got != tt.want {
+				t.Errorf("Local() took %.60q…, want %.60q…", got, tt.want)
+			}
+			if fixable := res.Before.Violations[0].Fixable; fixable != (tt.want != "") {
+				t.Errorf("Local().Before MULTIPLE_JSON_BLOCKS fixable = %v, want %v", fixable, tt.want != "")
+			}
+			if tt.wantCode != "" && (len(res.Report.Violations) == 0 || res.Report.Violations[0].Code != tt.wantCode) {
+				t.Errorf("Local() codes %v, want %s", res.Report.Codes(), tt.wantCode)
+			}
+		})
 	}
 }
 
