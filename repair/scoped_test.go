@@ -27,6 +27,9 @@ func TestRunScoped(t *testing.T) {
 	answer3 := fixture(t, mcq, "invalid_ANSWER_RANGE_one_based_answer.json")
 	twoFaults := mutate(t, answer3, ptrOption5, `"All of the above"`)
 	oneRepair := contractFor(t, "mcq", func(c *contracts.Contract) { c.Policy.MaxRepairs = 1 })
+	// A weight no rule can derive, and a profile count that can only be
+	// derived once the weight is known.
+	weightAndProfile := mutate(t, valid, "/questions/3/weight", "7", "/questions/3/cognitive_level", `"Hard"`, "/meta/difficulty_profile/medium", "9")
 
 	unchanged := step{}
 	tests := []struct {
@@ -114,6 +117,13 @@ func TestRunScoped(t *testing.T) {
 			script: []step{{fix: []string{ptrAnswer3}}, {fix: []string{ptrOption5}}},
 			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped"}, Doc: "truth", Codes: []string{},
 				Sent: []sent{scopedCall(violAnswer3, violForbidden), scopedCall(violForbidden)}},
+		},
+		{
+			name: "document-level violations that follow from the items stay home: only the item is sent, local repair derives the rest",
+			v:    mcq, text: weightAndProfile,
+			script: []step{{fix: []string{"/questions/3"}}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 1, Rungs: []string{"local", "llm_repair_scoped"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{scopedCall("WEIGHT_INVALID@questions[3].weight")}},
 		},
 		{
 			name: "a violation outside the items: whole-document repair at once",

@@ -58,7 +58,7 @@ type config struct {
 
 // tally sums the outcomes of one configuration.
 type tally struct {
-	n, valid, zeroCall, calls, maxCalls, restored int
+	n, valid, zeroCall, calls, maxCalls, restored, fields int
 	status                                        map[string]int
 	rungs                                         map[string]int
 }
@@ -149,6 +149,7 @@ func run(args []string, w io.Writer) error {
 	row("model calls per answer, mean", func(t tally) string { return fmt.Sprintf("%.2f", float64(t.calls)/float64(t.n)) })
 	row("model calls per answer, max", func(t tally) string { return fmt.Sprint(t.maxCalls) })
 	row("items restored by merge", func(t tally) string { return fmt.Sprint(t.restored) })
+	row("fields restored by merge", func(t tally) string { return fmt.Sprint(t.fields) })
 	for _, s := range []string{repair.StatusValid, repair.StatusRepaired, repair.StatusFallback, repair.StatusFailed} {
 		row("status "+s, func(t tally) string { return fmt.Sprint(t.status[s]) })
 	}
@@ -179,6 +180,7 @@ func (t *tally) add(out repair.Outcome) {
 	t.calls += out.LLMCalls
 	t.maxCalls = max(t.maxCalls, out.LLMCalls)
 	t.restored += out.Restored
+	t.fields += out.RestoredFields
 	t.status[out.Status]++
 	for _, r := range out.Rungs {
 		t.rungs[r]++
