@@ -59,8 +59,8 @@ type config struct {
 // tally sums the outcomes of one configuration.
 type tally struct {
 	n, valid, zeroCall, calls, maxCalls, restored, fields int
-	status                                        map[string]int
-	rungs                                         map[string]int
+	status                                                map[string]int
+	rungs                                                 map[string]int
 }
 
 func run(args []string, w io.Writer) error {
