@@ -1,7 +1,9 @@
 // Package repair turns invalid model output into contract-valid JSON, cheapest
 // rung first (SPEC §1): local repair without a model (syntax, lossless
 // coercion, derivable fixes), then — through a one-method Model interface —
-// LLM repair, partial regeneration with item merge, re-runs and fallback.
+// LLM repair (item-scoped when the errors sit in items, then the whole
+// document, each reply blind-merged field by field), partial regeneration
+// with item merge, re-runs and fallback.
 package repair
 
 import (
