@@ -3,6 +3,12 @@
 // and the output mode. Built-in contracts are embedded; users add their own
 // as directories. Everything is decoded strictly and compiled at load time,
 // never per request.
+//
+// The policy says which rungs of the repair ladder a contract allows. Its
+// "scoped_repair" lets LLM repair send only the broken items of the item
+// array; it is refused at load time without an "item_array". Of the
+// built-ins only mcq sets it (contracts/builtin/README.md says why the
+// others do not).
 package contracts
 
 import (
@@ -41,6 +47,15 @@ type Policy struct {
 	RepairPrompt string `json:"repair_prompt,omitempty"`
 	// PartialRegeneration enables rung 3 for contracts with an ItemArray.
 	PartialRegeneration bool `json:"partial_regeneration,omitempty"`
+	// ScopedRepair makes the first LLM repair call item-scoped when every
+	// remaining error sits inside items of the ItemArray (or is one that
+	// local repair re-derives from them, such as a count): only those items
+	// and their violations are sent, with seed 000's repair prompt, and only
+	// they are taken back. A scoped call costs tokens in proportion to the
+	// broken items rather than to the document, and the items not sent
+	// cannot change. It needs an ItemArray; false (the default) sends the
+	// whole document every time. A scoped call counts against MaxRepairs.
+	ScopedRepair bool `json:"scoped_repair,omitempty"`
 	// Temperatures is the re-run schedule (rung 4); empty means no re-run.
 	Temperatures []float64 `json:"temperatures,omitempty"`
 	// ScheduleFirst makes the first attempt part of the schedule (seed
@@ -214,6 +229,9 @@ func (c *Contract) check() []error {
 	case "repair-engine", "only-valid-json":
 	default:
 		errs = append(errs, fmt.Errorf("policy.repair_prompt %q: want repair-engine or only-valid-json", c.Policy.RepairPrompt))
+	}
+	if c.Policy.ScopedRepair && c.ItemArray == "" {
+		errs = append(errs, errors.New("policy.scoped_repair needs an item_array"))
 	}
 	if c.Policy.MaxRepairs < 0 {
 		errs = append(errs, fmt.Errorf("policy.max_repairs %d: must be >= 0", c.Policy.MaxRepairs))

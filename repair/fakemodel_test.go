@@ -34,6 +34,11 @@ type step struct {
 	// lone object with single), as a regeneration reply may.
 	items  []int
 	single bool
+	// full answers a scoped call with the whole document (the truth with
+	// the shown items in place) instead of the keyed items; keys answers
+	// it keyed by these item keys instead of the ones shown.
+	full bool
+	keys []string
 	// prose puts sentences before and after the fenced block; truncate cuts
 	// the reply in the middle of the document; bare drops the fence.
 	prose, truncate, bare bool
@@ -57,6 +62,8 @@ type fakeModel struct {
 
 	mu   sync.Mutex
 	reqs []ModelRequest
+	// usage adds up the tokens of the replies given, errors included.
+	usage Usage
 }
 
 var _ Model = (*fakeModel)(nil)
@@ -65,7 +72,12 @@ var _ Model = (*fakeModel)(nil)
 var errServer = errors.New(`ollama generate: {"error":"model runner has unexpectedly stopped"} (status 500)`)
 
 func (m *fakeModel) Complete(ctx context.Context, req ModelRequest) (Reply, error) {
-	return textReply(m.complete(ctx, req))
+	r, err := textReply(m.complete(ctx, req))
+	r.PromptTokens = (len(req.System) + len(req.Prompt)) / 4
+	m.mu.Lock()
+	m.usage.add(r)
+	m.mu.Unlock()
+	return r, err
 }
 
 // textReply is a Reply of text with its output counted as one token per
@@ -94,7 +106,8 @@ func (m *fakeModel) complete(ctx context.Context, req ModelRequest) (string, err
 	if s.err != nil {
 		return "", s.err
 	}
-	return m.render(s, m.source(s, req.Prompt))
+	doc, shown := m.source(s, req.Prompt)
+	return m.render(s, doc, shown)
 }
 
 // requests returns a copy of the recorded requests.
@@ -104,22 +117,42 @@ func (m *fakeModel) requests() []ModelRequest {
 	return append([]ModelRequest(nil), m.reqs...)
 }
 
-// source is the document a step starts from.
-func (m *fakeModel) source(s step, prompt string) *strictjson.Value {
+// source is the document a step starts from. A scoped call shows items
+// keyed "questions[i]": they are put into the truth at their indices, and
+// the keys shown are returned so that the reply can be keyed the same way.
+func (m *fakeModel) source(s step, prompt string) (*strictjson.Value, []string) {
 	if s.whole {
-		return m.truth.Clone()
+		return m.truth.Clone(), nil
 	}
 	for _, marker := range []string{"\n\nORIGINAL_JSON:\n", "\n\nCURRENT_JSON:\n"} {
 		if _, doc, ok := strings.Cut(prompt, marker); ok {
 			if v, err := strictjson.Parse([]byte(doc)); err == nil {
-				return v
+				if v.Kind == strictjson.KindObject && len(v.Members) > 0 && strings.HasPrefix(v.Members[0].Key, "questions[") {
+					return m.unscope(v)
+				}
+				return v, nil
 			}
 		}
 	}
-	return m.truth.Clone()
+	return m.truth.Clone(), nil
 }
 
-func (m *fakeModel) render(s step, doc *strictjson.Value) (string, error) {
+// unscope puts the items of a scoped payload into a copy of the truth.
+func (m *fakeModel) unscope(v *strictjson.Value) (*strictjson.Value, []string) {
+	doc := m.truth.Clone()
+	qs := doc.Get("questions")
+	var keys []string
+	for _, mem := range v.Members {
+		var i int
+		if _, err := fmt.Sscanf(mem.Key, "questions[%d]", &i); err == nil && i < len(qs.Items) {
+			qs.Items[i] = mem.Value
+			keys = append(keys, mem.Key)
+		}
+	}
+	return doc, keys
+}
+
+func (m *fakeModel) render(s step, doc *strictjson.Value, shown []string) (string, error) {
 	for _, p := range s.fix {
 		want, err := m.truth.At(p)
 		if err != nil {
@@ -148,6 +181,18 @@ func (m *fakeModel) render(s step, doc *strictjson.Value) (string, error) {
 		qs.Items = qs.Items[:len(qs.Items)-1]
 	}
 	out := doc
+	if shown != nil && !s.full && s.items == nil {
+		keys := shown
+		if s.keys != nil {
+			keys = s.keys
+		}
+		out = strictjson.Object()
+		for k, key := range keys {
+			var i int
+			fmt.Sscanf(shown[min(k, len(shown)-1)], "questions[%d]", &i)
+			out.Members = append(out.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: qs.Items[i]})
+		}
+	}
 	if s.items != nil {
 		out = strictjson.Array()
 		for _, i := range s.items {

@@ -131,13 +131,19 @@ type Outcome struct {
 	// first answer is not counted): what the repair cost.
 	Tokens Usage
 	// Rungs lists the rungs used, in order: "local", then one entry per call
-	// ("llm_repair", "partial_regeneration", "rerun:0.3"), "merge" after a
-	// repair reply whose unprovoked item changes were undone, and
+	// ("llm_repair_scoped", "llm_repair", "partial_regeneration",
+	// "rerun:0.3"), "merge" after a repair reply whose unprovoked item or
+	// field changes were undone, and
 	// "fallback:<mode>" when no attempt was valid.
 	Rungs []string
 	// Restored counts items the model changed without cause that were
 	// restored from the original (merge), over all repair calls.
 	Restored int
+	// RestoredFields counts members of repaired items that the model
+	// changed although no violation of the item allowed it (the blind
+	// merge: an explanation rephrased while fixing an answer index), each
+	// restored from the original, over all repair calls.
+	RestoredFields int
 	// Err says why the ladder stopped before it had tried every rung it
 	// meant to: ErrBudgetExhausted for max_llm_calls, ErrBudgetExhausted
 	// wrapping context.DeadlineExceeded for the deadline, context.Canceled
@@ -149,9 +155,11 @@ type Outcome struct {
 // contract's fallback when no rung succeeds:
 //
 //  1. local repair (no model);
-//  2. LLM repair, at most Policy.MaxRepairs calls, each reply merged with
-//     the document it was given (items without violations stay as they
-//     were);
+//  2. LLM repair, at most Policy.MaxRepairs calls, item-scoped first when
+//     the policy allows it and every error sits in items, each reply merged
+//     with the document it was given (items without violations stay as they
+//     were, and so do the fields of repaired items no violation named); a
+//     reply that fixed nothing ends the rung early;
 //  3. partial regeneration, one call, when the remaining errors all sit in
 //     items of the contract's item array;
 //  4. re-runs of the original request at each temperature of

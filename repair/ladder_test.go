@@ -98,6 +98,7 @@ var truthFixture = map[string]string{
 // sent is what the tests check of one model request.
 type sent struct {
 	System      string // "repair-engine", "only-valid-json" or "" (none)
+	Scoped      bool   // an item-scoped repair call
 	Temperature float64
 	TopP        float64
 	Format      bool
@@ -110,6 +111,9 @@ type ladderResult struct {
 	LLMCalls int
 	Rungs    []string
 	Restored int
+	// RestoredFields counts members of repaired items put back (the
+	// field-level blind merge).
+	RestoredFields int
 	// Doc is "truth" when the answer equals the valid fixture, "nil" when
 	// there is none, "other" otherwise; Changed lists the items that differ
 	// from the valid fixture.
@@ -155,7 +159,7 @@ func (s *scriptedText) answer(arg string) (string, error) {
 
 func summarize(out Outcome, truth *strictjson.Value, reqs []ModelRequest, reruns []float64, fbModels []string) ladderResult {
 	r := ladderResult{
-		Status: out.Status, LLMCalls: out.LLMCalls, Rungs: out.Rungs, Restored: out.Restored,
+		Status: out.Status, LLMCalls: out.LLMCalls, Rungs: out.Rungs, Restored: out.Restored, RestoredFields: out.RestoredFields,
 		Codes: out.Report.Codes(), Reruns: reruns, FallbackModels: fbModels,
 	}
 	switch {
@@ -175,7 +179,7 @@ func summarize(out Outcome, truth *strictjson.Value, reqs []ModelRequest, reruns
 		}
 	}
 	for _, q := range reqs {
-		r.Sent = append(r.Sent, sent{System: systemName(q.System), Temperature: q.Temperature, TopP: q.TopP, Format: len(q.Format) > 0, Violations: sentViolations(q.Prompt)})
+		r.Sent = append(r.Sent, sent{System: systemName(q.System), Scoped: strings.HasPrefix(q.Prompt, "Repair ONLY "), Temperature: q.Temperature, TopP: q.TopP, Format: len(q.Format) > 0, Violations: sentViolations(q.Prompt)})
 	}
 	return r
 }
@@ -189,8 +193,13 @@ func partialCall(violations ...string) sent {
 	return sent{System: "", Temperature: 0, TopP: 1, Format: true, Violations: violations}
 }
 
+// wholeOnly turns item-scoped repair off, so that every repair call sends
+// the whole document.
+func wholeOnly(c *contracts.Contract) { c.Policy.ScopedRepair = false }
+
 func TestRun(t *testing.T) {
-	mcq := contractFor(t, "mcq", nil)
+	// The whole-document rung: scoped repair has its own test.
+	mcq := contractFor(t, "mcq", wholeOnly)
 	valid := fixture(t, mcq, "valid_python_basics_en.json")
 	answer3 := fixture(t, mcq, "invalid_ANSWER_RANGE_one_based_answer.json")
 	twoFaults := mutate(t, answer3, ptrOption5, `"All of the above"`)
@@ -198,11 +207,16 @@ func TestRun(t *testing.T) {
 	oracleValid := fixture(t, oracle, "valid_score_matches_breakdown.json")
 	oracleBad := fixture(t, oracle, "invalid_SCORE_MISMATCH_off_by_40.json")
 
-	bestEffort := contractFor(t, "mcq", func(c *contracts.Contract) { c.Fallback = contracts.Fallback{Mode: contracts.FallbackBestEffort} })
+	bestEffort := contractFor(t, "mcq", func(c *contracts.Contract) {
+		wholeOnly(c)
+		c.Fallback = contracts.Fallback{Mode: contracts.FallbackBestEffort}
+	})
 	static := contractFor(t, "mcq", func(c *contracts.Contract) {
+		wholeOnly(c)
 		c.Fallback = contracts.Fallback{Mode: contracts.FallbackStatic, Static: []byte(`{"meta":{},"questions":[]}`)}
 	})
 	modelFallback := contractFor(t, "mcq", func(c *contracts.Contract) {
+		wholeOnly(c)
 		c.Fallback = contracts.Fallback{Mode: contracts.FallbackModel, Model: "qwen2.5:14b"}
 	})
 	harderFirst := mutate(t, valid, "/questions/0/weight", "2", "/questions/0/cognitive_level", `"Application"`,
@@ -258,18 +272,18 @@ func TestRun(t *testing.T) {
 				Sent: []sent{repairCall(violAnswer3)}},
 		},
 		{
-			name: "model may rephrase the question it repairs",
+			name: "model rephrases the explanation of the question it repairs, the field merge restores it",
 			v:    mcq, text: answer3,
 			script: []step{{fix: []string{ptrAnswer3}, rewrite: []int{3}}},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 1, Rungs: []string{"local", "llm_repair"}, Doc: "other", Changed: []int{3}, Codes: []string{},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 1, Rungs: []string{"local", "llm_repair", "merge"}, RestoredFields: 1, Doc: "truth", Codes: []string{},
 				Sent: []sent{repairCall(violAnswer3)}},
 		},
 		{
-			name: "model drops a question without cause, the array comes back whole",
+			name: "model drops a question without cause: the array comes back whole, nothing is fixed, on to partial regeneration",
 			v:    mcq, text: answer3,
-			script: []step{{fix: []string{ptrAnswer3}, dropLast: true}, {fix: []string{ptrAnswer3}}},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "merge", "llm_repair"}, Restored: 1, Doc: "truth", Codes: []string{},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3)}},
+			script: []step{{fix: []string{ptrAnswer3}, dropLast: true}, {fix: []string{ptrAnswer3}, items: []int{3}, single: true}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "merge", "partial_regeneration"}, Restored: 1, Doc: "truth", Codes: []string{},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "the caller's difficulty lets the model change a question without a violation of its own",
@@ -302,43 +316,43 @@ func TestRun(t *testing.T) {
 		{
 			name: "partial regeneration answers the items as an array",
 			v:    mcq, text: twoFaults,
-			script: []step{unchanged, unchanged, {fix: []string{ptrAnswer3, ptrOption5}, items: []int{3, 5}}},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration"}, Doc: "truth", Codes: []string{},
-				Sent: []sent{repairCall(violAnswer3, violForbidden), repairCall(violAnswer3, violForbidden), partialCall(violAnswer3, violForbidden)}},
+			script: []step{unchanged, {fix: []string{ptrAnswer3, ptrOption5}, items: []int{3, 5}}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "partial_regeneration"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{repairCall(violAnswer3, violForbidden), partialCall(violAnswer3, violForbidden)}},
 		},
 		{
 			name: "partial regeneration reply ignores the indices, only the named items are taken",
 			v:    mcq, text: twoFaults,
-			script: []step{unchanged, unchanged, {fix: []string{ptrAnswer3, ptrOption5}, rewriteAll: true, prose: true}},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration"}, Doc: "other", Changed: []int{3, 5}, Codes: []string{},
-				Sent: []sent{repairCall(violAnswer3, violForbidden), repairCall(violAnswer3, violForbidden), partialCall(violAnswer3, violForbidden)}},
+			script: []step{unchanged, {fix: []string{ptrAnswer3, ptrOption5}, rewriteAll: true, prose: true}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "partial_regeneration"}, Doc: "other", Changed: []int{3, 5}, Codes: []string{},
+				Sent: []sent{repairCall(violAnswer3, violForbidden), partialCall(violAnswer3, violForbidden)}},
 		},
 		{
 			name: "partial regeneration reply is the whole array, rewritten",
 			v:    mcq, text: answer3,
-			script: []step{unchanged, unchanged, {fix: []string{ptrAnswer3}, rewriteAll: true, items: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, bare: true}},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration"}, Doc: "other", Changed: []int{3}, Codes: []string{},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
+			script: []step{unchanged, {fix: []string{ptrAnswer3}, rewriteAll: true, items: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, bare: true}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "partial_regeneration"}, Doc: "other", Changed: []int{3}, Codes: []string{},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "every rung fails: error fallback",
 			v:    mcq, text: answer3,
-			script: []step{unchanged, unchanged, unchanged},
+			script: []step{unchanged, unchanged, unchanged, unchanged},
 			reruns: []string{answer3},
-			// The re-run's answer enters the ladder again: two more repair
-			// calls use up the budget of six.
-			want: ladderResult{Status: StatusFailed, LLMCalls: 6, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "llm_repair", "fallback:error"},
+			// A repair reply that fixes nothing is not asked for again: each
+			// answer gets one repair call and one regeneration.
+			want: ladderResult{Status: StatusFailed, LLMCalls: 5, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "partial_regeneration", "fallback:error"},
 				Doc: "nil", Codes: []string{"ANSWER_RANGE"}, Reruns: []float64{0.3},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), repairCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "re-run answers validly",
 			v:    mcq, text: answer3,
-			script: []step{unchanged, unchanged, unchanged},
+			script: []step{unchanged, unchanged},
 			reruns: []string{"```json\n" + valid + "\n```"},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 4, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "rerun:0.3"},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3"},
 				Doc: "truth", Codes: []string{}, Reruns: []float64{0.3},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "best_effort fallback answers the best attempt",
@@ -352,38 +366,37 @@ func TestRun(t *testing.T) {
 		{
 			name: "static fallback",
 			v:    static, text: answer3,
-			script: []step{unchanged, unchanged, unchanged},
+			script: []step{unchanged, unchanged, unchanged, unchanged},
 			reruns: []string{answer3},
-			want: ladderResult{Status: StatusFallback, LLMCalls: 6, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "llm_repair", "fallback:static"},
+			want: ladderResult{Status: StatusFallback, LLMCalls: 5, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "partial_regeneration", "fallback:static"},
 				Doc: "other", Changed: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, Codes: []string{"ANSWER_RANGE"}, Reruns: []float64{0.3},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), repairCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "model fallback answers validly",
 			v:    modelFallback, text: answer3,
-			script: []step{unchanged, unchanged, unchanged},
+			script: []step{unchanged, unchanged, unchanged, unchanged},
 			reruns: []string{answer3}, fallback: []string{valid},
-			// One call of the six stays reserved for the fallback model.
-			want: ladderResult{Status: StatusFallback, LLMCalls: 6, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "fallback:model"},
+			want: ladderResult{Status: StatusFallback, LLMCalls: 6, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "partial_regeneration", "fallback:model"},
 				Doc: "truth", Codes: []string{}, Reruns: []float64{0.3}, FallbackModels: []string{"qwen2.5:14b"},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
-			name: "max_llm_calls 2 stops after the repairs",
+			name: "max_llm_calls 2 stops after repair and regeneration",
 			v:    mcq, text: answer3, maxCalls: 2,
 			script: []step{unchanged, unchanged},
-			want: ladderResult{Status: StatusFailed, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "llm_repair", "fallback:error"},
+			want: ladderResult{Status: StatusFailed, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "partial_regeneration", "fallback:error"},
 				Doc: "nil", Codes: []string{"ANSWER_RANGE"},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "the budget keeps one call for the fallback model",
-			v:    modelFallback, text: answer3, maxCalls: 4,
-			script: []step{unchanged, unchanged, unchanged},
+			v:    modelFallback, text: answer3, maxCalls: 3,
+			script: []step{unchanged, unchanged},
 			reruns: []string{answer3}, fallback: []string{valid},
-			want: ladderResult{Status: StatusFallback, LLMCalls: 4, Rungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "fallback:model"},
+			want: ladderResult{Status: StatusFallback, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "partial_regeneration", "fallback:model"},
 				Doc: "truth", Codes: []string{}, FallbackModels: []string{"qwen2.5:14b"},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "local only goes straight to the fallback",
@@ -417,12 +430,10 @@ func TestRun(t *testing.T) {
 			v:    mcq, text: valid, params: validators.Params{"question_count": "11"},
 			script: []step{unchanged, unchanged},
 			reruns: []string{valid},
-			want: ladderResult{Status: StatusFailed, LLMCalls: 5, Rungs: []string{"local", "llm_repair", "llm_repair", "rerun:0.3", "llm_repair", "llm_repair", "fallback:error"},
+			want: ladderResult{Status: StatusFailed, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "rerun:0.3", "llm_repair", "fallback:error"},
 				Doc:   "nil",
 				Codes: []string{"QUESTION_COUNT_MISMATCH", "DIFFICULTY_PROFILE_SUM", "QUESTION_COUNT_MISMATCH"}, Reruns: []float64{0.3},
 				Sent: []sent{
-					repairCall("QUESTION_COUNT_MISMATCH@meta.question_count", "DIFFICULTY_PROFILE_SUM@meta.difficulty_profile", "QUESTION_COUNT_MISMATCH@questions"),
-					repairCall("QUESTION_COUNT_MISMATCH@meta.question_count", "DIFFICULTY_PROFILE_SUM@meta.difficulty_profile", "QUESTION_COUNT_MISMATCH@questions"),
 					repairCall("QUESTION_COUNT_MISMATCH@meta.question_count", "DIFFICULTY_PROFILE_SUM@meta.difficulty_profile", "QUESTION_COUNT_MISMATCH@questions"),
 					repairCall("QUESTION_COUNT_MISMATCH@meta.question_count", "DIFFICULTY_PROFILE_SUM@meta.difficulty_profile", "QUESTION_COUNT_MISMATCH@questions"),
 				}},
@@ -514,7 +525,7 @@ func TestPromptsVerbatim(t *testing.T) {
 // TestRunRequests checks the requests byte for byte: the payload, the
 // model name, format and num_predict.
 func TestRunRequests(t *testing.T) {
-	mcq := contractFor(t, "mcq", nil)
+	mcq := contractFor(t, "mcq", wholeOnly)
 	params, _ := mcq.Params(nil)
 	valid := fixture(t, mcq, "valid_python_basics_en.json")
 	answer3 := fixture(t, mcq, "invalid_ANSWER_RANGE_one_based_answer.json")
@@ -551,13 +562,8 @@ func TestRunRequests(t *testing.T) {
 		{
 			name:   "partial regeneration call",
 			text:   answer3,
-			script: []step{{}, {}, {fix: []string{ptrAnswer3}, items: []int{3}}},
+			script: []step{{}, {fix: []string{ptrAnswer3}, items: []int{3}}},
 			want: []ModelRequest{
-				{
-					Model: "llama3.1:8b", System: RepairSystemPrompt,
-					Prompt: "VIOLATION_REPORT:\n" + string(indentJSON(local.Report)) + "\n\nORIGINAL_JSON:\n" + doc,
-					Format: mcq.Contract.SchemaJSON, TopP: 1, NumPredict: len(doc)/3*2 + 256,
-				},
 				{
 					Model: "llama3.1:8b", System: RepairSystemPrompt,
 					Prompt: "VIOLATION_REPORT:\n" + string(indentJSON(local.Report)) + "\n\nORIGINAL_JSON:\n" + doc,
@@ -618,25 +624,25 @@ func TestRunStops(t *testing.T) {
 		{
 			name: "deadline during a repair call", timeout: 300 * time.Millisecond,
 			script:    []step{{block: true}, {}},
-			wantCalls: 1, wantRungs: []string{"local", "llm_repair", "fallback:model"}, wantModel: 1,
+			wantCalls: 1, wantRungs: []string{"local", "llm_repair_scoped", "fallback:model"}, wantModel: 1,
 			wantErr: []error{ErrBudgetExhausted, context.DeadlineExceeded},
 		},
 		{
 			name:      "client disconnects during a repair call",
 			script:    []step{{cancel: true}, {}},
-			wantCalls: 1, wantRungs: []string{"local", "llm_repair", "fallback:model"}, wantModel: 1,
+			wantCalls: 1, wantRungs: []string{"local", "llm_repair_scoped", "fallback:model"}, wantModel: 1,
 			wantErr: []error{context.Canceled},
 		},
 		{
 			name:      "client disconnects during partial regeneration",
 			script:    []step{{}, {}, {cancel: true}},
-			wantCalls: 3, wantRungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "fallback:model"}, wantModel: 3,
+			wantCalls: 3, wantRungs: []string{"local", "llm_repair_scoped", "llm_repair", "partial_regeneration", "fallback:model"}, wantModel: 3,
 			wantErr: []error{context.Canceled},
 		},
 		{
 			name:   "client disconnects during the re-run",
 			script: []step{{}, {}, {}}, rerunCancels: true,
-			wantCalls: 4, wantRungs: []string{"local", "llm_repair", "llm_repair", "partial_regeneration", "rerun:0.3", "fallback:model"}, wantModel: 3, wantReruns: 1,
+			wantCalls: 4, wantRungs: []string{"local", "llm_repair_scoped", "llm_repair", "partial_regeneration", "rerun:0.3", "fallback:model"}, wantModel: 3, wantReruns: 1,
 			wantErr: []error{context.Canceled},
 		},
 		{

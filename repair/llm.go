@@ -192,46 +192,152 @@ func (a attempt) original() string {
 	return a.raw
 }
 
-// llmRepair is rung 2: at most Policy.MaxRepairs repair calls. Each reply
-// gets local repair, then the merge; the next call starts from the latest
-// reply unless that is worse than the best attempt so far.
+// llmRepair is rung 2: at most Policy.MaxRepairs repair calls. While every
+// error of the document sits in items of the item array (or is re-derived
+// from them) and the policy allows it, a call is item-scoped; otherwise, or
+// once a scoped reply could not be used or fixed nothing, it sends the whole
+// document. Each reply gets local repair, then the merge; the next call
+// starts from the latest reply unless that is worse than the best attempt
+// so far. A reply that leaves the same errors where they were fixed
+// nothing: asking the same way again would most likely cost as much for as
+// little, so the next call changes its form (scoped to whole) or, after a
+// whole-document call, the ladder moves on to the next rung.
 func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
 	if l.job.Model == nil {
 		return attempt{}, false
 	}
-	system := systemPrompt(l.policy.RepairPrompt)
+	scoped := l.policy.ScopedRepair && l.array != ""
 	for i := 0; i < l.policy.MaxRepairs && l.canCall(ctx); i++ {
-		original := base.original()
-		reply, ok := l.complete(ctx, "llm_repair", ModelRequest{
-			Model:       l.job.ModelName,
-			System:      system,
-			Prompt:      RepairPayload(base.report, original),
-			Format:      l.format(),
-			Temperature: 0,
-			TopP:        1,
-			NumPredict:  NumPredict(len(original)),
-		})
-		if !ok {
-			continue
-		}
-		a := l.local(reply)
-		if a.doc != nil && base.doc != nil && l.array != "" {
-			if n := mergeItems(l.array, base.doc, a.doc, base.report); n > 0 {
-				l.out.Restored += n
-				l.out.Rungs = append(l.out.Rungs, "merge")
-				a = l.recheck(a.doc, a.changes)
+		var (
+			a        attempt
+			ok       bool
+			asScoped bool
+		)
+		if indices, can := scopedIndices(l.array, base.report); scoped && base.doc != nil && can {
+			asScoped = true
+			a, ok = l.scopedRepair(ctx, base, indices)
+			if !ok {
+				scoped = false // the reply was of no use: whole document next
+				continue
 			}
+		} else if a, ok = l.wholeRepair(ctx, base); !ok {
+			continue
 		}
 		if a.valid() {
 			return a, true
 		}
 		l.consider(a)
+		if sameErrors(a.report, base.report) {
+			if asScoped {
+				scoped = false
+				continue
+			}
+			break
+		}
 		base = a
 		if l.best.better(a) {
 			base = l.best
 		}
 	}
 	return attempt{}, false
+}
+
+// wholeRepair is one whole-document repair call (seed 000's payload) and
+// its reply after local repair and merge; false when the call failed.
+func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) {
+	original := base.original()
+	reply, ok := l.complete(ctx, "llm_repair", ModelRequest{
+		Model:       l.job.ModelName,
+		System:      systemPrompt(l.policy.RepairPrompt),
+		Prompt:      RepairPayload(base.report, original),
+		Format:      l.format(),
+		Temperature: 0,
+		TopP:        1,
+		NumPredict:  NumPredict(len(original)),
+	})
+	if !ok {
+		return attempt{}, false
+	}
+	a := l.local(reply)
+	if a.doc != nil && base.doc != nil && l.array != "" {
+		items := mergeItems(l.array, base.doc, a.doc, base.report)
+		fields := mergeFields(l.array, base.doc, a.doc, base.report)
+		if items+fields > 0 {
+			l.out.Restored += items
+			l.out.RestoredFields += fields
+			l.out.Rungs = append(l.out.Rungs, "merge")
+			a = l.recheck(a.doc, a.changes)
+		}
+	}
+	return a, true
+}
+
+// scopedRepair is one item-scoped repair call (SPEC §6): seed 000's system
+// prompt, a payload of only the named items and their violations, and only
+// those items taken back and spliced into base, whose other items stay
+// byte-identical; inside a taken item, only what its violations allow may
+// change (mergeFields). Then local repair re-derives ids, numbering, counts
+// and duration. False when the call failed or its reply could not be
+// mapped onto the items.
+func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int) (attempt, bool) {
+	arr, err := base.doc.At(l.array)
+	if err != nil || arr.Kind != strictjson.KindArray {
+		return attempt{}, false
+	}
+	items, ok := scopedOriginal(l.array, base.doc, indices)
+	if !ok {
+		return attempt{}, false
+	}
+	sent := scopedReport(l.array, base.report, indices)
+	var format json.RawMessage
+	if l.format() != nil {
+		format = scopedFormat(l.format(), l.array, indices)
+	}
+	reply, ok := l.complete(ctx, "llm_repair_scoped", ModelRequest{
+		Model:       l.job.ModelName,
+		System:      RepairSystemPrompt,
+		Prompt:      ScopedPayload(itemArrayName(l.array), indices, sent, items),
+		Format:      format,
+		Temperature: 0,
+		TopP:        1,
+		NumPredict:  NumPredict(len(items)),
+	})
+	if !ok {
+		return attempt{}, false
+	}
+	val, ok := parseReply(reply, true)
+	if !ok {
+		return attempt{}, false
+	}
+	repl, ok := scopedItems(l.array, val, indices, len(arr.Items))
+	if !ok {
+		return attempt{}, false
+	}
+	doc, ok := splice(l.array, base.doc, repl)
+	if !ok {
+		return attempt{}, false
+	}
+	if n := mergeFields(l.array, base.doc, doc, base.report); n > 0 {
+		l.out.RestoredFields += n
+		l.out.Rungs = append(l.out.Rungs, "merge")
+	}
+	return l.recheck(doc, slices.Clone(base.changes)), true
+}
+
+// sameErrors reports whether b has exactly the error violations of a: the
+// same codes at the same paths, so a reply fixed nothing.
+func sameErrors(a, b validators.Report) bool {
+	key := func(r validators.Report) []string {
+		var out []string
+		for _, v := range r.Violations {
+			if v.Severity == validators.SeverityError {
+				out = append(out, v.Code+"@"+v.Path)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	return slices.Equal(key(a), key(b))
 }
 
 // partialRegeneration is rung 3: when every error of the best attempt sits

@@ -1,7 +1,9 @@
 // Package repair turns invalid model output into contract-valid JSON, cheapest
 // rung first (SPEC §1): local repair without a model (syntax, lossless
 // coercion, derivable fixes), then — through a one-method Model interface —
-// LLM repair, partial regeneration with item merge, re-runs and fallback.
+// LLM repair (item-scoped when the errors sit in items, then the whole
+// document, each reply blind-merged field by field), partial regeneration
+// with item merge, re-runs and fallback.
 package repair
 
 import (
@@ -38,11 +40,17 @@ type LocalResult struct {
 func Local(v *validators.Validator, text string, params validators.Params) LocalResult {
 	res := v.Validate(text, params)
 	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc}
+	if res.Doc != nil {
+		out.Changes = shapeChanges(res.Report)
+	}
 	// A document delivered as a JSON string parses, but is not what a
 	// container contract wants: syntactic repair unwraps it.
 	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
 	if res.Doc == nil || stringified {
 		doc, changes, report, truncated := recoverSyntax(v, text, params, res.Report)
+		if doc != nil && res.Doc == nil {
+			markSyntaxFixable(&out.Before)
+		}
 		if doc != nil || res.Doc == nil {
 			out.Changes = append(out.Changes, changes...)
 			out.Report, out.Doc, out.Truncated = report, doc, truncated
@@ -60,6 +68,21 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	return out
 }
 
+// markSyntaxFixable sets fixable on the JSON_SYNTAX and MULTIPLE_JSON_BLOCKS
+// violations of r: the syntactic repairer, run on the block, made it parse,
+// or one of the blocks validated (SPEC §3: fixable when local repair can fix
+// it). A copy of the violations is changed, so that
+// reports sharing them stay as they were.
+func markSyntaxFixable(r *validators.Report) {
+	vs := append([]validators.Violation(nil), r.Violations...)
+	for i := range vs {
+		if vs[i].Code == "JSON_SYNTAX" || vs[i].Code == "MULTIPLE_JSON_BLOCKS" {
+			vs[i].Fixable = true
+		}
+	}
+	r.Violations = vs
+}
+
 // recoverSyntax handles a report whose document could not be parsed: it
 // chooses among several blocks, or repairs the text's syntax.
 func recoverSyntax(v *validators.Validator, text string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
@@ -74,7 +97,10 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 		return nil, nil, before, false
 	}
 	if sr.Truncated {
+		// The report after repair says what is missing; the one before it
+		// stays what the model wrote.
 		report := before
+		report.Violations = append([]validators.Violation(nil), before.Violations...)
 		for i := range report.Violations {
 			if report.Violations[i].Code == "JSON_TRUNCATED" || report.Violations[i].Code == "JSON_SYNTAX" {
 				report.Violations[i].Code = "JSON_TRUNCATED"
@@ -89,35 +115,59 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 		return nil, nil, before, false
 	}
 	doc, report := v.CheckDoc(doc, params)
-	return doc, sr.Changes, report, false
+	return doc, append(sr.Changes, shapeChanges(report)...), report, false
 }
 
-// chooseBlock picks, among several candidate blocks, the one that validates
-// against the contract (after local repair), when exactly one does.
+// Fixers of shape normalisation (seed 004), recorded from the validator's
+// SHAPE_UNWRAPPED and SHAPE_WRAPPED warnings: the validator normalises the
+// shape while it checks, and repair reports it like any other edit.
+const (
+	FixShapeUnwrap = "shape_unwrap"
+	FixShapeWrap   = "shape_wrap"
+)
+
+// shapeChanges turns the shape warnings of a report into changes: the
+// wrapper's key or the root as path, what the model wrote and what the
+// contract wants.
+func shapeChanges(r validators.Report) []Change {
+	var out []Change
+	for _, v := range r.Violations {
+		switch v.Code {
+		case "SHAPE_UNWRAPPED":
+			out = append(out, Change{Path: v.Path, Before: v.Actual, After: v.Expected, Fixer: FixShapeUnwrap})
+		case "SHAPE_WRAPPED":
+			out = append(out, Change{Path: v.Path, Before: v.Actual, After: v.Expected, Fixer: FixShapeWrap})
+		}
+	}
+	return out
+}
+
+// chooseBlock picks, among several candidate blocks, the last one that
+// validates against the contract (after local repair): models write a draft
+// first and the corrected block last ("First attempt: … Corrected
+// version: …", SPEC §2), so a later valid block supersedes an earlier one,
+// even a valid one. The choice is a change (choose_block: how many blocks,
+// which one, 1-based). False when no block validates: the text stays
+// MULTIPLE_JSON_BLOCKS.
 func chooseBlock(v *validators.Validator, text string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
 	jsonBlocks, plain, _ := validators.Candidates(validators.StripThink(text))
 	blocks := jsonBlocks
 	if len(blocks) == 0 {
 		blocks = plain
 	}
-	var found *LocalResult
-	chosen := 0
-	for i, b := range blocks {
-		r := Local(v, "```json\n"+b.Text+"\n```", params)
+	for i := len(blocks) - 1; i >= 0; i-- {
+		r := Local(v, "```json\n"+blocks[i].Text+"\n```", params)
 		if !r.Report.Valid {
 			continue
 		}
-		if found != nil {
-			return nil, nil, validators.Report{}, false
-		}
-		found, chosen = &r, i
+		changes := append([]Change{{Path: "", Before: len(blocks), After: i + 1, Fixer: FixChooseBlock}}, r.Changes...)
+		return r.Doc, changes, r.Report, true
 	}
-	if found == nil {
-		return nil, nil, validators.Report{}, false
-	}
-	changes := append([]Change{{Path: "", Before: len(blocks), After: chosen + 1, Fixer: "choose_block"}}, found.Changes...)
-	return found.Doc, changes, found.Report, true
+	return nil, nil, validators.Report{}, false
 }
+
+// FixChooseBlock is the fixer of choosing one of several JSON blocks.
+const FixChooseBlock = "choose_block"
 
 // ApplyFixes applies the JSON Patch fixes that the validators attached to
 // derivable violations, re-validates, and repeats until nothing fixable is

@@ -51,6 +51,7 @@ func TestLocalFixesDerivableFaults(t *testing.T) {
 	}{
 		{"question count", `"question_count":3`, `"question_count":5`, "derive:question_count_mismatch"},
 		{"profile mismatch", `"difficulty_profile":{"easy":1,"medium":1,"hard":1}`, `"difficulty_profile":{"easy":2,"medium":0,"hard":1}`, "derive:difficulty_profile_mismatch"},
+		{"profile count missing", `"difficulty_profile":{"easy":1,"medium":1,"hard":1}`, `"difficulty_profile":{"easy":1,"medium":1}`, "derive:difficulty_profile_mismatch"},
 		{"test duration", `"test_duration_minutes":11`, `"test_duration_minutes":30`, "derive:test_duration_mismatch"},
 		{"question id", `"question_id":"Q002"`, `"question_id":"Q2"`, "derive:question_id_sequence"},
 		{"question id duplicate", `"question_id":"Q002"`, `"question_id":"Q001"`, "derive:question_id_duplicate"},
@@ -148,9 +149,46 @@ func TestLocalChoosesTheValidBlock(t *testing.T) {
 	if !res.Report.Valid || string(strictjson.Marshal(res.Doc)) != valid {
 		t.Fatalf("two blocks: valid %v codes %v", res.Report.Valid, res.Report.Codes())
 	}
-	both := "```json\n" + valid + "\n```\n```json\n" + valid + "\n```"
-	if res := Local(v, both, params); res.Report.Valid || res.Report.Violations[0].Code != "MULTIPLE_JSON_BLOCKS" {
-		t.Errorf("two valid blocks: valid %v codes %v, want MULTIPLE_JSON_BLOCKS", res.Report.Valid, res.Report.Codes())
+	if want := []Change{{Path: "", Before: 2, After: 2, Fixer: FixChooseBlock}}; !cmp.Equal(want, res.Changes) {
+		t.Errorf("two blocks: changes %v, want %v", res.Changes, want)
+	}
+}
+
+// TestLocalTakesTheLastValidBlock checks the draft-then-correction case:
+// when several blocks validate, the last one is the answer; only when none
+// does the text stay MULTIPLE_JSON_BLOCKS.
+func TestLocalTakesTheLastValidBlock(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	corrected := strings.Replace(valid, `"title":"`, `"title":"Corrected: `, 1)
+	tests := []struct {
+		name, text string
+		want       string // the document taken, "" for none
+		wantCode   string
+	}{
+		{"first attempt, corrected version", "First attempt:\n```json\n" + valid + "\n```\nCorrected version:\n```json\n" + corrected + "\n```", corrected, ""},
+		{"the same block twice", "```json\n" + valid + "\n```\n```json\n" + valid + "\n```", valid, ""},
+		{"a valid block before a broken one", "```json\n" + valid + "\n```\n```json\n{\"meta\": {}}\n```", valid, ""},
+		{"no block validates", "```json\n{\"meta\": {}}\n```\n```json\n{\"questions\": []}\n```", "", "MULTIPLE_JSON_BLOCKS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := Local(v, tt.text, params)
+			got := ""
+			if res.Report.Valid {
+				got = string(strictjson.Marshal(res.Doc))
+			}
+			if got != tt.want {
+				t.Errorf("Local() took %.60q…, want %.60q…", got, tt.want)
+			}
+			if fixable := res.Before.Violations[0].Fixable; fixable != (tt.want != "") {
+				t.Errorf("Local().Before MULTIPLE_JSON_BLOCKS fixable = %v, want %v", fixable, tt.want != "")
+			}
+			if tt.wantCode != "" && (len(res.Report.Violations) == 0 || res.Report.Violations[0].Code != tt.wantCode) {
+				t.Errorf("Local() codes %v, want %s", res.Report.Codes(), tt.wantCode)
+			}
+		})
 	}
 }
 
@@ -167,5 +205,72 @@ func TestLocalUnwrapsStringifiedDocument(t *testing.T) {
 	res = Local(v, `"just a sentence"`, params)
 	if res.Report.Valid || res.Doc == nil || res.Report.Violations[0].Code != "SCHEMA_TYPE" {
 		t.Errorf("plain string: valid %v doc %v codes %v", res.Report.Valid, res.Doc != nil, res.Report.Codes())
+	}
+}
+
+// TestLocalRecordsShapeChanges checks that shape normalisation is reported
+// as changes (SPEC §5), in the order made: unwrap, then wrap.
+func TestLocalRecordsShapeChanges(t *testing.T) {
+	v, err := validators.Builtin("link-plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const link = `{"anchor_text":"JSON Schema","query":"JSON Schema spec","section":"Why","ref_id":"ref-1"}`
+	tests := []struct {
+		name, text string
+		want       []Change
+	}{
+		{"wrapper around one object", `{"link_plan": ` + link + `}`, []Change{
+			{Path: "link_plan", Before: "object with link_plan", After: "array", Fixer: FixShapeUnwrap},
+			{Path: "", Before: "object", After: "array", Fixer: FixShapeWrap},
+		}},
+		{"wrapper around the array", "```json\n{\"data\": [" + link + "]}\n```", []Change{
+			{Path: "data", Before: "object with data", After: "array", Fixer: FixShapeUnwrap},
+		}},
+		{"lone object, with a trailing comma", `{"anchor_text":"JSON Schema","query":"JSON Schema spec","section":"Why","ref_id":"ref-1",}`, []Change{
+			{Path: "1:89", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
+			{Path: "", Before: "object", After: "array", Fixer: FixShapeWrap},
+		}},
+		{"the array itself", "[" + link + "]", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Local(v, tt.text, validators.Params{})
+			if !r.Report.Valid {
+				t.Fatalf("Local(%q) report %v, want valid", tt.text, r.Report.Codes())
+			}
+			if diff := cmp.Diff(tt.want, r.Changes); diff != "" {
+				t.Errorf("Local(%q) changes (-want +got):\n%s", tt.text, diff)
+			}
+		})
+	}
+}
+
+// TestLocalSyntaxFixable checks SPEC §3: a JSON_SYNTAX violation is fixable
+// when the syntactic repairer makes the block parse, and not otherwise.
+func TestLocalSyntaxFixable(t *testing.T) {
+	v, err := validators.Builtin("json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, text string
+		want       bool
+	}{
+		{"trailing comma", `{"a": 1,}`, true},
+		{"missing colon", `{"name" "Alice", "age" 30}`, true},
+		{"python literals", `{"a": None, "b": True}`, true},
+		{"repaired, but truncated", `{"a": "x" "b": [1, 2`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Local(v, tt.text, validators.Params{})
+			if len(r.Before.Violations) == 0 || r.Before.Violations[0].Code != "JSON_SYNTAX" {
+				t.Fatalf("Local(%q).Before = %v, want JSON_SYNTAX", tt.text, r.Before.Codes())
+			}
+			if got := r.Before.Violations[0].Fixable; got != tt.want {
+				t.Errorf("Local(%q).Before JSON_SYNTAX fixable = %v, want %v", tt.text, got, tt.want)
+			}
+		})
 	}
 }

@@ -219,3 +219,103 @@ func splice(array string, doc *strictjson.Value, repl map[int]*strictjson.Value)
 	}
 	return out, true
 }
+
+// mergeFields is the field-level blind merge (seed 003) inside the items the
+// report sent gave cause to change: only the members its violations name,
+// and those each violation's code declares its fix may touch
+// (validators.FixScopeOf), may differ from base; every other member of the
+// item is restored from base, one that the model added is removed, one it
+// dropped comes back. A violation of the item itself (a missing member) or
+// of a code whose fix is the whole item leaves that item as the model wrote
+// it, and so does a violation of the array itself. indices limits the merge
+// to some items (nil: every item). reply is changed in place; the number of
+// restored members is returned.
+func mergeFields(array string, base, reply *strictjson.Value, sent validators.Report) int {
+	bArr, err1 := base.At(array)
+	rArr, err2 := reply.At(array)
+	if err1 != nil || err2 != nil || bArr.Kind != strictjson.KindArray || rArr.Kind != strictjson.KindArray || len(bArr.Items) != len(rArr.Items) {
+		return 0
+	}
+	allowed := map[int]map[string]bool{}
+	whole := map[int]bool{}
+	for _, v := range sent.Violations {
+		if v.Pointer == array {
+			return 0
+		}
+		i, ok := itemIndex(array, v)
+		if !ok {
+			continue
+		}
+		field, ok := itemField(array, i, v)
+		scope := validators.FixScopeOf(v.Code)
+		if !ok || scope.Whole {
+			whole[i] = true
+			continue
+		}
+		if allowed[i] == nil {
+			allowed[i] = map[string]bool{}
+		}
+		allowed[i][field] = true
+		for _, f := range scope.Fields {
+			allowed[i][f] = true
+		}
+	}
+	restored := 0
+	for i, may := range allowed {
+		if whole[i] || i >= len(bArr.Items) {
+			continue
+		}
+		b, r := bArr.Items[i], rArr.Items[i]
+		if b.Kind != strictjson.KindObject || r.Kind != strictjson.KindObject {
+			continue
+		}
+		restored += restoreMembers(b, r, may)
+	}
+	return restored
+}
+
+// restoreMembers makes every member of r that may does not name equal to
+// b's, keeping r's order for the members both have.
+func restoreMembers(b, r *strictjson.Value, may map[string]bool) int {
+	n := 0
+	kept := r.Members[:0:0]
+	for _, m := range r.Members {
+		if may[m.Key] {
+			kept = append(kept, m)
+			continue
+		}
+		orig := b.Get(m.Key)
+		if orig == nil {
+			n++ // added without cause
+			continue
+		}
+		if !strictjson.Equal(orig, m.Value) {
+			n++
+			m.Value = orig.Clone()
+		}
+		kept = append(kept, m)
+	}
+	for _, m := range b.Members {
+		if !may[m.Key] && r.Get(m.Key) == nil {
+			n++ // dropped without cause
+			kept = append(kept, strictjson.Member{Key: m.Key, KeyOffset: -1, Value: m.Value.Clone()})
+		}
+	}
+	r.Members = kept
+	return n
+}
+
+// itemField is the member of item i that violation v names ("answer" for
+// questions[3].answer), and false when v is about the item itself.
+func itemField(array string, i int, v validators.Violation) (string, bool) {
+	rest, ok := strings.CutPrefix(v.Pointer, array+"/"+strconv.Itoa(i)+"/")
+	if !ok || rest == "" {
+		return "", false
+	}
+	tok, _, _ := strings.Cut(rest, "/")
+	toks, err := strictjson.ParsePointer("/" + tok)
+	if err != nil || len(toks) != 1 {
+		return "", false
+	}
+	return toks[0], true
+}

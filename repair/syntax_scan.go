@@ -858,7 +858,42 @@ func (s *scanner) keyFollows(k int) bool {
 	}
 	m := skipWS(src, e+1)
 	return m >= len(src) || src[m] == ':' || src[m] == '}' || m > e+1 && quoteKindAt(src, m) != qNone ||
-		src[m] == '`' && bytes.HasPrefix(src[m:], fenceMark)
+		src[m] == '`' && bytes.HasPrefix(src[m:], fenceMark) || m > e+1 && s.bareValueAt(m)
+}
+
+// bareValueAt reports whether a value other than a string starts at k and,
+// for a scalar, ends where a member ends: the value of "key" 30 or
+// "key" true, whose colon went missing. A word of text such as "b" is
+// valid never ends at a comma or a closer this way, so quoted words inside a
+// value stay text.
+func (s *scanner) bareValueAt(k int) bool {
+	src := s.src
+	switch c := src[k]; {
+	case c == '{' || c == '[':
+		return true
+	case c == '-' || isDigit(c):
+		e := k + 1
+		for e < len(src) && (isDigit(src[e]) || src[e] == '.' || src[e] == 'e' || src[e] == 'E' || src[e] == '+' || src[e] == '-') {
+			e++
+		}
+		return memberEndAt(src, e)
+	case literalAt(src, k):
+		e := k
+		for e < len(src) && isIdent(src[e]) {
+			e++
+		}
+		return memberEndAt(src, e)
+	}
+	return false
+}
+
+// memberEndAt reports whether a member can end at e: a comma, a closer, a
+// line break or the end of the input follows after spaces.
+func memberEndAt(src []byte, e int) bool {
+	for e < len(src) && (src[e] == ' ' || src[e] == '\t' || src[e] == '\r') {
+		e++
+	}
+	return e >= len(src) || src[e] == ',' || src[e] == '}' || src[e] == ']' || src[e] == '\n'
 }
 
 // swallowedColon handles DeepSeek's "key: "value": the key string ended in

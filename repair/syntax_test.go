@@ -20,7 +20,7 @@ import (
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/syntax")
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // fixers lists the Fixer of each change, in order.
 func fixers(cs []Change) []string {

@@ -13,6 +13,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/cases"
+
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -37,6 +39,37 @@ type mcqRules struct {
 }
 
 var _ RulePack = (*mcqRules)(nil)
+
+// mcqFixScopes declares, per code of the pack, what its fix may touch
+// inside a question besides the field the violation names, and which
+// document-level codes local repair re-derives from the questions. A new
+// rule adds its code here.
+var mcqFixScopes = map[string]FixScope{
+	"QUESTION_COUNT_MISMATCH":     {Derived: true},
+	"DIFFICULTY_PROFILE_SUM":      {Derived: true},
+	"DIFFICULTY_PROFILE_MISMATCH": {Derived: true},
+	"TEST_DURATION_MISMATCH":      {Derived: true},
+	// The answer is an index into the options: changing the options may
+	// move it.
+	"ANSWER_RANGE":      {Fields: []string{"answer"}},
+	"OPTIONS_COUNT":     {Fields: []string{"options", "answer"}},
+	"DUPLICATE_OPTIONS": {Fields: []string{"options", "answer"}},
+	"FORBIDDEN_OPTION":  {Fields: []string{"options", "answer"}},
+	// Weight, level and extended explanation follow each other (C3, C4).
+	"WEIGHT_INVALID":                {Fields: []string{"weight", "cognitive_level", "extended_explanation"}},
+	"COGNITIVE_LEVEL_MISMATCH":      {Fields: []string{"weight", "cognitive_level", "extended_explanation"}},
+	"EXTENDED_EXPLANATION_NOT_NULL": {Fields: []string{"extended_explanation"}},
+	"EXTENDED_EXPLANATION_MISSING":  {Fields: []string{"extended_explanation"}},
+	"EXTENDED_EXPLANATION_INVALID":  {Fields: []string{"extended_explanation"}},
+	"EXTENDED_EXPLANATION_STEPS":    {Fields: []string{"extended_explanation"}},
+	"QUESTION_ID_SEQUENCE":          {Fields: []string{"question_id"}},
+	"QUESTION_ID_DUPLICATE":         {Fields: []string{"question_id"}},
+	"QUESTION_NUMBERING":            {Fields: []string{"question"}},
+	"CODE_FENCE_MISSING":            {},
+	"CODE_LINE_NUMBERS":             {},
+	// A near-duplicate question is fixed by writing another question.
+	"DUPLICATE_QUESTION": {Whole: true},
+}
 
 // mcqLevels maps a valid weight to its cognitive level (C3).
 var mcqLevels = [4]string{1: "Reproduction", 2: "Application", 3: "Analysis"}
@@ -388,6 +421,14 @@ func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams
 			vals[k] = n
 			m.checkProfileMember(k, v, n, w, cfg, haveQs, lengthOK, e)
 		}
+		// A missing count is reported by the schema; when the weights
+		// say what it is, it is derived like a wrong one: the fix
+		// replaces the profile with every count in place.
+		if missing := mcqMissingKeys(prof); len(missing) > 0 && derivable {
+			e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, prof, []Seg{"meta", "difficulty_profile"}, mcqDifficulty(w.counts), "missing "+strings.Join(missing, ", "),
+				fmt.Sprintf("Add %s to meta.difficulty_profile: easy, medium and hard count the questions of weight 1, 2 and 3 (%s).", strings.Join(missing, " and "), mcqDifficulty(w.counts)),
+				mcqReplaceCounts(prof, w.counts))
+		}
 		if allInts && haveTarget {
 			sum := vals[0] + vals[1] + vals[2]
 			if sum != int64(target) {
@@ -521,7 +562,24 @@ func mcqReplaceCounts(prof *strictjson.Value, counts [3]int) json.RawMessage {
 		mem.KeyOffset = -1
 		out.Members = append(out.Members, mem)
 	}
+	// A missing count is derived like a wrong one, added after the others.
+	for k, key := range mcqProfileKeys {
+		if !prof.Has(key) {
+			out.Members = append(out.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: strictjson.Int(int64(counts[k]))})
+		}
+	}
 	return json.RawMessage(strictjson.Marshal(out))
+}
+
+// mcqMissingKeys lists the counts absent from a difficulty_profile.
+func mcqMissingKeys(prof *strictjson.Value) []string {
+	var out []string
+	for _, key := range mcqProfileKeys {
+		if !prof.Has(key) {
+			out = append(out, key)
+		}
+	}
+	return out
 }
 
 func mcqDifficulty(d [3]int) string {
@@ -700,8 +758,23 @@ const firstSeenScan = 16
 // equal to text (trimmed) up to case, or -1, and records item j.
 func (f *firstSeen) add(items []*strictjson.Value, j int, text string) int {
 	if len(items) <= firstSeenScan {
+		key := ""
 		for k := range j {
-			if t, ok := items[k].AsString(); ok && strings.EqualFold(text, strings.TrimSpace(t)) {
+			t, ok := items[k].AsString()
+			if !ok {
+				continue
+			}
+			t = strings.TrimSpace(t)
+			if strings.EqualFold(text, t) {
+				return k
+			}
+			// Simple folding misses what full folding maps to several
+			// runes ("ß" and "SS"); only texts of other byte lengths
+			// or with such runes can still be equal.
+			if key == "" {
+				key = foldKey(text)
+			}
+			if foldKey(t) == key {
 				return k
 			}
 		}
@@ -718,20 +791,12 @@ func (f *firstSeen) add(items []*strictjson.Value, j int, text string) int {
 	return -1
 }
 
-// foldKey maps every rune of s to the smallest rune of its case-folding
-// orbit, so that foldKey(a) == foldKey(b) exactly when strings.EqualFold(a,
-// b).
+// foldKey is s under full Unicode case folding (SPEC §4: options are
+// distinct "after case folding"): "Weniger gießen" and "WENIGER GIESSEN"
+// fold to the same text, which simple folding (strings.EqualFold) misses.
+// A Caser keeps state between calls, so each call makes its own.
 func foldKey(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		low := r
-		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
-			low = min(low, f)
-		}
-		b.WriteRune(low)
-	}
-	return b.String()
+	return cases.Fold().String(s)
 }
 
 // checkExtended evaluates C4 for questions[i], whose weight is valid.

@@ -196,6 +196,16 @@ var mcqRuleTests = []struct {
 		}},
 
 	// DIFFICULTY_PROFILE_MISMATCH
+	{name: "DIFFICULTY_PROFILE_MISMATCH derives a missing count", edits: []docEdit{delAt("/meta/difficulty_profile/hard")},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile", "/meta/difficulty_profile", `"1/1/1"`, `"missing hard"`, `{"easy":1,"medium":1,"hard":1}`),
+		}},
+	{name: "DIFFICULTY_PROFILE_MISMATCH missing count not derived against the param", edits: []docEdit{delAt("/meta/difficulty_profile/hard")}, params: Params{"difficulty": "2/0/1"},
+		want: []ruleHit{
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.easy", "/meta/difficulty_profile/easy", "2", "1", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.medium", "/meta/difficulty_profile/medium", "0", "1", ""),
+			errHit("DIFFICULTY_PROFILE_MISMATCH", "questions", "/questions", `"2/0/1"`, `"1/1/1"`, ""),
+		}},
 	{name: "DIFFICULTY_PROFILE_MISMATCH derived from weights", edits: []docEdit{setAt("/meta/difficulty_profile/easy", "2"), setAt("/meta/difficulty_profile/medium", "0")},
 		want: []ruleHit{
 			errHit("DIFFICULTY_PROFILE_MISMATCH", "meta.difficulty_profile.easy", "/meta/difficulty_profile/easy", "1", "2", "1"),
@@ -267,6 +277,8 @@ var mcqRuleTests = []struct {
 	{name: "DUPLICATE_OPTIONS folds case beyond ASCII", edits: []docEdit{setAt("/questions/0/options", `["Σίσυφος", "ΣΊΣΥΦΟΣ", "Kelvin", "\u212aelvin"]`)},
 		want: []ruleHit{errHit("DUPLICATE_OPTIONS", "questions[0].options[1]", "/questions/0/options/1", `"distinct from options[0]"`, `"ΣΊΣΥΦΟΣ"`, ""),
 			errHit("DUPLICATE_OPTIONS", "questions[0].options[3]", "/questions/0/options/3", `"distinct from options[2]"`, "\"\u212aelvin\"", "")}},
+	{name: "DUPLICATE_OPTIONS under full case folding", edits: []docEdit{setAt("/questions/0/options", `["Weniger gießen", "WENIGER GIESSEN", "Mehr gießen", "Nie gießen"]`)},
+		want: []ruleHit{errHit("DUPLICATE_OPTIONS", "questions[0].options[1]", "/questions/0/options/1", `"distinct from options[0]"`, `"WENIGER GIESSEN"`, "")}},
 
 	// WEIGHT_INVALID
 	{name: "WEIGHT_INVALID derived from cognitive_level", edits: []docEdit{setAt("/questions/1/weight", "0")},

@@ -13,8 +13,9 @@ import (
 // JSON_SYNTAX, with path "line:col" of the offending character (in the text
 // that was parsed, Extraction.Text, not the raw model output), expected and
 // actual taken from the error, and a hint that names the one edit to make.
-// The violation is never marked fixable: local repair tries its syntactic
-// fixers itself and re-parses, which is cheaper than predicting success here.
+// The violation is not marked fixable here: whether local repair can fix it
+// is known only by running the syntactic repairer on the block, which lives
+// in package repair above this one; repair.Local sets Fixable once it has.
 // It is ordered at the error's byte offset.
 //
 // An error that is not a *strictjson.SyntaxError (there should be none)

@@ -149,3 +149,35 @@ func TestParseViolationOtherError(t *testing.T) {
 		t.Errorf("ParseViolation(other) mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestRawPath checks that a parse violation gives the offending
+// character's position in the model's raw text beside the one in the
+// extracted block.
+func TestRawPath(t *testing.T) {
+	v, err := Builtin("json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, text    string
+		path, wantRaw string
+	}{
+		{"bare", `{"a": 1,}`, "1:8", "1:8"},
+		{"fenced after prose", "Here you go:\n\n```json\n{\n  \"a\": 1,\n}\n```", "2:9", "5:9"},
+		{"think section before", "<think>\nplan\n</think>\n```json\n{\"ä\": 1 2}\n```", "1:9", "5:9"},
+		{"block repeated in the think section", "<think>{\"a\": 1 2}</think>\n```json\n{\"a\": 1 2}\n```", "1:9", "3:9"},
+		{"truncated", "```json\n{\"a\": [1,", "1:10", "2:10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := v.Validate(tt.text, Params{}).Report
+			if len(r.Violations) != 1 {
+				t.Fatalf("Validate(%q) = %v, want one violation", tt.text, r.Codes())
+			}
+			got := r.Violations[0]
+			if got.Path != tt.path || got.RawPath != tt.wantRaw {
+				t.Errorf("Validate(%q) path, raw_path = %q, %q; want %q, %q", tt.text, got.Path, got.RawPath, tt.path, tt.wantRaw)
+			}
+		})
+	}
+}

@@ -55,7 +55,12 @@ type Violation struct {
 	// JSON_PARSE violations it is "line:col" of the offending character.
 	Path string `json:"path"`
 	// Pointer is Path as an RFC 6901 JSON Pointer ("" for parse errors).
-	Pointer  string `json:"pointer"`
+	Pointer string `json:"pointer"`
+	// RawPath is, for JSON_SYNTAX and JSON_TRUNCATED, "line:col" of the
+	// offending character in the model's raw text (think sections and
+	// prose included), counted like Path: Path is relative to the extracted
+	// block, but the raw text is what a person opens.
+	RawPath  string `json:"raw_path,omitempty"`
 	Expected any    `json:"expected"`
 	Actual   any    `json:"actual"`
 	Hint     string `json:"hint"`

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // schemaValidator builds a schema-only validator.
@@ -272,5 +273,41 @@ func TestShapeUnwrappedPointer(t *testing.T) {
 	want := []brief{{Code: "SHAPE_UNWRAPPED", Path: "a/b~c", Pointer: "/a~1b~0c", Expected: "array", Actual: "object with a/b~c", Fixable: true}}
 	if diff := cmp.Diff(want, briefs(r)); diff != "" {
 		t.Errorf("Validate violations (-want +got):\n%s", diff)
+	}
+}
+
+// TestShapeUnwrapThenWrap checks seed 004's order: a wrapper holding one
+// object where an array is expected is unwrapped first, then the lone
+// object is wrapped, and the document validates.
+func TestShapeUnwrapThenWrap(t *testing.T) {
+	v, err := Builtin("link-plan")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const link = `{"anchor_text":"JSON Schema","query":"JSON Schema spec","section":"Why","ref_id":"ref-1"}`
+	tests := []struct {
+		text string
+		want []brief
+	}{
+		{`{"link_plan":` + link + `}`, []brief{
+			{Code: "SHAPE_UNWRAPPED", Path: "link_plan", Pointer: "/link_plan", Expected: "array", Actual: "object with link_plan", Fixable: true},
+			{Code: "SHAPE_WRAPPED", Expected: "array", Actual: "object", Fixable: true},
+		}},
+		{`{"data":` + link + `}`, []brief{
+			{Code: "SHAPE_UNWRAPPED", Path: "data", Pointer: "/data", Expected: "array", Actual: "object with data", Fixable: true},
+			{Code: "SHAPE_WRAPPED", Expected: "array", Actual: "object", Fixable: true},
+		}},
+		{`{"data":[` + link + `]}`, []brief{
+			{Code: "SHAPE_UNWRAPPED", Path: "data", Pointer: "/data", Expected: "array", Actual: "object with data", Fixable: true},
+		}},
+	}
+	for _, tt := range tests {
+		res := v.Validate(tt.text, Params{})
+		if diff := cmp.Diff(tt.want, briefs(res.Report)); diff != "" || !res.Report.Valid {
+			t.Errorf("Validate(%q) valid = %v, violations (-want +got):\n%s", tt.text, res.Report.Valid, diff)
+		}
+		if got := string(strictjson.Marshal(res.Doc)); got != "["+link+"]" {
+			t.Errorf("Validate(%q).Doc = %s, want [%s]", tt.text, got, link)
+		}
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -88,11 +90,43 @@ func (v *Validator) Validate(text string, params Params) Result {
 	}
 	doc, err := strictjson.Parse([]byte(ex.Text))
 	if err != nil {
-		res.Report = v.report([]Violation{ParseViolation(err)})
+		pv := ParseViolation(err)
+		pv.RawPath = rawPath(text, ex, pv.pos)
+		res.Report = v.report([]Violation{pv})
 		return res
 	}
 	res.Doc, res.Report = v.CheckDoc(doc, params)
 	return res
+}
+
+// rawPath is "line:col" in the raw model text of byte off of the extracted
+// block. The block's offset is one in the think-stripped text; when think
+// sections were removed, the block is found again in the raw text at or
+// after that offset (removing text only moves it left). "" when it cannot
+// be found.
+func rawPath(raw string, ex Extraction, off int) string {
+	start := ex.Offset
+	if StripThink(raw) != raw {
+		from := min(ex.Offset, len(raw))
+		k := strings.Index(raw[from:], ex.Text)
+		if k < 0 {
+			return ""
+		}
+		start = from + k
+	}
+	if start+off > len(raw) {
+		return ""
+	}
+	line, col := 1, 0
+	lineStart := 0
+	for i := 0; i < start+off; i++ {
+		if raw[i] == '\n' {
+			line++
+			lineStart = i + 1
+		}
+	}
+	col = utf8.RuneCountInString(raw[lineStart:start+off]) + 1
+	return strconv.Itoa(line) + ":" + strconv.Itoa(col)
 }
 
 // CheckDoc validates an already parsed document: shape normalisation, JSON
@@ -119,24 +153,33 @@ func (v *Validator) report(vs []Violation) Report {
 
 // normalize applies the contract's shape rules (seed 004): unwrap a
 // {"data": …} style wrapper, wrap a lone object where an array is expected.
-// Both are reported as warnings: the document is fine, but the model did
-// not write what was asked and the counts show it.
+// A wrapper holding one object where the contract wants an array is first
+// unwrapped, then its object wrapped ({"link_plan": {…}} → [{…}]): wrapping
+// the wrapper would hand the schema an array of the wrong objects. Both
+// are reported as warnings (repair records each as a change): the document
+// is fine, but the model did not write what was asked and the counts show
+// it.
 func (v *Validator) normalize(doc *strictjson.Value, e *Emitter) *strictjson.Value {
 	sh := v.Contract.Shape
+	wrapLone := sh.Expect == "array" && sh.WrapSingle
 	if doc.Kind == strictjson.KindObject {
 		for _, key := range sh.Unwrap {
 			inner := doc.Get(key)
-			if inner == nil || !shapeFits(sh.Expect, inner) {
+			if inner == nil || !shapeFits(sh.Expect, inner) && !(wrapLone && inner.Kind == strictjson.KindObject) {
 				continue
 			}
 			path, pointer := PathOf(key)
 			e.Add(Violation{Class: ClassSchema, Code: "SHAPE_UNWRAPPED", Severity: SeverityWarning,
 				Path: path, Pointer: pointer, Expected: sh.Expect, Actual: "object with " + key,
 				Hint: "Return the " + sh.Expect + " itself, without the \"" + key + "\" wrapper.", Fixable: true}, doc.Offset)
-			return inner
+			doc = inner
+			if inner.Kind != strictjson.KindObject || !wrapLone {
+				return doc
+			}
+			break
 		}
 	}
-	if sh.Expect == "array" && sh.WrapSingle && doc.Kind == strictjson.KindObject {
+	if wrapLone && doc.Kind == strictjson.KindObject {
 		e.Add(Violation{Class: ClassSchema, Code: "SHAPE_WRAPPED", Severity: SeverityWarning,
 			Expected: "array", Actual: "object",
 			Hint: "Return an array of objects, even when there is only one.", Fixable: true}, doc.Offset)

@@ -5,6 +5,18 @@
 // model call, and how often each rung ran. Run it from the module root:
 //
 //	go run ./bench/ladder [-runs 20] [-seed 1] [-v]
+//	go run ./bench/ladder -blind [-runs 20]
+//	go run ./bench/ladder -tokens [-runs 200]
+//
+// With -tokens it compares item-scoped with whole-document repair on
+// generated documents of 5, 20 and 50 questions with 1, 2 and 5 broken
+// answers: the tokens asked of the model (a reply costs its bytes / 4) per
+// answer ending valid, side by side with their ratio, and the success
+// rates.
+//
+// With -blind it measures the blind merge instead: a held-out model that
+// also rephrases the explanation of a question it was asked to repair, and
+// the share of those rewrites that reach the answer.
 //
 // The corpus is written by repair/testdata/ladder/gen.go. The model fixes
 // each violation it is shown with probability 0.7, sometimes rephrases a
@@ -46,9 +58,9 @@ type config struct {
 
 // tally sums the outcomes of one configuration.
 type tally struct {
-	n, valid, zeroCall, calls, maxCalls, restored int
-	status                                        map[string]int
-	rungs                                         map[string]int
+	n, valid, zeroCall, calls, maxCalls, restored, fields int
+	status                                                map[string]int
+	rungs                                                 map[string]int
 }
 
 func run(args []string, w io.Writer) error {
@@ -57,8 +69,13 @@ func run(args []string, w io.Writer) error {
 	runs := fs.Int("runs", 1, "runs over the corpus, each with other draws")
 	seed := fs.Uint64("seed", 1, "seed of the first run")
 	verbose := fs.Bool("v", false, "print one line per answer of the whole ladder")
+	tok := fs.Bool("tokens", false, "compare the tokens of item-scoped and whole-document repair on generated documents")
+	blind := fs.Bool("blind", false, "measure the blind merge with a model that rewrites the explanation of a question it repairs")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *tok {
+		return tokens(w, *runs, *seed)
 	}
 	files, err := filepath.Glob(filepath.Join(*corpus, "*.txt"))
 	if err != nil || len(files) == 0 {
@@ -84,6 +101,11 @@ func run(args []string, w io.Writer) error {
 			return err
 		}
 		texts[i] = string(b)
+	}
+
+	if *blind {
+		blindMerge(w, v, params, truth, texts, *runs, *seed)
+		return nil
 	}
 
 	configs := []config{{"local only", true}, {"ladder", false}}
@@ -127,6 +149,7 @@ func run(args []string, w io.Writer) error {
 	row("model calls per answer, mean", func(t tally) string { return fmt.Sprintf("%.2f", float64(t.calls)/float64(t.n)) })
 	row("model calls per answer, max", func(t tally) string { return fmt.Sprint(t.maxCalls) })
 	row("items restored by merge", func(t tally) string { return fmt.Sprint(t.restored) })
+	row("fields restored by merge", func(t tally) string { return fmt.Sprint(t.fields) })
 	for _, s := range []string{repair.StatusValid, repair.StatusRepaired, repair.StatusFallback, repair.StatusFailed} {
 		row("status "+s, func(t tally) string { return fmt.Sprint(t.status[s]) })
 	}
@@ -157,6 +180,7 @@ func (t *tally) add(out repair.Outcome) {
 	t.calls += out.LLMCalls
 	t.maxCalls = max(t.maxCalls, out.LLMCalls)
 	t.restored += out.Restored
+	t.fields += out.RestoredFields
 	t.status[out.Status]++
 	for _, r := range out.Rungs {
 		t.rungs[r]++

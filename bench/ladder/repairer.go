@@ -77,14 +77,26 @@ func (r *repairer) repair(prompt string) string {
 			Pointer string `json:"pointer"`
 		} `json:"violations"`
 	}
-	_ = json.Unmarshal([]byte(strings.TrimPrefix(head, "VIOLATION_REPORT:\n")), &rep)
+	_, head, _ = strings.Cut(head, "VIOLATION_REPORT:\n")
+	_ = json.Unmarshal([]byte(head), &rep)
+	// An item-scoped call shows the items keyed "questions[i]", and its
+	// pointers resolve in that object: the right values come from the
+	// truth's items under the same keys.
+	truth := r.truth
+	if scoped := keyedItems(doc); scoped != nil {
+		truth = strictjson.Object()
+		want := r.truth.Get("questions")
+		for _, i := range scoped {
+			truth.Members = append(truth.Members, strictjson.Member{Key: "questions[" + strconv.Itoa(i) + "]", KeyOffset: -1, Value: want.Index(i)})
+		}
+	}
 	touched := map[int]bool{}
 	for _, v := range rep.Violations {
 		if i, ok := itemOf(v.Pointer); ok {
 			touched[i] = true
 		}
 		if r.hit(r.odds.Fix) {
-			doc = r.fix(doc, v.Pointer)
+			doc = fixFrom(truth, doc, v.Pointer)
 		}
 	}
 	if r.hit(r.odds.Rewrite) {
@@ -98,11 +110,29 @@ func (r *repairer) repair(prompt string) string {
 	return r.render(doc)
 }
 
-// fix writes the right value at pointer, or, when pointer names nothing
-// the truth has, the whole item it sits in.
-func (r *repairer) fix(doc *strictjson.Value, pointer string) *strictjson.Value {
+// keyedItems returns the item indices of a scoped ORIGINAL_JSON (an object
+// whose keys are "questions[i]"), or nil for any other document.
+func keyedItems(doc *strictjson.Value) []int {
+	if doc.Kind != strictjson.KindObject || len(doc.Members) == 0 {
+		return nil
+	}
+	var out []int
+	for _, m := range doc.Members {
+		rest, ok := strings.CutPrefix(m.Key, "questions[")
+		n, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
+		if !ok || err != nil || n < 0 {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// fixFrom writes truth's value at pointer into doc, or, when pointer names
+// nothing truth has, the whole item it sits in.
+func fixFrom(truth, doc *strictjson.Value, pointer string) *strictjson.Value {
 	for p := pointer; ; {
-		if want, err := r.truth.At(p); err == nil {
+		if want, err := truth.At(p); err == nil {
 			if out, err := strictjson.Replace(doc, p, want.Clone()); err == nil {
 				return out
 			}

@@ -10,11 +10,22 @@ import (
 // Doc builds a valid MCQ document (contract mcq, default params) of about size bytes: questions cycle
 // through weights 1, 2, 3 with their cognitive levels and explanations.
 func Doc(size int) string {
+	return build(func(i, total int) bool { return total < size || i < 3 })
+}
+
+// Questions builds a valid MCQ document (contract mcq, default params) of
+// exactly n questions (at least one), made like Doc's.
+func Questions(n int) string {
+	return build(func(i, _ int) bool { return i < max(n, 1) })
+}
+
+// build adds questions while more(i, bytes so far) holds.
+func build(more func(i, total int) bool) string {
 	var qs []string
 	counts := [4]int{}
 	total := 0
 	minutes := 0
-	for i := 0; total < size || i < 3; i++ {
+	for i := 0; more(i, total); i++ {
 		w := i%3 + 1
 		counts[w]++
 		minutes += w

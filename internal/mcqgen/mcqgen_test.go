@@ -25,3 +25,20 @@ func TestDocIsValid(t *testing.T) {
 		}
 	}
 }
+
+func TestQuestionsIsValid(t *testing.T) {
+	v, err := validators.Builtin("mcq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := v.Params(nil)
+	for _, n := range []int{1, 5, 20, 50} {
+		res := v.Validate(mcqgen.Questions(n), params)
+		if len(res.Report.Violations) != 0 {
+			t.Errorf("Questions(%d): %d violations, first %+v", n, len(res.Report.Violations), res.Report.Violations[0])
+		}
+		if got := len(res.Doc.Get("questions").Items); got != n {
+			t.Errorf("Questions(%d) has %d questions", n, got)
+		}
+	}
+}
