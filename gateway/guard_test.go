@@ -468,8 +468,8 @@ func TestGuardNegativeBudgetMeansLocalOnly(t *testing.T) {
 }
 
 // TestGuardRepairsThroughTheModel: a content fault is repaired by an LLM
-// repair call that goes to the same upstream with the repair prompt, the
-// schema as format and temperature 0.
+// repair call (item-scoped, for mcq) that goes to the same upstream with
+// the repair prompt, a schema as format and temperature 0.
 func TestGuardRepairsThroughTheModel(t *testing.T) {
 	up := &scriptedUpstream{answers: []string{readFixture(t, "mcq_content_fault.json"), readFixture(t, "mcq_valid.json")}}
 	gw := newGuardedGateway(t, up, nil)
@@ -485,7 +485,7 @@ func TestGuardRepairsThroughTheModel(t *testing.T) {
 	sys, _ := repairCall["system"].(string)
 	prompt, _ := repairCall["prompt"].(string)
 	opts, _ := repairCall["options"].(map[string]any)
-	if !strings.HasPrefix(sys, "You are a JSON repair engine.") || !strings.HasPrefix(prompt, "VIOLATION_REPORT:\n") ||
+	if !strings.HasPrefix(sys, "You are a JSON repair engine.") || !strings.Contains(prompt, "VIOLATION_REPORT:\n") ||
 		!strings.Contains(prompt, "ANSWER_RANGE") || repairCall["model"] != "m" || repairCall["format"] == nil || opts["temperature"] != float64(0) {
 		t.Errorf("repair call = model %v, system %.40q, prompt %.60q, format %v, options %v", repairCall["model"], sys, prompt, repairCall["format"] != nil, opts)
 	}
