@@ -147,7 +147,8 @@ type Config struct {
 type Cache struct {
 	// MaxBytes bounds the outputs kept in this process's memory, in bytes.
 	// Accepts units ("64MiB"). Zero means the default, 64 MiB; a negative
-	// value disables the cache (and the sharing of identical requests).
+	// value keeps nothing in memory: Redis alone when Redis is set, else no
+	// cache at all (and no sharing of identical requests).
 	MaxBytes ByteSize `yaml:"max_bytes"`
 
 	// TTL is how long an entry may be served. Zero means the default, 1h;

@@ -56,6 +56,11 @@ type Options struct {
 	// Registry receives the gateway's metrics and is served on /metrics.
 	// Nil means a new registry with the Go and process collectors.
 	Registry *prometheus.Registry
+
+	// OnClose, when not nil, releases what the options hold (the cache's
+	// Redis connections) once the server is done: when Serve returns, or
+	// on Close.
+	OnClose func()
 }
 
 // Server is the gateway's HTTP server. Build it with [New]; serve it with
@@ -73,6 +78,8 @@ type Server struct {
 	registry  *prometheus.Registry
 	metrics   *metrics
 	adminPath map[string]bool // route patterns that need the admin token
+	onClose   func()
+	closeOnce sync.Once
 }
 
 // New validates cfg and builds a Server from it and opts. It starts
@@ -115,6 +122,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s.proxy = s.newProxy()
 	s.up = &Upstream{url: up, breaker: s.breaker}
 
+	s.onClose = opts.OnClose
 	if err := s.routes(opts); err != nil {
 		return nil, err
 	}
@@ -186,6 +194,18 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // done serving.
 func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
 
+// Close releases the server's resources once it is done serving: idle
+// upstream connections and what Options.OnClose releases. Serve calls it
+// when it returns; a caller that mounted Handler elsewhere calls it.
+func (s *Server) Close() {
+	s.base.CloseIdleConnections()
+	s.closeOnce.Do(func() {
+		if s.onClose != nil {
+			s.onClose()
+		}
+	})
+}
+
 // Breaker returns the upstream breaker, for guarded requests to check its
 // state.
 func (s *Server) Breaker() *BreakerTransport { return s.breaker }
@@ -224,7 +244,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 	select {
 	case err := <-errc:
-		s.base.CloseIdleConnections()
+		s.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -246,7 +266,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	<-errc // http.ErrServerClosed
 	waitTimeout(&inflight, 5*time.Second)
-	s.base.CloseIdleConnections()
+	s.Close()
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware"
@@ -43,14 +44,21 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	promReg := prometheus.NewRegistry()
 	gm := newGuardMetrics(promReg)
 	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
+	cacheStage, closeCache, err := newCache(cfg.Cache, logger, promReg)
+	if err != nil {
+		return nil, err
+	}
 	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
-		return guardConfig(cfg, logger, routes, up, breakers, gm).ToMiddleware()
+		gc := guardConfig(cfg, logger, routes, up, breakers, gm)
+		gc.Cache = cacheStage
+		return gc.ToMiddleware()
 	}
 	return New(cfg, Options{
 		Logger:   logger,
 		Guard:    guard,
 		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
 		Registry: promReg,
+		OnClose:  closeCache,
 
 		VirtualModels: routes.VirtualModels,
 	})
@@ -152,6 +160,7 @@ type guardMetrics struct {
 	llmCalls   *prometheus.CounterVec
 	localFixes *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
+	cache      *prometheus.CounterVec
 }
 
 func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
@@ -172,6 +181,10 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 			Name: "gateway_local_fixes_total",
 			Help: "Edits made by local repair without a model.",
 		}, []string{"contract", "model"})),
+		cache: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_cache_requests_total",
+			Help: "Guarded requests by cache result: hit (answered from the cache), miss (looked up, not found), bypass (no cache, or Cache-Control: no-cache).",
+		}, []string{"result"})),
 		latency: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_guard_duration_seconds",
 			Help:    "Time spent on a guarded request, upstream calls included.",
@@ -203,6 +216,9 @@ func (m *guardMetrics) observe(ev middleware.Event) {
 	m.llmCalls.WithLabelValues(contract, model).Add(float64(ev.LLMCalls))
 	m.localFixes.WithLabelValues(contract, model).Add(float64(ev.LocalFixes))
 	m.latency.WithLabelValues(contract).Observe(ev.Latency.Seconds())
+	if ev.Cache != "" {
+		m.cache.WithLabelValues(ev.Cache).Inc()
+	}
 }
 
 // contractRoutes registers /contracts, /contracts/:name and
@@ -252,4 +268,64 @@ func contractRoutes(g *echo.Group, routes *middleware.Routes) {
 		res := v.Validate(string(body), params)
 		return c.JSON(http.StatusOK, res.Report)
 	})
+}
+
+// newCache builds the cache stage of cfg: this process's memory, and the
+// Redis the replicas share when one is configured. A negative max_bytes
+// leaves memory out (Redis alone, or no cache at all). The closer releases
+// Redis's connections.
+func newCache(cfg config.Cache, logger *slog.Logger, reg *prometheus.Registry) (*middleware.Cache, func(), error) {
+	noop := func() {}
+	var mem *cache.Memory
+	if cfg.MaxBytes >= 0 {
+		mem = cache.NewMemory(cache.MemoryConfig{MaxBytes: int64(cfg.MaxBytes), TTL: cfg.TTL})
+	}
+	var store middleware.CacheStore
+	var tiered *cache.Tiered
+	closer := noop
+	switch {
+	case cfg.Redis != "":
+		rs, err := cache.NewRedis(cache.RedisConfig{URL: cfg.Redis, Prefix: cfg.RedisPrefix, TTL: cfg.TTL})
+		if err != nil {
+			return nil, noop, err
+		}
+		closer = func() { rs.Close() }
+		// One warning per outage; every error is counted.
+		tiered = cache.NewTiered(mem, rs, func(err error, degraded bool) {
+			if degraded {
+				logger.Warn("cache: redis unavailable; answering from memory until it is back", "error", err.Error())
+			}
+		})
+		store = tiered
+	case mem != nil:
+		store = mem
+	default:
+		return nil, noop, nil
+	}
+	stage := middleware.NewCache(store)
+	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "gateway_cache_coalesced_total",
+		Help: "Guarded requests that shared an identical request's upstream call and ladder.",
+	}, func() float64 { return float64(stage.Coalesced()) }))
+	if mem != nil {
+		register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gateway_cache_stored_bytes",
+			Help: "Bytes of validated outputs held in this process's memory cache.",
+		}, func() float64 { return float64(mem.Stats().Bytes) }))
+		register(reg, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gateway_cache_entries",
+			Help: "Validated outputs held in this process's memory cache.",
+		}, func() float64 { return float64(mem.Stats().Entries) }))
+		register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "gateway_cache_evictions_total",
+			Help: "Entries evicted from the memory cache to stay within its bytes.",
+		}, func() float64 { return float64(mem.Stats().Evictions) }))
+	}
+	if tiered != nil {
+		register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "gateway_cache_store_errors_total",
+			Help: "Errors of the shared (Redis) cache; each request was answered from memory or as a miss.",
+		}, func() float64 { return float64(tiered.Errors()) }))
+	}
+	return stage, closer, nil
 }

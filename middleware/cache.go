@@ -2,8 +2,13 @@ package middleware
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
+
+	"github.com/contractgateway/gateway/cache"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Values of Event.Cache and the X-Cache header.
@@ -34,9 +39,100 @@ func parseCacheControl(h http.Header) cacheControl {
 	return cc
 }
 
-// Cache is the cache of validated outputs.
-type Cache struct{}
+// CacheStore is where the guard keeps validated outputs: the cache
+// package's memory, Redis or tiered store. A store error never fails a
+// request; it is a miss.
+type CacheStore interface {
+	Get(ctx context.Context, k cache.Key) ([]byte, bool, error)
+	Set(ctx context.Context, k cache.Key, v []byte) error
+}
 
+// Cache is the cache stage of the guard: validated outputs by the hash of
+// the canonical request (SPEC §7), and identical requests in flight
+// sharing one upstream call and one ladder.
+type Cache struct {
+	store CacheStore
+	group cache.Group[*result]
+}
+
+// NewCache returns the cache stage over store.
+func NewCache(store CacheStore) *Cache {
+	return &Cache{store: store}
+}
+
+// Coalesced counts the requests that shared another's upstream call and
+// ladder instead of making their own.
+func (c *Cache) Coalesced() uint64 { return c.group.Coalesced() }
+
+// answer serves x from the store, or from an identical request in flight,
+// or by run; it stores what run made when it is valid.
 func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Context, *exchange) *result, ev *Event) *result {
-	return run(ctx, x)
+	key := cache.NewKey(cache.Request{Endpoint: x.codec.Path(), Contract: x.route.Validator.Contract.ID(),
+		Params: x.route.Params, Body: x.up.Body})
+	ev.Cache = cacheBypass
+	if !x.cache.noRead {
+		ev.Cache = cacheMiss
+		if v, ok, err := c.store.Get(ctx, key); err == nil && ok {
+			if res, err := decodeEntry(v); err == nil {
+				ev.Cache = cacheHit
+				return res
+			}
+		}
+	}
+	if x.cache.noRead || x.cache.noWrite {
+		// This request wants an answer of its own: no sharing either.
+		res := run(ctx, x)
+		if !x.cache.noWrite && res.storable() {
+			c.set(ctx, key, res)
+		}
+		return res
+	}
+	res, shared, err := c.group.Do(ctx, key, func(ctx context.Context) (*result, error) {
+		res := run(ctx, x)
+		if res.storable() {
+			c.set(ctx, key, res)
+		}
+		return res, nil
+	})
+	if err != nil {
+		return &result{err: AsHTTPError(err)}
+	}
+	ev.Coalesced = shared
+	return res
+}
+
+func (c *Cache) set(ctx context.Context, key cache.Key, res *result) {
+	// The answer is made: a client that left meanwhile does not stop it
+	// from being kept.
+	_ = c.store.Set(context.WithoutCancel(ctx), key, encodeEntry(res))
+}
+
+// entry is a stored result: what the encode stage needs to answer again.
+type entry struct {
+	Status   string          `json:"status"`
+	Contract string          `json:"contract"`
+	Repairs  int             `json:"repairs"`
+	Text     string          `json:"text"`
+	Obj      json.RawMessage `json:"obj"`
+}
+
+func encodeEntry(res *result) []byte {
+	b, _ := json.Marshal(entry{Status: res.status, Contract: res.contract, Repairs: res.repairs, Text: res.text,
+		Obj: strictjson.Marshal(res.obj)})
+	return b
+}
+
+func decodeEntry(b []byte) (*result, error) {
+	var e entry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, err
+	}
+	obj, err := strictjson.Parse(e.Obj)
+	if err != nil {
+		return nil, err
+	}
+	if obj.Kind != strictjson.KindObject || e.Status == "" {
+		return nil, errors.New("cache entry: not an answer")
+	}
+	return &result{status: e.Status, contract: e.Contract, repairs: e.Repairs, text: e.Text, obj: obj}, nil
 }

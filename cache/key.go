@@ -1,0 +1,200 @@
+// Package cache keeps validated outputs of guarded requests: the key of a
+// request (the SHA-256 of its canonical form), a memory store bounded by
+// bytes and by time, a Redis store that several replicas share, a tiered
+// store that falls back to memory when Redis fails, and the coalescing of
+// identical requests in flight. It knows nothing of contracts or HTTP.
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"hash"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+// Key identifies a request's answer: the SHA-256 of the canonical request.
+type Key [32]byte
+
+// String returns the key in hex.
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// Request is what identifies an answer.
+type Request struct {
+	// Endpoint is the API path ("/api/chat"): the same body means another
+	// answer shape on another endpoint.
+	Endpoint string
+	// Contract is the contract's name@version.
+	Contract string
+	// Params are the contract's bound parameters.
+	Params map[string]string
+	// Body is the request as sent upstream, model already the upstream
+	// model.
+	Body *strictjson.Value
+}
+
+// ignoredTop are the body members that do not change the answer: whether
+// it streams (the guard answers both shapes from one answer) and how long
+// the model stays loaded.
+var ignoredTop = []string{"stream", "stream_options", "keep_alive"}
+
+// ignoredOptions are the options that change how the model runs, not what
+// it writes: Ollama's api.Runner fields (num_ctx aside, which bounds the
+// context the model sees, and so the answer) and the runtime switches of
+// older versions.
+var ignoredOptions = []string{"num_batch", "num_gpu", "main_gpu", "use_mmap", "num_thread",
+	"use_mlock", "numa", "low_vram", "f16_kv", "vocab_only", "logits_all"}
+
+// NewKey returns the key of r. Key order, whitespace and the spelling of
+// numbers (0.3, 0.30, 3e-1) never change it; any other difference does,
+// including members the key knows nothing of: an unknown member is taken
+// to change the answer.
+func NewKey(r Request) Key {
+	h := sha256.New()
+	w := keyWriter{h: h}
+	w.str("contract-gateway/cache/v1")
+	w.str(r.Endpoint)
+	w.str(r.Contract)
+	keys := make([]string, 0, len(r.Params))
+	for k := range r.Params {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.count(len(keys))
+	for _, k := range keys {
+		w.str(k)
+		w.str(r.Params[k])
+	}
+	w.value(r.Body, 0)
+	var k Key
+	h.Sum(k[:0])
+	return k
+}
+
+// keyWriter writes values unambiguously: every value starts with its
+// kind, every string and list with its length, so that no two different
+// requests write the same bytes.
+type keyWriter struct {
+	h   hash.Hash
+	buf [binary.MaxVarintLen64]byte
+}
+
+func (w *keyWriter) count(n int) {
+	w.h.Write(w.buf[:binary.PutUvarint(w.buf[:], uint64(n))])
+}
+
+func (w *keyWriter) str(s string) {
+	w.count(len(s))
+	w.h.Write([]byte(s))
+}
+
+func (w *keyWriter) kind(b byte) { w.h.Write([]byte{b}) }
+
+// value writes v; depth 0 is the body, 1 its members.
+func (w *keyWriter) value(v *strictjson.Value, depth int) {
+	if v == nil {
+		w.kind('-')
+		return
+	}
+	switch v.Kind {
+	case strictjson.KindNull:
+		w.kind('n')
+	case strictjson.KindBool:
+		if v.Bool {
+			w.kind('t')
+		} else {
+			w.kind('f')
+		}
+	case strictjson.KindNumber:
+		w.kind('d')
+		w.str(CanonicalNumber(v.Num))
+	case strictjson.KindString:
+		w.kind('s')
+		w.str(v.Str)
+	case strictjson.KindArray:
+		w.kind('a')
+		w.count(len(v.Items))
+		for _, it := range v.Items {
+			w.value(it, depth+1)
+		}
+	case strictjson.KindObject:
+		w.object(v, depth)
+	default:
+		w.kind('?')
+	}
+}
+
+func (w *keyWriter) object(v *strictjson.Value, depth int) {
+	ms := make([]strictjson.Member, 0, len(v.Members))
+	for _, m := range v.Members {
+		if depth == 0 && slices.Contains(ignoredTop, m.Key) {
+			continue
+		}
+		ms = append(ms, m)
+	}
+	slices.SortFunc(ms, func(a, b strictjson.Member) int { return strings.Compare(a.Key, b.Key) })
+	w.kind('o')
+	w.count(len(ms))
+	for _, m := range ms {
+		w.str(m.Key)
+		if depth == 0 && m.Key == "options" && m.Value != nil && m.Value.Kind == strictjson.KindObject {
+			w.options(m.Value)
+			continue
+		}
+		w.value(m.Value, depth+1)
+	}
+}
+
+func (w *keyWriter) options(v *strictjson.Value) {
+	kept := &strictjson.Value{Kind: strictjson.KindObject}
+	for _, m := range v.Members {
+		if !slices.Contains(ignoredOptions, m.Key) {
+			kept.Members = append(kept.Members, m)
+		}
+	}
+	w.object(kept, 1)
+}
+
+// CanonicalNumber spells a JSON number literal one way per value: an
+// integral value as an integer ("1.0", "1e0" → "1"; exact at any size),
+// any other as the shortest float64 form ("0.30", "3e-1" → "0.3"), which
+// is the value Ollama reads. A literal whose exponent is too large to
+// expand cheaply is kept as written (a client's spelling of such a number
+// only costs it a cache miss).
+func CanonicalNumber(lit string) string {
+	if !strings.ContainsAny(lit, ".eE") {
+		if n, ok := new(big.Int).SetString(lit, 10); ok {
+			return n.String()
+		}
+		return lit
+	}
+	f, err := strconv.ParseFloat(lit, 64)
+	if err == nil && f != math.Trunc(f) {
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+	if err == nil && math.Abs(f) < 1<<53 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	if i := strings.IndexAny(lit, "eE"); i >= 0 {
+		if e, err := strconv.Atoi(lit[i+1:]); err != nil || e > maxExpand || e < -maxExpand {
+			return lit
+		}
+	}
+	r, ok := new(big.Rat).SetString(lit)
+	if !ok {
+		return lit
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	return r.String()
+}
+
+// maxExpand bounds the exponents CanonicalNumber expands exactly.
+const maxExpand = 400
