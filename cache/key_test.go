@@ -52,7 +52,9 @@ func TestNewKeyDiffers(t *testing.T) {
 		name string
 		edit func(r *Request)
 	}{
-		{"prompt", func(r *Request) { r.Body = mustParse(t, `{"model":"llama3.2","system":"be brief","prompt":"quiz!","format":{"type":"object"},"options":{"temperature":0.3,"seed":42,"top_p":0.9,"num_predict":100,"stop":["\n\n"]},"think":false,"images":["aGk="],"tools":[{"type":"function","function":{"name":"f"}}]}`) }},
+		{"prompt", func(r *Request) {
+			r.Body = mustParse(t, `{"model":"llama3.2","system":"be brief","prompt":"quiz!","format":{"type":"object"},"options":{"temperature":0.3,"seed":42,"top_p":0.9,"num_predict":100,"stop":["\n\n"]},"think":false,"images":["aGk="],"tools":[{"type":"function","function":{"name":"f"}}]}`)
+		}},
 		{"system", func(r *Request) { r.Body.Members[1].Value = strictjson.String("be long") }},
 		{"model", func(r *Request) { r.Body.Members[0].Value = strictjson.String("qwen2.5") }},
 		{"temperature", func(r *Request) { r.Body.Get("options").Members[0].Value = strictjson.Number("0.2") }},
