@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -32,10 +31,10 @@ type BreakerSettings struct {
 
 	// FailureThreshold is the number of consecutive failed round trips
 	// that opens the breaker. A failure is a transport error (refused
-	// connection, reset, response header timeout), a deadline that expired
-	// on the request's context, or a 5xx response. A client that cancels
-	// its request, or a request body over its limit, is neither a success
-	// nor a failure. Default 5; zero means the default.
+	// connection, reset, response header timeout) or a 5xx response. A
+	// request whose own context ended (the client left, the gateway's
+	// deadline for it ran out), or whose body was over its limit, is
+	// neither a success nor a failure. Default 5; zero means the default.
 	FailureThreshold int
 
 	// OpenTimeout is how long the breaker stays open, failing round trips
@@ -156,8 +155,11 @@ func outcome(req *http.Request, resp *http.Response, err error) error {
 		return errStatus5xx
 	case err == nil:
 		return nil
-	case errors.Is(req.Context().Err(), context.Canceled), errors.As(err, &mbe):
-		// The client left, or sent too much: not the upstream's fault.
+	case req.Context().Err() != nil, errors.As(err, &mbe):
+		// The client left, the gateway's own deadline for the request ran
+		// out, or the client sent too much: none is the upstream's fault.
+		// A slow but healthy upstream must not open the breaker for every
+		// client; upstream_timeout (the transport's own timeout) counts.
 		return fmt.Errorf("%w: %w", errExcluded, err)
 	}
 	return err

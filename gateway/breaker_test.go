@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -40,8 +41,15 @@ func transportError(*http.Request) (*http.Response, error) { return nil, errRefu
 // cancelled is what a transport returns when the client's context ends.
 func cancelled(req *http.Request) (*http.Response, error) { return nil, req.Context().Err() }
 
+// TestBreakerTransport walks the breaker's whole cycle — closed, open,
+// half-open, closed, open again, half-open, open — on the bubble's fake
+// clock: the open timeout passes without waiting.
 func TestBreakerTransport(t *testing.T) {
-	const openTimeout = 60 * time.Millisecond
+	synctest.Test(t, testBreakerCycle)
+}
+
+func testBreakerCycle(t *testing.T) {
+	const openTimeout = 30 * time.Second
 	var transitions []string
 	base := &scriptedTransport{}
 	bt := NewBreakerTransport(base, BreakerSettings{
@@ -56,31 +64,38 @@ func TestBreakerTransport(t *testing.T) {
 		wait      time.Duration // before the round trip
 		respond   func(*http.Request) (*http.Response, error)
 		cancel    bool // the client cancels before the round trip ends
+		expired   bool // the request's own deadline (the gateway's) has run out
 		wantOpen  bool // ErrCircuitOpen without calling the base
 		wantState gobreaker.State
 	}{
-		{"500 counts", 0, status(500), false, false, gobreaker.StateClosed},
-		{"503 counts", 0, status(503), false, false, gobreaker.StateClosed},
-		{"404 is a success and resets", 0, status(404), false, false, gobreaker.StateClosed},
-		{"failure 1", 0, transportError, false, false, gobreaker.StateClosed},
-		{"failure 2", 0, status(502), false, false, gobreaker.StateClosed},
-		{"failure 3 opens", 0, transportError, false, false, gobreaker.StateOpen},
-		{"open: refused at once", 0, status(200), false, true, gobreaker.StateOpen},
-		{"half-open trial succeeds", openTimeout + 20*time.Millisecond, status(200), false, false, gobreaker.StateClosed},
-		{"cancel 1 excluded", 0, cancelled, true, false, gobreaker.StateClosed},
-		{"cancel 2 excluded", 0, cancelled, true, false, gobreaker.StateClosed},
-		{"cancel 3 excluded", 0, cancelled, true, false, gobreaker.StateClosed},
-		{"failure 1 again", 0, status(500), false, false, gobreaker.StateClosed},
-		{"failure 2 again", 0, status(500), false, false, gobreaker.StateClosed},
-		{"failure 3 opens again", 0, status(500), false, false, gobreaker.StateOpen},
-		{"half-open trial fails", openTimeout + 20*time.Millisecond, transportError, false, false, gobreaker.StateOpen},
-		{"open again", 0, status(200), false, true, gobreaker.StateOpen},
+		{"500 counts", 0, status(500), false, false, false, gobreaker.StateClosed},
+		{"503 counts", 0, status(503), false, false, false, gobreaker.StateClosed},
+		{"404 is a success and resets", 0, status(404), false, false, false, gobreaker.StateClosed},
+		{"failure 1", 0, transportError, false, false, false, gobreaker.StateClosed},
+		{"failure 2", 0, status(502), false, false, false, gobreaker.StateClosed},
+		{"failure 3 opens", 0, transportError, false, false, false, gobreaker.StateOpen},
+		{"open: refused at once", 0, status(200), false, false, true, gobreaker.StateOpen},
+		{"half-open trial succeeds", openTimeout + time.Second, status(200), false, false, false, gobreaker.StateClosed},
+		{"cancel 1 excluded", 0, cancelled, true, false, false, gobreaker.StateClosed},
+		{"cancel 2 excluded", 0, cancelled, true, false, false, gobreaker.StateClosed},
+		{"cancel 3 excluded", 0, cancelled, true, false, false, gobreaker.StateClosed},
+		{"own deadline 1 excluded", 0, cancelled, false, true, false, gobreaker.StateClosed},
+		{"own deadline 2 excluded", 0, cancelled, false, true, false, gobreaker.StateClosed},
+		{"own deadline 3 excluded", 0, cancelled, false, true, false, gobreaker.StateClosed},
+		{"failure 1 again", 0, status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 2 again", 0, status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 3 opens again", 0, status(500), false, false, false, gobreaker.StateOpen},
+		{"half-open trial fails", openTimeout + time.Second, transportError, false, false, false, gobreaker.StateOpen},
+		{"open again", 0, status(200), false, false, true, gobreaker.StateOpen},
 	}
 	for _, st := range steps {
 		time.Sleep(st.wait)
 		ctx, cancel := context.WithCancel(context.Background())
 		if st.cancel {
 			cancel()
+		}
+		if st.expired {
+			ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://upstream/api/tags", nil)
 		base.next = st.respond

@@ -96,7 +96,8 @@ func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	_, _ = w.Write(append([]byte(`{"error":`), strconv.Quote(he.Message())+"}"...))
 }
 
-// upstreamError maps a round trip's error to the client's answer.
+// upstreamError maps a round trip's error to the client's answer: a plain
+// message, and the cause for the log.
 func upstreamError(r *http.Request, err error) *HTTPError {
 	var (
 		mbe *http.MaxBytesError
@@ -107,10 +108,14 @@ func upstreamError(r *http.Request, err error) *HTTPError {
 		return toHTTPError(err)
 	case errors.Is(r.Context().Err(), context.Canceled):
 		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
+	case errors.Is(r.Context().Err(), context.DeadlineExceeded):
+		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "deadline exceeded", Err: err}
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "upstream timed out: " + err.Error(), Err: err}
+		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "upstream timed out", Err: err}
 	}
-	return &HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable: " + err.Error(), Err: err}
+	// The cause (addresses, ports, the dialer's words) goes to the log line
+	// with the request id; the client learns what it can act on.
+	return &HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
 }
 
 // bufferPool reuses the proxy's copy buffers (32 KiB each) across
