@@ -186,8 +186,12 @@ func Load(fsys fs.FS, dir string) (*Contract, error) {
 // FromSchema builds the ad-hoc, schema-only contract that guards a request
 // which carries a JSON Schema as Ollama `format` (SPEC §8). Its fallback is
 // best_effort: an app that worked before never gets an error it did not get
-// before.
+// before. The schema is a client's: one over DefaultSchemaLimits is refused
+// with a *SchemaLimitError before anything is compiled.
 func FromSchema(raw []byte) (*Contract, error) {
+	if err := DefaultSchemaLimits.Check(raw); err != nil {
+		return nil, err
+	}
 	h := SchemaHash(raw)
 	c := &Contract{
 		Name:       "schema",

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -243,5 +244,39 @@ func TestGuardChunkedOversizeBody(t *testing.T) {
 			t.Errorf("got %d %s, want 413", resp.StatusCode, b)
 		}
 		return
+	}
+}
+
+// TestGuardRefusesHostileSchemas: a format schema nested 3,000 levels deep
+// (over a minute of a core to compile) and a 2 MB one (about 65 MB of
+// heap each, compiled) are refused with a 400 naming the limit, before any
+// compilation and without asking the upstream.
+func TestGuardRefusesHostileSchemas(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{`{"a":1}`}}
+	gw := newGuardedGateway(t, up, nil)
+	deep := strings.Repeat(`{"type":"object","properties":{"a":`, 3000) + `{"type":"string"}` + strings.Repeat(`}}`, 3000)
+	var wide strings.Builder
+	wide.WriteString(`{"type":"object","properties":{`)
+	for i := range 30000 {
+		if i > 0 {
+			wide.WriteString(",")
+		}
+		fmt.Fprintf(&wide, `"property_%05d":{"type":"string","maxLength":10}`, i)
+	}
+	wide.WriteString(`}}`)
+	tests := []struct {
+		name, schema, limit string
+	}{
+		{"3000 levels", deep, "depth"},
+		{"2 MB flat", wide.String(), "bytes"},
+	}
+	for _, tt := range tests {
+		resp, b := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p","stream":false,"format":`+tt.schema+`}`, nil)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(ollamaError(t, resp, b), tt.limit+" over the limit") {
+			t.Errorf("%s: got %d %.200s, want 400 naming the %s limit", tt.name, resp.StatusCode, b, tt.limit)
+		}
+	}
+	if n := len(up.requests()); n != 0 {
+		t.Errorf("%d upstream calls for refused schemas, want 0", n)
 	}
 }

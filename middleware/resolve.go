@@ -2,10 +2,9 @@ package middleware
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
-
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
@@ -94,17 +93,13 @@ type Routes struct {
 	reg    *contracts.Registry
 	byID   map[string]*validators.Validator
 	models map[string]*Route
-	adHoc  *lru.Cache[string, *validators.Validator]
+	adHoc  *schemaCache
 	// specs are the routes in configuration order, for listing.
 	specs          []RouteSpec
 	noSchemaFormat map[string]bool
 }
 
 var _ Resolver = (*Routes)(nil)
-
-// adHocCacheSize bounds the compiled ad-hoc schemas kept: apps use a few
-// schemas over and over, and compiling one costs far more than validating.
-const adHocCacheSize = 512
 
 // NewRoutes compiles every contract of reg and every route; all problems
 // are reported at once. adHoc enables schema-only guarding.
@@ -147,7 +142,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
 	}
 	if adHoc {
-		rs.adHoc, _ = lru.New[string, *validators.Validator](adHocCacheSize)
+		rs.adHoc = newSchemaCache(DefaultSchemaCacheBytes)
 	}
 	return rs, nil
 }
@@ -200,17 +195,20 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		return &r, nil
 	}
 	if rs.adHoc != nil && l.Schema != nil {
-		key := contracts.SchemaHash(l.Schema)
-		v, ok := rs.adHoc.Get(key)
-		if !ok {
-			c, err := contracts.FromSchema(l.Schema)
+		v, err := rs.adHoc.get(l.Schema, func(raw []byte) (*validators.Validator, error) {
+			c, err := contracts.FromSchema(raw)
 			if err != nil {
-				return nil, fmt.Errorf("format: invalid JSON Schema: %v", err)
-			}
-			if v, err = validators.New(c, nil); err != nil {
 				return nil, err
 			}
-			rs.adHoc.Add(key, v)
+			return validators.New(c, nil)
+		})
+		var le *contracts.SchemaLimitError
+		switch {
+		case errors.As(err, &le):
+			return nil, fmt.Errorf("format: %v (a client's schema may have at most %d bytes, nesting %d deep, %d subschemas)",
+				le, contracts.DefaultSchemaLimits.MaxBytes, contracts.DefaultSchemaLimits.MaxDepth, contracts.DefaultSchemaLimits.MaxSubschemas)
+		case err != nil:
+			return nil, fmt.Errorf("format: invalid JSON Schema: %v", err)
 		}
 		return &Route{Name: RouteAdHoc, Validator: v, Params: validators.Params{}}, nil
 	}

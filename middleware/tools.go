@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync"
 
-	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/repair"
@@ -52,34 +51,26 @@ var objectSchema = json.RawMessage(`{"type":"object"}`)
 // toolValidators holds the compiled parameters schemas by hash: clients
 // send the same tools with every request.
 type toolValidators struct {
-	cache *lru.Cache[string, *validators.Validator]
+	cache *schemaCache
 }
 
 func newToolValidators() *toolValidators {
-	c, _ := lru.New[string, *validators.Validator](adHocCacheSize)
-	return &toolValidators{cache: c}
+	return &toolValidators{cache: newSchemaCache(DefaultSchemaCacheBytes)}
 }
 
 // get compiles a parameters schema once. A failed call's arguments are a
 // contract failure: no fallback.
 func (tv *toolValidators) get(schema json.RawMessage) (*validators.Validator, error) {
-	key := contracts.SchemaHash(schema)
-	if v, ok := tv.cache.Get(key); ok {
-		return v, nil
-	}
-	c, err := contracts.FromSchema(schema)
-	if err != nil {
-		return nil, err
-	}
-	c.Name = "tool"
-	c.Shape = contracts.Shape{Expect: "object"}
-	c.Fallback = contracts.Fallback{Mode: contracts.FallbackError}
-	v, err := validators.New(c, nil)
-	if err != nil {
-		return nil, err
-	}
-	tv.cache.Add(key, v)
-	return v, nil
+	return tv.cache.get(schema, func(raw []byte) (*validators.Validator, error) {
+		c, err := contracts.FromSchema(raw)
+		if err != nil {
+			return nil, err
+		}
+		c.Name = "tool"
+		c.Shape = contracts.Shape{Expect: "object"}
+		c.Fallback = contracts.Fallback{Mode: contracts.FallbackError}
+		return validators.New(c, nil)
+	})
 }
 
 // toolCalls returns the answer's calls when the request declares tools

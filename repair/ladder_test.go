@@ -531,7 +531,8 @@ func TestRunRequests(t *testing.T) {
 	answer3 := fixture(t, mcq, "invalid_ANSWER_RANGE_one_based_answer.json")
 	local := Local(mcq, answer3, params)
 	doc := string(strictjson.Marshal(local.Doc))
-	prose := "Sorry, I cannot write JSON today."
+	// A document cut in half: JSON, but nothing parses.
+	cut := doc[:len(doc)/2]
 	task := "Write 10 MCQs about Python basics."
 	tests := []struct {
 		name   string
@@ -551,12 +552,12 @@ func TestRunRequests(t *testing.T) {
 		},
 		{
 			name:   "raw text when nothing parses",
-			text:   prose,
+			text:   cut,
 			script: []step{{whole: true}},
 			want: []ModelRequest{{
 				Model: "llama3.1:8b", System: RepairSystemPrompt,
-				Prompt: "VIOLATION_REPORT:\n" + string(indentJSON(Local(mcq, prose, params).Report)) + "\n\nORIGINAL_JSON:\n" + prose,
-				Format: mcq.Contract.SchemaJSON, Temperature: 0, TopP: 1, NumPredict: len(prose)/3*2 + 256,
+				Prompt: "VIOLATION_REPORT:\n" + string(indentJSON(Local(mcq, cut, params).Report)) + "\n\nORIGINAL_JSON:\n" + cut,
+				Format: mcq.Contract.SchemaJSON, Temperature: 0, TopP: 1, NumPredict: len(cut)/3*2 + 256,
 			}},
 		},
 		{
@@ -869,5 +870,25 @@ func TestRunKeepsLocalChanges(t *testing.T) {
 	want := []Change{{Path: "3:5", Before: "schema_version", After: `"schema_version"`, Fixer: FixQuoteKey}}
 	if diff := cmp.Diff(want, out.Changes); diff != "" {
 		t.Errorf("Run() changes (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunNoJSONGoesToRerun: a runaway answer of prose with no JSON at all
+// is not sent back to the model for repair (a repair prompt of megabytes);
+// the re-run asks for the document again.
+func TestRunNoJSONGoesToRerun(t *testing.T) {
+	mcq := contractFor(t, "mcq", nil)
+	params, _ := mcq.Params(nil)
+	valid := fixture(t, mcq, "valid_python_basics_en.json")
+	fm := &fakeModel{truth: parse(t, valid)}
+	reruns := 0
+	out := Run(context.Background(), Job{Validator: mcq, Params: params, Text: strings.Repeat("Once upon a time. ", 10000),
+		Model: fm, ModelName: "m",
+		Rerun: func(ctx context.Context, temp float64) (Reply, error) { reruns++; return Reply{Text: valid}, nil }})
+	if out.Status != StatusRepaired || reruns != 1 {
+		t.Errorf("Status %q after %d re-runs, want repaired by the first re-run", out.Status, reruns)
+	}
+	if n := len(fm.requests()); n != 0 {
+		t.Errorf("%d repair calls for an answer with no JSON, want 0", n)
 	}
 }

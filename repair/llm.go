@@ -203,7 +203,7 @@ func (a attempt) original() string {
 // little, so the next call changes its form (scoped to whole) or, after a
 // whole-document call, the ladder moves on to the next rung.
 func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
-	if l.job.Model == nil {
+	if l.job.Model == nil || noJSON(base) {
 		return attempt{}, false
 	}
 	scoped := l.policy.ScopedRepair && l.array != ""
@@ -240,6 +240,20 @@ func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
 		}
 	}
 	return attempt{}, false
+}
+
+// maxProseRepair bounds the prose a repair call sends back to the model
+// when an answer holds no JSON at all. A short apology or description is
+// worth a repair call with the schema as format (on an API that takes no
+// format, it is how the answer gets into contract); a runaway answer of
+// megabytes would make a repair prompt of megabytes for a document the
+// model never began: a re-run asks for the document itself.
+const maxProseRepair = 64 << 10
+
+// noJSON reports an attempt with no JSON in it and more prose than a
+// repair call takes.
+func noJSON(a attempt) bool {
+	return a.doc == nil && len(a.raw) > maxProseRepair && slices.Contains(a.report.Codes(), "NO_JSON_BLOCK")
 }
 
 // wholeRepair is one whole-document repair call (seed 000's payload) and

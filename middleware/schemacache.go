@@ -1,0 +1,77 @@
+package middleware
+
+import (
+	"math"
+	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// DefaultSchemaCacheBytes bounds the compiled client schemas (ad-hoc
+// formats, tool parameters) kept in memory, by their estimated heap
+// (contracts.CostBytes). Apps send a few schemas over and over, and
+// compiling one costs far more than validating; a flood of distinct large
+// schemas must not hold the heap (count bounds did not: fifteen 2 MB
+// schemas kept almost a gigabyte).
+const DefaultSchemaCacheBytes = 64 << 20
+
+// schemaCache is a byte-bounded LRU of compiled client schemas by hash.
+type schemaCache struct {
+	mu    sync.Mutex
+	lru   *simplelru.LRU[string, schemaEntry]
+	bytes int64
+	max   int64
+}
+
+type schemaEntry struct {
+	v    *validators.Validator
+	cost int64
+}
+
+func newSchemaCache(max int64) *schemaCache {
+	c := &schemaCache{max: max}
+	c.lru, _ = simplelru.NewLRU[string, schemaEntry](math.MaxInt, func(_ string, e schemaEntry) { c.bytes -= e.cost })
+	return c
+}
+
+// get returns the validator of raw, compiling it with build on a miss.
+// Compilation runs outside the lock: two requests with one new schema may
+// both compile it, which costs less than making every request wait.
+func (c *schemaCache) get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
+	key := contracts.SchemaHash(raw)
+	c.mu.Lock()
+	e, ok := c.lru.Get(key)
+	c.mu.Unlock()
+	if ok {
+		return e.v, nil
+	}
+	v, err := build(raw)
+	if err != nil {
+		return nil, err
+	}
+	cost := contracts.CostBytes(raw)
+	if cost > c.max {
+		return v, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lru.Remove(key)
+	for c.bytes+cost > c.max {
+		if _, _, ok := c.lru.RemoveOldest(); !ok {
+			break
+		}
+	}
+	c.lru.Add(key, schemaEntry{v: v, cost: cost})
+	c.bytes += cost
+	return v, nil
+}
+
+// size returns the entries and their estimated bytes.
+func (c *schemaCache) size() (int, int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len(), c.bytes
+}
