@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"sync"
 
-
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
