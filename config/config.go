@@ -89,6 +89,18 @@ type Config struct {
 	// disconnect and, on guarded routes, Deadline still apply).
 	UpstreamTimeout time.Duration `yaml:"upstream_timeout"`
 
+	// IdleTimeout closes a keep-alive connection that carries no request
+	// for this long. Zero means the default, 120s; a negative value means
+	// none.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+
+	// BodyReadTimeout bounds the wait for the next bytes of a request body
+	// (nginx's client_body_timeout): a client that stops sending gets 408
+	// and its connection closed. An upload that keeps flowing is never
+	// cut, however long. Zero means the default, 60s; a negative value
+	// means none.
+	BodyReadTimeout time.Duration `yaml:"body_read_timeout"`
+
 	// Deadline is the wall-clock budget of one guarded request, repair
 	// included. Zero means the default, 120s; a negative value means no
 	// deadline.

@@ -106,6 +106,8 @@ func upstreamError(r *http.Request, err error) *HTTPError {
 	switch {
 	case errors.As(err, &mbe), errors.Is(err, ErrCircuitOpen):
 		return toHTTPError(err)
+	case errors.Is(err, ErrBodyTimeout):
+		return &HTTPError{Code: http.StatusRequestTimeout, Msg: ErrBodyTimeout.Error(), Err: err}
 	case errors.Is(r.Context().Err(), context.Canceled):
 		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
 	case errors.Is(r.Context().Err(), context.DeadlineExceeded):

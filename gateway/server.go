@@ -166,6 +166,7 @@ func (s *Server) routes(opts Options) error {
 					Err: fmt.Errorf("panic: %w\n%s", err, stack)}
 			},
 		}),
+		s.bodyReadTimeout,
 		s.limitBody,
 		s.requireAdminToken,
 	)
@@ -215,8 +216,9 @@ func (s *Server) Breaker() *BreakerTransport { return s.breaker }
 const DefaultShutdownGrace = 10 * time.Second
 
 // readHeaderTimeout bounds how long a client may take to send its request
-// headers (slowloris). Bodies and responses are not bounded: uploads and
-// streams are long by nature.
+// headers (slowloris). A body is bounded by the time between two of its
+// reads (body_read_timeout), never as a whole: uploads and streams are
+// long by nature.
 const readHeaderTimeout = 30 * time.Second
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
@@ -236,6 +238,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			s.echo.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       timeoutOr(s.cfg.IdleTimeout, DefaultIdleTimeout),
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return base },
 	}
