@@ -32,6 +32,12 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 			// X-Forwarded-Host.
 			pr.SetURL(s.upstream)
 			pr.SetXForwarded()
+			// The client's Expect: 100-continue is answered by this
+			// server when the body is read. Passed on, the upstream's 100
+			// would be relayed as the answer's first status: the proxy's
+			// own error (a 504, a 413) could then no longer be sent, and
+			// the client would get an empty 200.
+			pr.Out.Header.Del("Expect")
 		},
 		Transport:     s.breaker,
 		FlushInterval: -1,
