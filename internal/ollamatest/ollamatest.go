@@ -79,6 +79,8 @@ type Server struct {
 	done     chan struct{}
 	waitErr  error
 	stopOnce sync.Once
+	// bin, dir and host start the same server again (Restart).
+	bin, dir, host string
 }
 
 // Start starts a dedicated server for tb and stops it when tb finishes. The
@@ -275,6 +277,20 @@ func start(bin, model, dir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pick port: %w", err)
 	}
+	srv, err := run(bin, dir, fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return srv, err
+	}
+	if err := srv.importModel(model); err != nil {
+		srv.stop()
+		return srv, fmt.Errorf("import %s: %w", model, err)
+	}
+	return srv, nil
+}
+
+// run starts `ollama serve` on host with its files in dir and waits until
+// it answers.
+func run(bin, dir, host string) (*Server, error) {
 	home := filepath.Join(dir, "home")
 	models := filepath.Join(dir, "models")
 	for _, d := range []string{home, models} {
@@ -288,7 +304,6 @@ func start(bin, model, dir string) (*Server, error) {
 		return nil, err
 	}
 
-	host := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = dir
 	cmd.Env = []string{
@@ -313,6 +328,9 @@ func start(bin, model, dir string) (*Server, error) {
 		LogFile: logPath,
 		cmd:     cmd,
 		done:    make(chan struct{}),
+		bin:     bin,
+		dir:     dir,
+		host:    host,
 	}
 	go func() {
 		srv.waitErr = cmd.Wait()
@@ -324,11 +342,30 @@ func start(bin, model, dir string) (*Server, error) {
 		srv.stop()
 		return srv, err
 	}
-	if err := srv.importModel(model); err != nil {
-		srv.stop()
-		return srv, fmt.Errorf("import %s: %w", model, err)
-	}
 	return srv, nil
+}
+
+// Kill ends the server at once (SIGKILL to its process group, the model
+// runner included), as a crash would: requests in flight are cut.
+func (s *Server) Kill() {
+	s.stopOnce.Do(func() {
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	})
+}
+
+// Restart starts the killed (or stopped) server again, on the same address
+// with the same models, and waits until it answers. The test's cleanup
+// stops the new process too.
+func (s *Server) Restart() error {
+	s.stop()
+	srv, err := run(s.bin, s.dir, s.host)
+	if err != nil {
+		return err
+	}
+	s.cmd, s.done, s.LogFile = srv.cmd, srv.done, srv.LogFile
+	s.stopOnce = sync.Once{}
+	return nil
 }
 
 func (s *Server) waitReady(timeout time.Duration) error {
