@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test check deps fuzz bench
+.PHONY: run test check deps fuzz soak bench
 
 # run starts the gateway in front of the Ollama on 127.0.0.1:11434, or the
 # one at UPSTREAM; LISTEN, CONFIG and CONTRACTS set the address, the config
@@ -27,8 +27,17 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# fuzz runs every fuzz target of the module in turn, FUZZTIME each.
+FUZZTIME ?= 10s
 fuzz:
-	$(GO) test -run='^$$' -fuzz=FuzzParse -fuzztime=30s ./validators/strictjson/
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+
+# soak holds N connections of mixed traffic for D against the gateway (not
+# in CI): throughput, latency, errors, memory and goroutines.
+N ?= 1000
+D ?= 60s
+soak:
+	ulimit -n 65536 && $(GO) run ./bench/soak -n $(N) -d $(D)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./validators/... ./repair/...
