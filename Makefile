@@ -37,7 +37,7 @@ fuzz:
 N ?= 1000
 D ?= 60s
 soak:
-	ulimit -n 65536 && $(GO) run ./bench/soak -n $(N) -d $(D)
+	ulimit -n $$(ulimit -Hn) && $(GO) run ./bench/soak -n $(N) -d $(D)
 
 bench:
 	$(GO) test -run='^$$' -bench=. -benchmem ./validators/... ./repair/...

@@ -50,7 +50,8 @@ func main() {
 
 	fmt.Printf("soak: %d connections for %s against %s (gateway pid %d)\n", *n, *d, gw, pid)
 	sample := func(when string) {
-		fmt.Printf("%-8s rss %7.1f MiB  goroutines %6d\n", when, float64(rssKiB(pid))/1024, goroutines(gw))
+		g, heap := runtimeFigures(gw)
+		fmt.Printf("%-9s rss %7.1f MiB  heap in use %7.1f MiB  goroutines %6d\n", when, float64(rssKiB(pid))/1024, heap/(1<<20), g)
 	}
 	sample("before")
 
@@ -114,12 +115,15 @@ func main() {
 		fmt.Printf("  %6d  %s\n", c, e)
 	}
 	tr.CloseIdleConnections()
-	// The gateway closes idle keep-alive connections itself too; let its
-	// handlers finish and its runtime collect.
-	time.Sleep(5 * time.Second)
-	sample("after")
-	time.Sleep(5 * time.Second)
-	sample("after+5s")
+	// Idle for three minutes: the gateway's pooled upstream connections
+	// (two goroutines each) close after the transport's 90 s idle
+	// timeout; an idle process allocates too little to start a GC, so its
+	// heap shrinks at the runtime's forced GC (every two minutes) and its
+	// RSS as the scavenger hands pages back.
+	for i := range 18 {
+		time.Sleep(10 * time.Second)
+		sample(fmt.Sprintf("idle+%ds", 10*(i+1)))
+	}
 }
 
 var names = []string{"pass-through tags", "pass-through stream", "guarded (whole guard)", "guarded stream (cache)"}
@@ -249,21 +253,29 @@ func rssKiB(pid int) int {
 	return -1
 }
 
-var goroutinesRE = regexp.MustCompile(`(?m)^go_goroutines (\d+)`)
+var (
+	goroutinesRE = regexp.MustCompile(`(?m)^go_goroutines (\S+)`)
+	heapRE       = regexp.MustCompile(`(?m)^go_memstats_heap_inuse_bytes (\S+)`)
+)
 
-func goroutines(gw string) int {
+// runtimeFigures reads the gateway's goroutines and heap in use from its
+// /metrics (the scrape itself costs a goroutine).
+func runtimeFigures(gw string) (int, float64) {
 	resp, err := http.Get(gw + "/metrics")
 	if err != nil {
-		return -1
+		return -1, -1
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	m := goroutinesRE.FindSubmatch(b)
-	if m == nil {
-		return -1
+	num := func(re *regexp.Regexp) float64 {
+		m := re.FindSubmatch(b)
+		if m == nil {
+			return -1
+		}
+		f, _ := strconv.ParseFloat(string(m[1]), 64)
+		return f
 	}
-	n, _ := strconv.Atoi(string(m[1]))
-	return n
+	return int(num(goroutinesRE)), num(heapRE)
 }
 
 func pct(ds []time.Duration, p float64) float64 {
