@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Key identifies a request's answer: the SHA-256 of the canonical request.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 func nestedSchema(depth int) []byte {

@@ -52,7 +52,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/ollamatest"
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 const (

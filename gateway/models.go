@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Virtual models are models to their clients: `ollama list` and an OpenAI

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/cache"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Values of Event.Cache and the X-Cache header.

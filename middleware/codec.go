@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Codec is one wire API the guard speaks (Ollama's generate and chat, the

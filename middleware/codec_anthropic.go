@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // anthropicCodec is Ollama's Anthropic-compatible POST /v1/messages: the

@@ -3,7 +3,7 @@ package middleware
 import (
 	"net/http"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // chatCodec is Ollama's POST /api/chat: the text is `message.content`, a

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // completionsCodec is Ollama's OpenAI-compatible legacy POST

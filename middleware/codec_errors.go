@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // ErrorEncoder is implemented by a Codec whose API has an error shape of

@@ -3,7 +3,7 @@ package middleware
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // FuzzReadAnswer: reading an upstream answer (one object, NDJSON or SSE)

@@ -3,7 +3,7 @@ package middleware
 import (
 	"net/http"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // generateCodec is Ollama's POST /api/generate: the text is `response`,

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // responsesCodec is Ollama's OpenAI-compatible POST /v1/responses (the

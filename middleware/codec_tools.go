@@ -3,7 +3,7 @@ package middleware
 import (
 	"encoding/json"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 var (

@@ -8,7 +8,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Lookup is what the guard knows about a request when it asks which

@@ -1,6 +1,6 @@
 package middleware
 
-import "github.com/contractgateway/gateway/validators/strictjson"
+import "github.com/contractgateway/gateway/strictjson"
 
 // Stopper is implemented by a Codec whose answers carry a stop reason.
 // An answer the guard brought into contract is whole, however the model's

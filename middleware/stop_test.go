@@ -3,7 +3,7 @@ package middleware
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // TestNormalStop: an answer in contract reports the API's normal stop, and

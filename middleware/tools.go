@@ -10,7 +10,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // ToolCall is one function call in a model's answer.

@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Upstream is the guard's one road to Ollama: the first answer, repair

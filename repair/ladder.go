@@ -7,7 +7,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Statuses of a guarded response (the X-Contract-Status header).

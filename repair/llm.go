@@ -11,7 +11,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // attempt is one candidate document of the ladder: the first answer after

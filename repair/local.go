@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // maxPatchRounds bounds the derive-and-revalidate loop. Derivations depend

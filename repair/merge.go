@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // itemIndex returns the index of the item of the item array at pointer

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // itemKey is the name an item goes by in a scoped payload: "questions[3]",

@@ -12,7 +12,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // scopedCall is the request of an item-scoped repair call of the MCQ

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/internal/faultgen"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 func BenchmarkRepairSyntax(b *testing.B) {

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Builtins returns the rule packs a contract can name in its "rules" list,

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // The sources of an Extraction, in the order Extract prefers them.

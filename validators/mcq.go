@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/text/cases"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // mcqRules is the "mcq" rule pack: rules C1–C7 of seed 000 plus the derived

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 	"github.com/google/go-cmp/cmp"
 )
 

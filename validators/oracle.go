@@ -3,7 +3,7 @@ package validators
 import (
 	"fmt"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // oracleRules is the "oracle-score" rule pack (seed 001): the total score

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // ParseViolation turns a strict-parse failure into the JSON_PARSE violation

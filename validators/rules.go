@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Params are a contract's parameters, from a route's config, the

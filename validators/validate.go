@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // Validator evaluates model output against one contract. It is built once

@@ -11,7 +11,7 @@ import (
 
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // rephraser is the held-out model of the blind-merge measurement: the

@@ -40,7 +40,7 @@ import (
 
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 func main() {

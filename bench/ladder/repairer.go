@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // odds are the failure rates of the scripted model, each a probability.

@@ -10,7 +10,7 @@ import (
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // costModel is the bench's imperfect repairer with a price: every reply

@@ -19,7 +19,7 @@ import (
 
 	"github.com/contractgateway/gateway/internal/faultgen"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // result is one measured case.

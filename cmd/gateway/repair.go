@@ -8,7 +8,7 @@ import (
 
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // repairReport is what --report FILE receives.

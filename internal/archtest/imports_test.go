@@ -34,7 +34,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 	}{
 		{"contracts", []string{module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"validators", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
-		{"validators/strictjson", []string{module + "/contracts", module + "/validators", "net/http"}},
+		{"strictjson", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", "net/http"}},
 		{"repair", []string{module + "/middleware", module + "/gateway", module + "/config", module + "/cache", "net/http", "github.com/labstack/echo/v4"}},
 		{"cache", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/config"}},
 		{"config", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache"}},

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/validators"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 const (

@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // TestCanonicalGolden parses every testdata/canonical/*.json and compares
 // its compact and indented encodings with the golden files next to it.
-// Refresh them with: go test ./validators/strictjson -run Golden -update
+// Refresh them with: go test ./strictjson -run Golden -update
 func TestCanonicalGolden(t *testing.T) {
 	inputs, err := filepath.Glob(filepath.Join("testdata", "canonical", "*.json"))
 	if err != nil || len(inputs) == 0 {

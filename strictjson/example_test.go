@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 func ExampleParse() {
