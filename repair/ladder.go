@@ -6,8 +6,8 @@ import (
 	"errors"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // Statuses of a guarded response (the X-Contract-Status header).

@@ -15,8 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 func TestMain(m *testing.M) {
@@ -867,7 +868,7 @@ func TestRunKeepsLocalChanges(t *testing.T) {
 	if out.Status != StatusRepaired || !strictjson.Equal(out.Doc, truth) {
 		t.Fatalf("Run() = %s, codes %v; want %s and the valid fixture", out.Status, out.Report.Codes(), StatusRepaired)
 	}
-	want := []Change{{Path: "3:5", Before: "schema_version", After: `"schema_version"`, Fixer: FixQuoteKey}}
+	want := []Change{{Path: "3:5", Before: "schema_version", After: `"schema_version"`, Fixer: syntax.FixQuoteKey}}
 	if diff := cmp.Diff(want, out.Changes); diff != "" {
 		t.Errorf("Run() changes (-want +got):\n%s", diff)
 	}

@@ -10,8 +10,9 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // attempt is one candidate document of the ladder: the first answer after
@@ -421,7 +422,7 @@ func parseReply(text string, container bool) (*strictjson.Value, bool) {
 			return v, true
 		}
 	}
-	sr, err := RepairSyntax([]byte(validators.StripThink(text)), SyntaxOptions{ExpectContainer: container})
+	sr, err := syntax.Repair([]byte(validators.StripThink(text)), syntax.Options{ExpectContainer: container})
 	if err != nil || sr.Truncated {
 		return nil, false
 	}

@@ -10,8 +10,9 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // maxPatchRounds bounds the derive-and-revalidate loop. Derivations depend
@@ -92,7 +93,7 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 		}
 		return nil, nil, before, false
 	}
-	sr, err := RepairSyntax([]byte(validators.StripThink(text)), SyntaxOptions{ExpectContainer: v.Contract.ExpectsContainer()})
+	sr, err := syntax.Repair([]byte(validators.StripThink(text)), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
 	if err != nil {
 		return nil, nil, before, false
 	}

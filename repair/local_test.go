@@ -8,8 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 func mcqValidator(t testing.TB) *validators.Validator {
@@ -228,7 +229,7 @@ func TestLocalRecordsShapeChanges(t *testing.T) {
 			{Path: "data", Before: "object with data", After: "array", Fixer: FixShapeUnwrap},
 		}},
 		{"lone object, with a trailing comma", `{"anchor_text":"JSON Schema","query":"JSON Schema spec","section":"Why","ref_id":"ref-1",}`, []Change{
-			{Path: "1:89", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
+			{Path: "1:89", Before: ",", After: "", Fixer: syntax.FixRemoveTrailingComma},
 			{Path: "", Before: "object", After: "array", Fixer: FixShapeWrap},
 		}},
 		{"the array itself", "[" + link + "]", nil},

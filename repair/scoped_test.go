@@ -2,6 +2,7 @@ package repair
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,9 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
+
+// update rewrites the golden files under testdata.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
 
 // scopedCall is the request of an item-scoped repair call of the MCQ
 // contract.

@@ -1,4 +1,4 @@
-// Command syntax measures repair.RepairSyntax side by side in one run: broken
+// Command syntax measures syntax.Repair side by side in one run: broken
 // model output of 1 KB to 1 MB (the cost per byte should not grow with size),
 // a fault-dense document, and valid input against encoding/json.Valid on the
 // same bytes. It prints MB/s by wall time and by process CPU time; the CPU
@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/internal/faultgen"
-	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -62,9 +62,9 @@ func main() {
 	flag.Parse()
 
 	repairOp := func(in []byte) int {
-		r, err := repair.RepairSyntax(in, repair.SyntaxOptions{})
+		r, err := syntax.Repair(in, syntax.Options{})
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "RepairSyntax:", err)
+			fmt.Fprintln(os.Stderr, "syntax.Repair:", err)
 			os.Exit(1)
 		}
 		return len(r.Changes)
@@ -74,12 +74,12 @@ func main() {
 		rs = append(rs, measure(fmt.Sprintf("broken %dKB", size>>10), faultgen.BrokenDoc(size, faultgen.TypicalItems), *min, repairOp))
 	}
 	rs = append(rs, measure("dense 100KB", faultgen.BrokenDoc(100<<10, faultgen.DenseItems), *min, repairOp))
-	fixed, err := repair.RepairSyntax(faultgen.BrokenDoc(100<<10, faultgen.TypicalItems), repair.SyntaxOptions{})
+	fixed, err := syntax.Repair(faultgen.BrokenDoc(100<<10, faultgen.TypicalItems), syntax.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	rs = append(rs, measure("valid 100KB RepairSyntax", fixed.Text, *min, repairOp))
+	rs = append(rs, measure("valid 100KB syntax.Repair", fixed.Text, *min, repairOp))
 	rs = append(rs, measure("valid 100KB json.Valid", fixed.Text, *min, func(in []byte) int {
 		if !json.Valid(in) {
 			os.Exit(1)
@@ -98,7 +98,7 @@ func main() {
 		fmt.Printf("%-26s %9d %8d %10.1f %10.1f %9.2f\n", r.name, r.bytes, r.changes, r.mbWall, r.mbCPU, r.nsByteCPU)
 	}
 	fmt.Printf("\nlinearity: CPU per byte at 1MB / at 1KB = %.2f (1.00 is linear)\n", rs[3].nsByteCPU/rs[0].nsByteCPU)
-	fmt.Printf("fast path: RepairSyntax / json.Valid CPU time on valid 100KB = %.2f\n", rs[5].nsByteCPU/rs[6].nsByteCPU)
-	fmt.Printf("valid input: RepairSyntax / strict parse CPU time on valid 100KB = %.2f (target <= 1.2)\n", rs[5].nsByteCPU/rs[7].nsByteCPU)
+	fmt.Printf("fast path: syntax.Repair / json.Valid CPU time on valid 100KB = %.2f\n", rs[5].nsByteCPU/rs[6].nsByteCPU)
+	fmt.Printf("valid input: syntax.Repair / strict parse CPU time on valid 100KB = %.2f (target <= 1.2)\n", rs[5].nsByteCPU/rs[7].nsByteCPU)
 	fmt.Printf("broken 100KB vs json.Valid on 100KB: %.1f× the CPU per byte\n", rs[2].nsByteCPU/rs[6].nsByteCPU)
 }

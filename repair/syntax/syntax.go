@@ -1,4 +1,4 @@
-package repair
+package syntax
 
 import (
 	"bytes"
@@ -100,16 +100,16 @@ var fixNames = [...]string{
 	fxCloseTruncated:      FixCloseTruncated,
 }
 
-// SyntaxOptions tunes RepairSyntax to what the contract expects.
-type SyntaxOptions struct {
+// Options tunes Repair to what the contract expects.
+type Options struct {
 	// ExpectContainer says the contract wants an object or an array, so a
 	// whole document delivered as a JSON string ("{\"a\":1}") is unwrapped
 	// and repaired. Without it a JSON string is a legitimate value.
 	ExpectContainer bool
 }
 
-// SyntaxResult is the outcome of RepairSyntax.
-type SyntaxResult struct {
+// Result is the outcome of Repair.
+type Result struct {
 	// Text is the repaired JSON text. When the input needed no change it
 	// shares the input's memory (valid input then costs only the strict
 	// parse that proves it valid); callers must not modify it. It is strict
@@ -127,7 +127,7 @@ type SyntaxResult struct {
 	Missing string
 }
 
-// Sentinel errors of RepairSyntax.
+// Sentinel errors of Repair.
 var (
 	// ErrNoJSON means the text holds nothing that could start a JSON value.
 	ErrNoJSON = errors.New("repair: no JSON value found")
@@ -152,7 +152,7 @@ var nl = []byte{'\n'}
 // report stays readable when a model wrote pages of reasoning.
 const fragMax = 80
 
-// RepairSyntax turns a model's text into strict JSON in one linear pass: it
+// Repair turns a model's text into strict JSON in one linear pass: it
 // finds the JSON value (stripping think sections, fences and prose), then
 // tokenizes it once, fixing each fault where it is met, and records every
 // edit as a Change. It does not invent content: the only value it ever
@@ -165,12 +165,12 @@ const fragMax = 80
 // comes back byte for byte, with no changes. Time and memory are linear in
 // the size of text whatever its content. The errors are ErrNoJSON,
 // ErrMultipleJSON and ErrTooDeep.
-func RepairSyntax(text []byte, opt SyntaxOptions) (SyntaxResult, error) {
+func Repair(text []byte, opt Options) (Result, error) {
 	run, err := repairDoc(text, opt, true)
 	if err != nil {
-		return SyntaxResult{}, err
+		return Result{}, err
 	}
-	return SyntaxResult{
+	return Result{
 		Text:      run.text,
 		Changes:   toChanges(text, run.log),
 		Truncated: run.truncated,
@@ -247,7 +247,7 @@ type docRun struct {
 
 // repairDoc repairs src. unwrap allows one level of unstringify; the
 // unwrapped document is repaired without it, so that recursion stops there.
-func repairDoc(src []byte, opt SyntaxOptions, unwrap bool) (docRun, error) {
+func repairDoc(src []byte, opt Options, unwrap bool) (docRun, error) {
 	lo, hi := trimBounds(src)
 	if lo == hi {
 		return docRun{}, ErrNoJSON
@@ -298,7 +298,7 @@ func unstringify(src []byte, start int, log changeLog) (run docRun, ok bool, err
 	if lo == hi || (dec[lo] != '{' && dec[lo] != '[') {
 		return docRun{}, false, nil
 	}
-	inner, err := repairDoc(dec, SyntaxOptions{}, false)
+	inner, err := repairDoc(dec, Options{}, false)
 	if err != nil {
 		return docRun{}, true, err
 	}
@@ -554,4 +554,24 @@ func trimBounds(b []byte) (lo, hi int) {
 		hi--
 	}
 	return lo, hi
+}
+
+// Change records one edit made by local repair. Every edit is reported (SPEC
+// §5), so that a client, a log line or a person reviewing the debug store can
+// see exactly what the gateway changed in the model's output and why.
+type Change struct {
+	// Path locates the edit. Syntactic fixes use "line:col" of the input text,
+	// both 1-based and counted as the strict parser counts them for
+	// JSON_PARSE violations: lines end at "\n", columns count runes (a byte
+	// that is not UTF-8 counts as one). Value fixes use the dotted path of the
+	// value, such as "questions[3].answer".
+	Path string `json:"path"`
+	// Before is the replaced text fragment (syntactic fixes) or JSON value
+	// (value fixes). Long fragments are shortened and end in "…".
+	Before any `json:"before"`
+	// After is what replaced Before, in the same form.
+	After any `json:"after"`
+	// Fixer is the stable identifier of the fix; logs, metrics and tests
+	// depend on it, so it never changes once released.
+	Fixer string `json:"fixer"`
 }

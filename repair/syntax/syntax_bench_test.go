@@ -1,4 +1,4 @@
-package repair
+package syntax
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func BenchmarkRepairSyntax(b *testing.B) {
 			b.SetBytes(int64(len(in)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := RepairSyntax(in, SyntaxOptions{}); err != nil {
+				if _, err := Repair(in, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -32,7 +32,7 @@ func BenchmarkRepairSyntax(b *testing.B) {
 // encoding/json.Valid on the same bytes; the difference is the UTF-8 check
 // and the copy of the result.
 func BenchmarkRepairSyntaxValid(b *testing.B) {
-	r, err := RepairSyntax(faultgen.BrokenDoc(100<<10, faultgen.TypicalItems), SyntaxOptions{})
+	r, err := Repair(faultgen.BrokenDoc(100<<10, faultgen.TypicalItems), Options{})
 	if err != nil || !json.Valid(r.Text) {
 		b.Fatalf("building the valid input: %v", err)
 	}
@@ -41,7 +41,7 @@ func BenchmarkRepairSyntaxValid(b *testing.B) {
 		b.SetBytes(int64(len(in)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := RepairSyntax(in, SyntaxOptions{}); err != nil {
+			if _, err := Repair(in, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -81,9 +81,9 @@ func TestBrokenDocRepairs(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := faultgen.BrokenDoc(10<<10, tt.items)
-			r, err := RepairSyntax(in, SyntaxOptions{})
+			r, err := Repair(in, Options{})
 			if err != nil || r.Truncated || !json.Valid(r.Text) || len(r.Changes) < 50 {
-				t.Fatalf("RepairSyntax(brokenDoc) = %d changes, truncated %v, err %v, valid %v", len(r.Changes), r.Truncated, err, json.Valid(r.Text))
+				t.Fatalf("Repair(brokenDoc) = %d changes, truncated %v, err %v, valid %v", len(r.Changes), r.Truncated, err, json.Valid(r.Text))
 			}
 			var doc struct {
 				LinkPlan []map[string]any `json:"link_plan"`
@@ -92,7 +92,7 @@ func TestBrokenDocRepairs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got, want := len(doc.LinkPlan), strings.Count(string(in), "\n    {")+strings.Count(string(in), "], {"); got != want {
-				t.Errorf("RepairSyntax(brokenDoc) kept %d items, want %d", got, want)
+				t.Errorf("Repair(brokenDoc) kept %d items, want %d", got, want)
 			}
 		})
 	}

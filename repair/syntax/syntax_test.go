@@ -1,4 +1,4 @@
-package repair
+package syntax
 
 import (
 	"bytes"
@@ -35,7 +35,7 @@ func TestRepairSyntax(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		opt     SyntaxOptions
+		opt     Options
 		want    string
 		fixers  []string
 		missing string // non-empty: the output is truncated
@@ -199,17 +199,17 @@ func TestRepairSyntax(t *testing.T) {
 		{name: "extra closer after the value", in: `{"a": 1}}`, want: `{"a": 1}`, fixers: []string{FixStripProse}},
 
 		// Stringified documents.
-		{name: "stringified object", in: `"{\"a\": 1}"`, opt: SyntaxOptions{ExpectContainer: true},
+		{name: "stringified object", in: `"{\"a\": 1}"`, opt: Options{ExpectContainer: true},
 			want: `{"a": 1}`, fixers: []string{FixUnstringify}},
-		{name: "stringified and broken", in: `"{\"a\": 1, \"b\": \"x\_y\",}"`, opt: SyntaxOptions{ExpectContainer: true},
+		{name: "stringified and broken", in: `"{\"a\": 1, \"b\": \"x\_y\",}"`, opt: Options{ExpectContainer: true},
 			want: `{"a": 1, "b": "x_y"}`, fixers: []string{FixUnstringify, FixMarkdownEscape, FixRemoveTrailingComma}},
-		{name: "stringified in a fence", in: "```json\n\"[1, 2]\"\n```", opt: SyntaxOptions{ExpectContainer: true},
+		{name: "stringified in a fence", in: "```json\n\"[1, 2]\"\n```", opt: Options{ExpectContainer: true},
 			want: `[1, 2]`, fixers: []string{FixStripFence, FixUnstringify, FixStripFence}},
 		{name: "string stays a string without ExpectContainer", in: `"{\"a\": 1}"`,
 			want: `"{\"a\": 1}"`},
-		{name: "plain string is not unwrapped", in: `"hello"`, opt: SyntaxOptions{ExpectContainer: true},
+		{name: "plain string is not unwrapped", in: `"hello"`, opt: Options{ExpectContainer: true},
 			want: `"hello"`},
-		{name: "quoted prose before the document", in: `"Sure," he said. {"a": 1}`, opt: SyntaxOptions{ExpectContainer: true},
+		{name: "quoted prose before the document", in: `"Sure," he said. {"a": 1}`, opt: Options{ExpectContainer: true},
 			want: `{"a": 1}`, fixers: []string{FixStripProse}},
 
 		// Truncation.
@@ -229,21 +229,21 @@ func TestRepairSyntax(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RepairSyntax([]byte(tt.in), tt.opt)
+			got, err := Repair([]byte(tt.in), tt.opt)
 			if err != nil {
-				t.Fatalf("RepairSyntax(%q) error: %v", tt.in, err)
+				t.Fatalf("Repair(%q) error: %v", tt.in, err)
 			}
 			if string(got.Text) != tt.want {
-				t.Errorf("RepairSyntax(%q).Text =\n%s\nwant\n%s", tt.in, got.Text, tt.want)
+				t.Errorf("Repair(%q).Text =\n%s\nwant\n%s", tt.in, got.Text, tt.want)
 			}
 			if diff := cmp.Diff(tt.fixers, fixers(got.Changes)); diff != "" {
-				t.Errorf("RepairSyntax(%q) fixers (-want +got):\n%s", tt.in, diff)
+				t.Errorf("Repair(%q) fixers (-want +got):\n%s", tt.in, diff)
 			}
 			if got.Truncated != (tt.missing != "") || got.Missing != tt.missing {
-				t.Errorf("RepairSyntax(%q) Truncated, Missing = %v, %q; want %v, %q", tt.in, got.Truncated, got.Missing, tt.missing != "", tt.missing)
+				t.Errorf("Repair(%q) Truncated, Missing = %v, %q; want %v, %q", tt.in, got.Truncated, got.Missing, tt.missing != "", tt.missing)
 			}
 			if !json.Valid(got.Text) || !utf8.Valid(got.Text) {
-				t.Errorf("RepairSyntax(%q).Text is not valid JSON: %s", tt.in, got.Text)
+				t.Errorf("Repair(%q).Text is not valid JSON: %s", tt.in, got.Text)
 			}
 		})
 	}
@@ -253,7 +253,7 @@ func TestRepairSyntaxChanges(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		opt  SyntaxOptions
+		opt  Options
 		want []Change
 	}{
 		{name: "positions are line:col of the input", in: "```json\n{\"query: \"go\",\n \"a\": [1 2],}\n```",
@@ -280,7 +280,7 @@ func TestRepairSyntaxChanges(t *testing.T) {
 			want: []Change{{Path: "2:1", Before: "],", After: ",", Fixer: FixArraySeparator}}},
 		{name: "truncation drops the partial member", in: "{\"a\": 1,\n \"b\": fal",
 			want: []Change{{Path: "1:8", Before: ",\n \"b\": fal", After: "}", Fixer: FixCloseTruncated}}},
-		{name: "stringified document maps positions into the string", in: `"{\"a\": 1,}"`, opt: SyntaxOptions{ExpectContainer: true},
+		{name: "stringified document maps positions into the string", in: `"{\"a\": 1,}"`, opt: Options{ExpectContainer: true},
 			want: []Change{
 				{Path: "1:1", Before: `"{\"a\": 1,}"`, After: `{"a": 1}`, Fixer: FixUnstringify},
 				{Path: "1:11", Before: ",", After: "", Fixer: FixRemoveTrailingComma},
@@ -302,12 +302,12 @@ func TestRepairSyntaxChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RepairSyntax([]byte(tt.in), tt.opt)
+			got, err := Repair([]byte(tt.in), tt.opt)
 			if err != nil {
-				t.Fatalf("RepairSyntax(%q) error: %v", tt.in, err)
+				t.Fatalf("Repair(%q) error: %v", tt.in, err)
 			}
 			if diff := cmp.Diff(tt.want, got.Changes); diff != "" {
-				t.Errorf("RepairSyntax(%q) changes (-want +got):\n%s", tt.in, diff)
+				t.Errorf("Repair(%q) changes (-want +got):\n%s", tt.in, diff)
 			}
 		})
 	}
@@ -330,9 +330,9 @@ func TestRepairSyntaxErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := RepairSyntax([]byte(tt.in), SyntaxOptions{})
+			got, err := Repair([]byte(tt.in), Options{})
 			if !errors.Is(err, tt.want) {
-				t.Errorf("RepairSyntax(%q) = %q, %v; want error %v", tt.in, got.Text, err, tt.want)
+				t.Errorf("Repair(%q) = %q, %v; want error %v", tt.in, got.Text, err, tt.want)
 			}
 		})
 	}
@@ -363,12 +363,12 @@ func TestSortSpans(t *testing.T) {
 // and that closing it does not recurse.
 func TestRepairSyntaxDeepButAllowed(t *testing.T) {
 	in := strings.Repeat("[", maxDepth)
-	got, err := RepairSyntax([]byte(in), SyntaxOptions{})
+	got, err := Repair([]byte(in), Options{})
 	if err != nil {
-		t.Fatalf("RepairSyntax(%d × '[') error: %v", maxDepth, err)
+		t.Fatalf("Repair(%d × '[') error: %v", maxDepth, err)
 	}
 	if !got.Truncated || got.Missing != strings.Repeat("]", maxDepth) {
-		t.Errorf("RepairSyntax(%d × '[') Truncated, len(Missing) = %v, %d", maxDepth, got.Truncated, len(got.Missing))
+		t.Errorf("Repair(%d × '[') Truncated, len(Missing) = %v, %d", maxDepth, got.Truncated, len(got.Missing))
 	}
 }
 
@@ -395,13 +395,13 @@ func TestRepairSyntaxValidUnchanged(t *testing.T) {
 		inputs = append(inputs, genJSON(r, 0, true))
 	}
 	for _, in := range inputs {
-		got, err := RepairSyntax(in, SyntaxOptions{})
+		got, err := Repair(in, Options{})
 		if err != nil {
-			t.Errorf("RepairSyntax(%q) error: %v", in, err)
+			t.Errorf("Repair(%q) error: %v", in, err)
 			continue
 		}
 		if want := trimJSON(in); !bytes.Equal(got.Text, want) || len(got.Changes) != 0 {
-			t.Errorf("RepairSyntax(%q) = %q with %d changes; want it unchanged", in, got.Text, len(got.Changes))
+			t.Errorf("Repair(%q) = %q with %d changes; want it unchanged", in, got.Text, len(got.Changes))
 		}
 	}
 }
@@ -446,7 +446,7 @@ func TestRepairSyntaxAlwaysValid(t *testing.T) {
 				doc[p] = alphabet[r.IntN(len(alphabet))]
 			}
 		}
-		checkRepair(t, doc, SyntaxOptions{ExpectContainer: r.IntN(2) == 0})
+		checkRepair(t, doc, Options{ExpectContainer: r.IntN(2) == 0})
 	}
 }
 
@@ -458,39 +458,39 @@ func trimJSON(b []byte) []byte {
 }
 
 // checkRepair asserts the properties every call must have.
-func checkRepair(t *testing.T, in []byte, opt SyntaxOptions) {
+func checkRepair(t *testing.T, in []byte, opt Options) {
 	t.Helper()
-	got, err := RepairSyntax(in, opt)
-	again, err2 := RepairSyntax(in, opt)
+	got, err := Repair(in, opt)
+	again, err2 := Repair(in, opt)
 	if (err == nil) != (err2 == nil) || !bytes.Equal(got.Text, again.Text) || !cmp.Equal(got.Changes, again.Changes) {
-		t.Fatalf("RepairSyntax(%q) is not deterministic", in)
+		t.Fatalf("Repair(%q) is not deterministic", in)
 	}
 	if err != nil {
 		return
 	}
 	if !json.Valid(got.Text) || !utf8.Valid(got.Text) {
-		t.Fatalf("RepairSyntax(%q).Text = %q, not valid JSON", in, got.Text)
+		t.Fatalf("Repair(%q).Text = %q, not valid JSON", in, got.Text)
 	}
 	if got.Missing != "" && !got.Truncated {
-		t.Fatalf("RepairSyntax(%q) Missing %q without Truncated", in, got.Missing)
+		t.Fatalf("Repair(%q) Missing %q without Truncated", in, got.Missing)
 	}
 	if _, err := strictjson.Parse(got.Text); err != nil {
 		// The pipeline parses the result strictly; only what is no syntax
 		// fault (a duplicate key) may remain.
 		var se *strictjson.SyntaxError
 		if !errors.As(err, &se) || se.Reason != strictjson.ReasonDuplicateKey {
-			t.Fatalf("RepairSyntax(%q).Text = %q, which the strict parser refuses: %v", in, got.Text, err)
+			t.Fatalf("Repair(%q).Text = %q, which the strict parser refuses: %v", in, got.Text, err)
 		}
 	}
 	if len(got.Text) > 8*len(in)+16 {
-		t.Fatalf("RepairSyntax(%q) wrote %d bytes for %d", in, len(got.Text), len(in))
+		t.Fatalf("Repair(%q) wrote %d bytes for %d", in, len(got.Text), len(in))
 	}
 	if trimmed := trimJSON(in); validJSON(trimmed) && !opt.ExpectContainer && (!bytes.Equal(got.Text, trimmed) || len(got.Changes) != 0) {
-		t.Fatalf("RepairSyntax(%q) changed valid JSON to %q", in, got.Text)
+		t.Fatalf("Repair(%q) changed valid JSON to %q", in, got.Text)
 	}
 	for _, c := range got.Changes {
 		if c.Fixer == "" || !strings.Contains(c.Path, ":") {
-			t.Fatalf("RepairSyntax(%q) recorded a malformed change %+v", in, c)
+			t.Fatalf("Repair(%q) recorded a malformed change %+v", in, c)
 		}
 	}
 }
@@ -535,7 +535,7 @@ func checkStrings(t *testing.T, in []byte) {
 			continue
 		}
 		if src, out := in[st.srcOff:st.srcEnd], run.text[st.outOff:st.outEnd]; !bytes.Equal(src, out) {
-			t.Errorf("RepairSyntax(%q): string %s became %s with no change recorded", in, src, out)
+			t.Errorf("Repair(%q): string %s became %s with no change recorded", in, src, out)
 		}
 	}
 }
@@ -548,12 +548,12 @@ func TestRepairSyntaxGeneratedFaults(t *testing.T) {
 	for range 1000 {
 		doc := genJSON(r, 0, false)
 		in := corrupt(r, doc)
-		got, err := RepairSyntax(in, SyntaxOptions{})
+		got, err := Repair(in, Options{})
 		if err != nil {
-			t.Fatalf("RepairSyntax(%q) error: %v", in, err)
+			t.Fatalf("Repair(%q) error: %v", in, err)
 		}
 		if !json.Valid(got.Text) || got.Truncated {
-			t.Fatalf("RepairSyntax(%q) = %q (truncated %v), want valid JSON", in, got.Text, got.Truncated)
+			t.Fatalf("Repair(%q) = %q (truncated %v), want valid JSON", in, got.Text, got.Truncated)
 		}
 		var want, have any
 		if err := json.Unmarshal(doc, &want); err != nil {
@@ -563,7 +563,7 @@ func TestRepairSyntaxGeneratedFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(want, have); diff != "" {
-			t.Fatalf("RepairSyntax(%q) = %s, value differs from %s (-want +got):\n%s", in, got.Text, doc, diff)
+			t.Fatalf("Repair(%q) = %s, value differs from %s (-want +got):\n%s", in, got.Text, doc, diff)
 		}
 	}
 }
@@ -729,10 +729,10 @@ func TestRepairSyntaxCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opt := SyntaxOptions{ExpectContainer: true}
-			got, err := RepairSyntax(in, opt)
+			opt := Options{ExpectContainer: true}
+			got, err := Repair(in, opt)
 			if err != nil {
-				t.Fatalf("RepairSyntax(%s) error: %v", f, err)
+				t.Fatalf("Repair(%s) error: %v", f, err)
 			}
 			checkRepair(t, in, opt)
 			golden := formatGolden(got)
@@ -748,7 +748,7 @@ func TestRepairSyntaxCorpus(t *testing.T) {
 				t.Fatalf("%v (run with -update to create it)", err)
 			}
 			if diff := cmp.Diff(string(want), string(golden)); diff != "" {
-				t.Errorf("RepairSyntax(%s) differs from %s (-want +got):\n%s", f, wantFile, diff)
+				t.Errorf("Repair(%s) differs from %s (-want +got):\n%s", f, wantFile, diff)
 			}
 		})
 	}
@@ -758,7 +758,7 @@ const goldenSep = "\n-- changes --\n"
 
 // formatGolden renders a result for review: the repaired text, then one
 // line per change, then the truncation if any.
-func formatGolden(r SyntaxResult) []byte {
+func formatGolden(r Result) []byte {
 	var b bytes.Buffer
 	b.Write(r.Text)
 	b.WriteString(goldenSep)
@@ -793,7 +793,7 @@ func FuzzRepairSyntax(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, expect bool) {
-		checkRepair(t, in, SyntaxOptions{ExpectContainer: expect})
+		checkRepair(t, in, Options{ExpectContainer: expect})
 		checkStrings(t, in)
 	})
 }
