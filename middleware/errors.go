@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // StatusClientClosedRequest is the status logged when the client went away

@@ -14,8 +14,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // One guarded request goes down once and back once, in stages that read

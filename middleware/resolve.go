@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // Lookup is what the guard knows about a request when it asks which

@@ -9,8 +9,8 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // ToolCall is one function call in a model's answer.

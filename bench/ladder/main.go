@@ -39,8 +39,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 func main() {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // costModel is the bench's imperfect repairer with a price: every reply
