@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"hash"
 	"math"
 	"math/big"
 	"slices"
@@ -56,8 +55,7 @@ var ignoredOptions = []string{"num_batch", "num_gpu", "main_gpu", "use_mmap", "n
 // including members the key knows nothing of: an unknown member is taken
 // to change the answer.
 func NewKey(r Request) Key {
-	h := sha256.New()
-	w := keyWriter{h: h}
+	w := keyWriter{b: make([]byte, 0, 4096)}
 	w.str("contract-gateway/cache/v1")
 	w.str(r.Endpoint)
 	w.str(r.Contract)
@@ -72,29 +70,27 @@ func NewKey(r Request) Key {
 		w.str(r.Params[k])
 	}
 	w.value(r.Body, 0)
-	var k Key
-	h.Sum(k[:0])
-	return k
+	return sha256.Sum256(w.b)
 }
 
 // keyWriter writes values unambiguously: every value starts with its
 // kind, every string and list with its length, so that no two different
 // requests write the same bytes.
+// The encoding is built in one buffer and hashed once: a body is a few
+// kilobytes, and writing piece by piece to the hash would copy every
+// string.
 type keyWriter struct {
-	h   hash.Hash
-	buf [binary.MaxVarintLen64]byte
+	b []byte
 }
 
-func (w *keyWriter) count(n int) {
-	w.h.Write(w.buf[:binary.PutUvarint(w.buf[:], uint64(n))])
-}
+func (w *keyWriter) count(n int) { w.b = binary.AppendUvarint(w.b, uint64(n)) }
 
 func (w *keyWriter) str(s string) {
 	w.count(len(s))
-	w.h.Write([]byte(s))
+	w.b = append(w.b, s...)
 }
 
-func (w *keyWriter) kind(b byte) { w.h.Write([]byte{b}) }
+func (w *keyWriter) kind(b byte) { w.b = append(w.b, b) }
 
 // value writes v; depth 0 is the body, 1 its members.
 func (w *keyWriter) value(v *strictjson.Value, depth int) {
@@ -169,8 +165,10 @@ func (w *keyWriter) options(v *strictjson.Value) {
 // only costs it a cache miss).
 func CanonicalNumber(lit string) string {
 	if !strings.ContainsAny(lit, ".eE") {
-		if n, ok := new(big.Int).SetString(lit, 10); ok {
-			return n.String()
+		// RFC 8259 integers have one spelling already (no leading zeros,
+		// no plus), but for the sign of zero.
+		if lit == "-0" {
+			return "0"
 		}
 		return lit
 	}

@@ -67,9 +67,12 @@ func (c *Cache) Coalesced() uint64 { return c.group.Coalesced() }
 // answer serves x from the store, or from an identical request in flight,
 // or by run; it stores what run made when it is valid.
 func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Context, *exchange) *result, ev *Event) *result {
+	ev.Cache = cacheBypass
+	if x.cache.noRead && x.cache.noWrite {
+		return run(ctx, x)
+	}
 	key := cache.NewKey(cache.Request{Endpoint: x.codec.Path(), Contract: x.route.Validator.Contract.ID(),
 		Params: x.route.Params, Body: x.up.Body})
-	ev.Cache = cacheBypass
 	if !x.cache.noRead {
 		ev.Cache = cacheMiss
 		if v, ok, err := c.store.Get(ctx, key); err == nil && ok {

@@ -184,7 +184,7 @@ func (g *guard) prepare(x *exchange) {
 	// A client's plain JSON mode ("json", json_object) asks less than the
 	// contract's schema, which is JSON too: the schema takes its place.
 	if route.AddFormat && x.client.Schema == nil && route.schema != nil {
-		x.codec.SetFormat(up, route.schema.Clone())
+		x.codec.SetFormat(up, route.schema) // read-only from here on: shared, not copied
 	}
 	policy := route.Validator.Contract.Policy
 	if policy.ScheduleFirst && len(policy.Temperatures) > 0 && !x.codec.Temperature(up) {

@@ -794,9 +794,20 @@ func (f *firstSeen) add(items []*strictjson.Value, j int, text string) int {
 // foldKey is s under full Unicode case folding (SPEC §4: options are
 // distinct "after case folding"): "Weniger gießen" and "WENIGER GIESSEN"
 // fold to the same text, which simple folding (strings.EqualFold) misses.
-// A Caser keeps state between calls, so each call makes its own.
+// A Caser keeps state between calls, so each call makes its own; ASCII
+// text, almost every option, folds by lowering its letters, without one.
 func foldKey(s string) string {
-	return cases.Fold().String(s)
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return cases.Fold().String(s)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 // checkExtended evaluates C4 for questions[i], whose weight is valid.
