@@ -79,6 +79,9 @@ func TestE2EOllamaKilledMidRequest(t *testing.T) {
 	if resp, b := get(t, gw+"/metrics"); !strings.Contains(string(b), "gateway_upstream_breaker_state 2") {
 		t.Errorf("breaker not open after the failure (%d):\n%s", resp.StatusCode, grepLines(b, "breaker"))
 	}
+	if resp, b := get(t, gw+"/readyz"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with the breaker open = %d %s, want 503", resp.StatusCode, b)
+	}
 
 	if err := o.Restart(); err != nil {
 		t.Fatalf("restart: %v", err)
@@ -91,6 +94,12 @@ func TestE2EOllamaKilledMidRequest(t *testing.T) {
 		resp, b := post(t, gw+"/api/generate", `{"model":"`+e2eStoryRoute+`","prompt":"Once upon a time","stream":false,"options":{"temperature":0}}`,
 			map[string]string{"Cache-Control": "no-cache"})
 		if resp.StatusCode == http.StatusOK && resp.Header.Get("X-Contract-Status") != "" {
+			if resp, b := get(t, gw+"/readyz"); resp.StatusCode != http.StatusOK {
+				t.Errorf("/readyz once Ollama answers again = %d %s, want 200", resp.StatusCode, b)
+			}
+			if _, b := get(t, gw+"/metrics"); !strings.Contains(string(b), "gateway_upstream_breaker_state 0") {
+				t.Errorf("breaker not closed after a success:\n%s", grepLines(b, "breaker_state"))
+			}
 			break
 		}
 		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {

@@ -14,8 +14,9 @@ import (
 )
 
 // BenchmarkPassThrough compares the gateway with a bare ReverseProxy over
-// the same upstream, for a small JSON answer and a 20-chunk stream. Each
-// iteration is one whole request over loopback.
+// the same upstream, for a small JSON answer and 20-chunk streams of every
+// text API (unguarded: they pass through). Each iteration is one whole
+// request over loopback.
 func BenchmarkPassThrough(b *testing.B) {
 	up := httptest.NewServer(benchupstream.Upstream())
 	defer up.Close()
@@ -26,8 +27,10 @@ func BenchmarkPassThrough(b *testing.B) {
 
 	cfg := config.Default()
 	cfg.Upstream = up.URL
-	// Info level: each request formats its log line, as in production.
-	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	// The whole gateway, guard included: an unguarded request on a guarded
+	// path is read by the guard before it passes. Info level: each request
+	// formats its log line, as in production.
+	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -43,6 +46,10 @@ func BenchmarkPassThrough(b *testing.B) {
 	}{
 		{"nonstream", http.MethodGet, "/api/tags", ""},
 		{"stream", http.MethodPost, "/api/generate", `{"model":"stories","prompt":"Once","stream":true}`},
+		{"openai-chat", http.MethodPost, "/v1/chat/completions", `{"model":"stories","messages":[{"role":"user","content":"Once"}],"stream":true}`},
+		{"completions", http.MethodPost, "/v1/completions", `{"model":"stories","prompt":"Once","stream":true}`},
+		{"responses", http.MethodPost, "/v1/responses", `{"model":"stories","input":"Once","stream":true}`},
+		{"messages", http.MethodPost, "/v1/messages", `{"model":"stories","max_tokens":64,"messages":[{"role":"user","content":"Once"}],"stream":true}`},
 	}
 	targets := []struct {
 		name, url string

@@ -36,6 +36,17 @@ func Upstream() http.Handler {
 				f.Flush()
 			}
 			io.WriteString(w, `{"model":"stories","created_at":"2025-01-01T00:00:00.000000Z","response":"","done":true,"done_reason":"stop","total_duration":1000000,"eval_count":20}`+"\n")
+		case "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages":
+			// The OpenAI and Anthropic compatible APIs stream server-sent
+			// events; the pass-through never reads them.
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			f := w.(http.Flusher)
+			for i := range 20 {
+				fmt.Fprintf(w, "data: {\"id\":\"x\",\"object\":\"chunk\",\"created\":1,\"model\":\"stories\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" word%d\"},\"finish_reason\":null}]}\n\n", i)
+				f.Flush()
+			}
+			io.WriteString(w, "data: [DONE]\n\n")
 		case "/api/pull":
 			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/x-ndjson")
