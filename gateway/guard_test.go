@@ -136,6 +136,7 @@ func newGuardedGateway(t *testing.T, up http.Handler, edit func(*config.Config))
 	if err != nil {
 		t.Fatalf("Build: %v", err)
 	}
+	t.Cleanup(srv.Close)
 	gw := httptest.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
 	return gw

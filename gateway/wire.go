@@ -43,20 +43,21 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	}
 	promReg := prometheus.NewRegistry()
 	gm := newGuardMetrics(promReg)
+	st := newStats()
 	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
 	cacheStage, closeCache, err := newCache(cfg.Cache, logger, promReg)
 	if err != nil {
 		return nil, err
 	}
 	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
-		gc := guardConfig(cfg, logger, routes, up, breakers, gm)
+		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) { gm.observe(ev); st.observe(ev) })
 		gc.Cache = cacheStage
 		return gc.ToMiddleware()
 	}
 	return New(cfg, Options{
 		Logger:   logger,
 		Guard:    guard,
-		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
+		Admin:    func(g *echo.Group) { contractRoutes(g, routes); statsRoute(g, st) },
 		Registry: promReg,
 		OnClose:  closeCache,
 
@@ -68,7 +69,7 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 // its defaults, and the config's zero and negative values mean the same
 // there (default, none).
 func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *Upstream,
-	breakers *repairBreakers, gm *guardMetrics) middleware.GuardConfig {
+	breakers *repairBreakers, observe func(middleware.Event)) middleware.GuardConfig {
 	return middleware.GuardConfig{
 		Resolver: routes,
 		Upstream: up,
@@ -86,7 +87,7 @@ func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Rout
 		MaxLLMCalls:      cfg.MaxLLMCalls,
 		ToolCalls:        cfg.GuardToolCalls,
 		Logger:           logger,
-		Observe:          gm.observe,
+		Observe:          observe,
 	}
 }
 
@@ -161,6 +162,7 @@ type guardMetrics struct {
 	localFixes *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	cache      *prometheus.CounterVec
+	tokens     *prometheus.CounterVec
 }
 
 func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
@@ -181,6 +183,10 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 			Name: "gateway_local_fixes_total",
 			Help: "Edits made by local repair without a model.",
 		}, []string{"contract", "model"})),
+		tokens: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tokens_total",
+			Help: "Tokens the upstream counted on guarded requests, by contract, model, kind (prompt, output) and phase (first: the answer asked for; repair: every model call of the ladder).",
+		}, []string{"contract", "model", "kind", "phase"})),
 		cache: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_cache_requests_total",
 			Help: "Guarded requests by cache result: hit (answered from the cache), miss (looked up, not found), bypass (no cache, or Cache-Control: no-cache).",
@@ -219,6 +225,10 @@ func (m *guardMetrics) observe(ev middleware.Event) {
 	if ev.Cache != "" {
 		m.cache.WithLabelValues(ev.Cache).Inc()
 	}
+	m.tokens.WithLabelValues(contract, model, "prompt", "first").Add(float64(ev.FirstTokens.PromptTokens))
+	m.tokens.WithLabelValues(contract, model, "output", "first").Add(float64(ev.FirstTokens.OutputTokens))
+	m.tokens.WithLabelValues(contract, model, "prompt", "repair").Add(float64(ev.RepairTokens.PromptTokens))
+	m.tokens.WithLabelValues(contract, model, "output", "repair").Add(float64(ev.RepairTokens.OutputTokens))
 }
 
 // contractRoutes registers /contracts, /contracts/:name and

@@ -116,6 +116,9 @@ type Event struct {
 	Coalesced bool
 	// RepairTokens are the tokens the ladder's model calls cost.
 	RepairTokens repair.Usage
+	// FirstTokens are the tokens of the first answer: what the request
+	// cost without repair.
+	FirstTokens repair.Usage
 	// Error is the cause of a StatusError, for the log.
 	Error string
 }
@@ -183,6 +186,7 @@ func (g *guard) log(ev Event) {
 		"violations_before", ev.CodesBefore, "violations_after", ev.CodesAfter, "parse_error", ev.ParseError,
 		"latency_ms", float64(ev.Latency.Microseconds()) / 1000, "cache", ev.Cache, "cache_hit", ev.CacheHit,
 		"coalesced", ev.Coalesced,
+		"prompt_tokens", ev.FirstTokens.PromptTokens, "output_tokens", ev.FirstTokens.OutputTokens,
 		"repair_prompt_tokens", ev.RepairTokens.PromptTokens, "repair_output_tokens", ev.RepairTokens.OutputTokens,
 	}
 	if ev.Error != "" {

@@ -69,6 +69,9 @@ type result struct {
 	err  *HTTPError
 	// outcome is the ladder's, for the log; nil for a cached answer.
 	outcome *repair.Outcome
+	// first is what the first answer cost (its prompt_eval_count and
+	// eval_count), for the log and metrics.
+	first repair.Usage
 }
 
 func (r *result) storable() bool {
@@ -237,7 +240,7 @@ func fillEvent(ev *Event, res *result) {
 	if out := res.outcome; out != nil && !ev.Coalesced {
 		ev.Rungs, ev.LLMCalls, ev.LocalFixes = out.Rungs, out.LLMCalls, len(out.Changes)
 		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), parseClass(out.Before)
-		ev.RepairTokens = out.Tokens
+		ev.RepairTokens, ev.FirstTokens = out.Tokens, res.first
 	}
 }
 
@@ -266,7 +269,9 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	if out == nil {
 		return &result{err: AsHTTPError(ctx.Err())}
 	}
-	return g.settle(x, first, out)
+	res := g.settle(x, first, out)
+	res.first = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	return res
 }
 
 func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
