@@ -183,6 +183,7 @@ func (s *Server) routes(opts Options) error {
 	}
 	s.modelRoutes(e, opts.VirtualModels, pass)
 	e.Any("/*", pass)
+	uiRoutes(e)
 
 	return s.adminRoutes(opts.Admin)
 }

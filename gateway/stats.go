@@ -23,6 +23,7 @@ type stats struct {
 	// counts is by model × code × status; code "" is a request without
 	// violations.
 	counts     map[countKey]int
+	byModel    map[string]map[string]int // model → status → requests
 	llmCalls   int
 	localFixes int
 	// savedByLocal counts requests that local repair alone brought into
@@ -61,7 +62,8 @@ const (
 )
 
 func newStats() *stats {
-	return &stats{since: time.Now(), counts: map[countKey]int{}, rungs: map[string]int{}, cache: map[string]int{}}
+	return &stats{since: time.Now(), counts: map[countKey]int{}, byModel: map[string]map[string]int{},
+		rungs: map[string]int{}, cache: map[string]int{}}
 }
 
 // observe adds one guarded request.
@@ -73,6 +75,10 @@ func (s *stats) observe(ev middleware.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests++
+	if s.byModel[model] == nil {
+		s.byModel[model] = map[string]int{}
+	}
+	s.byModel[model][ev.Status]++
 	if len(ev.CodesBefore) == 0 {
 		s.counts[countKey{model, "", ev.Status}]++
 	}
@@ -139,18 +145,19 @@ func acceptedRung(ev middleware.Event) string {
 
 // statsBody is the JSON of GET /admin/stats.
 type statsBody struct {
-	Since        time.Time          `json:"since"`
-	Requests     int                `json:"requests"`
-	Counts       []countRow         `json:"counts"`
-	LLMCalls     int                `json:"llm_calls"`
-	LocalFixes   int                `json:"local_fixes"`
-	SavedByLocal int                `json:"llm_calls_saved_by_local_repair"`
-	Rungs        map[string]int     `json:"accepted_by_rung"`
-	Cache        map[string]int     `json:"cache"`
-	CacheHitRate float64            `json:"cache_hit_rate"`
-	Tokens       tokenStats         `json:"tokens"`
-	LatencyMS    map[string]float64 `json:"latency_ms"`
-	Failures     []failure          `json:"recent_failures"`
+	Since        time.Time                 `json:"since"`
+	Requests     int                       `json:"requests"`
+	Counts       []countRow                `json:"counts"`
+	ByModel      map[string]map[string]int `json:"by_model"`
+	LLMCalls     int                       `json:"llm_calls"`
+	LocalFixes   int                       `json:"local_fixes"`
+	SavedByLocal int                       `json:"llm_calls_saved_by_local_repair"`
+	Rungs        map[string]int            `json:"accepted_by_rung"`
+	Cache        map[string]int            `json:"cache"`
+	CacheHitRate float64                   `json:"cache_hit_rate"`
+	Tokens       tokenStats                `json:"tokens"`
+	LatencyMS    map[string]float64        `json:"latency_ms"`
+	Failures     []failure                 `json:"recent_failures"`
 }
 
 type countRow struct {
@@ -165,7 +172,11 @@ func (s *stats) snapshot() statsBody {
 	defer s.mu.Unlock()
 	b := statsBody{Since: s.since.UTC(), Requests: s.requests, LLMCalls: s.llmCalls, LocalFixes: s.localFixes,
 		SavedByLocal: s.savedByLocal, Rungs: copyMap(s.rungs), Cache: copyMap(s.cache), Tokens: s.tokens,
-		LatencyMS: map[string]float64{}, Failures: slices.Clone(s.failures), Counts: []countRow{}}
+		LatencyMS: map[string]float64{}, Failures: slices.Clone(s.failures), Counts: []countRow{},
+		ByModel: map[string]map[string]int{}}
+	for m, st := range s.byModel {
+		b.ByModel[m] = copyMap(st)
+	}
 	if b.Failures == nil {
 		b.Failures = []failure{}
 	}
