@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
@@ -40,8 +39,8 @@ func sharedRedisGateway(t *testing.T, up http.Handler, url string, log io.Writer
 func TestCacheSharedThroughRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	up := &scriptedUpstream{answers: []string{`{"a":1}`}}
-	var log1 syncBuffer
-	gw1 := sharedRedisGateway(t, up, srv.URL, &log1)
+	log1 := &logBuffer{}
+	gw1 := sharedRedisGateway(t, up, srv.URL, log1)
 	gw2 := sharedRedisGateway(t, up, srv.URL, io.Discard)
 	body := `{"model":"m","prompt":"p","stream":false}`
 	hdr := map[string]string{"X-Contract": "json"}
@@ -96,22 +95,4 @@ func grepLines(b []byte, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// syncBuffer is a log sink the server writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
