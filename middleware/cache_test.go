@@ -16,7 +16,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/cache"
-	"github.com/contractgateway/gateway/contracts"
 )
 
 // funcUpstream is an Upstream in the test's own process: no sockets, so
@@ -35,14 +34,7 @@ func answerResponse(text string) *http.Response {
 // a handler that must never be reached (every request here is guarded).
 func cachedApp(t *testing.T, up Upstream) *echo.Echo {
 	t.Helper()
-	reg, err := contracts.LoadRegistry("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes, err := NewRoutes(reg, nil, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	routes := builtinRoutes(t)
 	cfg := DefaultGuardConfig
 	cfg.Resolver, cfg.Upstream = routes, up
 	cfg.Cache = NewCache(cache.NewMemory(cache.MemoryConfig{}))

@@ -29,9 +29,9 @@ func upstreamAnswering(t *testing.T, text string) *httptest.Server {
 	return s
 }
 
-// mount builds an echo app with the guard in front of a reverse proxy to
-// upstream, as an embedding application would.
-func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Server {
+// builtinRoutes resolves the built-in contracts by header and ad-hoc
+// schemas, with no virtual model.
+func builtinRoutes(t *testing.T) *Routes {
 	t.Helper()
 	reg, err := contracts.LoadRegistry("")
 	if err != nil {
@@ -41,6 +41,14 @@ func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Ser
 	if err != nil {
 		t.Fatal(err)
 	}
+	return routes
+}
+
+// mount builds an echo app with the guard in front of a reverse proxy to
+// upstream, as an embedding application would.
+func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Server {
+	t.Helper()
+	routes := builtinRoutes(t)
 	u, _ := url.Parse(upstream)
 	cfg := DefaultGuardConfig
 	cfg.Resolver = routes
