@@ -33,6 +33,7 @@ import (
 func main() {
 	n := flag.Int("n", 1000, "connections")
 	d := flag.Duration("d", 60*time.Second, "duration of the load")
+	idle := flag.Duration("idle", 5*time.Minute, "how long to sample the idle gateway after the load")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -115,14 +116,16 @@ func main() {
 		fmt.Printf("  %6d  %s\n", c, e)
 	}
 	tr.CloseIdleConnections()
-	// Idle for three minutes: the gateway's pooled upstream connections
-	// (two goroutines each) close after the transport's 90 s idle
-	// timeout; an idle process allocates too little to start a GC, so its
-	// heap shrinks at the runtime's forced GC (every two minutes) and its
-	// RSS as the scavenger hands pages back.
-	for i := range 18 {
+	// Idle: the gateway's pooled upstream connections (two goroutines
+	// each) close after the transport's 90 s idle timeout; an idle process
+	// allocates too little to start a GC, so its heap shrinks at the
+	// runtime's forced GCs (every two minutes; pooled buffers survive the
+	// first) and its RSS as the scavenger hands pages back.
+	for i := range int(*idle / (10 * time.Second)) {
 		time.Sleep(10 * time.Second)
-		sample(fmt.Sprintf("idle+%ds", 10*(i+1)))
+		if (i+1)%3 == 0 {
+			sample(fmt.Sprintf("idle+%ds", 10*(i+1)))
+		}
 	}
 }
 
