@@ -48,15 +48,23 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	st := newStats(nil)
 	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, gm)
 		gc.Cache = cacheStage
+		gc.Observe = func(ev middleware.Event) {
+			gm.observe(ev)
+			st.observe(ev)
+		}
 		return gc.ToMiddleware()
 	}
 	return New(cfg, Options{
-		Logger:   logger,
-		Guard:    guard,
-		Admin:    func(g *echo.Group) { contractRoutes(g, routes) },
+		Logger: logger,
+		Guard:  guard,
+		Admin: func(g *echo.Group) {
+			contractRoutes(g, routes)
+			statsRoute(g, st, cfg.DebugStore)
+		},
 		Registry: promReg,
 		OnClose:  closeCache,
 

@@ -75,6 +75,10 @@ type GuardConfig struct {
 	Logger *slog.Logger
 	// Observe, when set, is called once per guarded request (metrics).
 	Observe func(Event)
+	// Record, when set, is called once per guarded request whose answer
+	// went through the ladder, with its first and final texts (the debug
+	// store). It is not called for cache hits and coalesced requests.
+	Record func(Record)
 }
 
 // DefaultGuardConfig holds the defaults; a Resolver and an Upstream must
@@ -116,6 +120,9 @@ type Event struct {
 	Coalesced bool
 	// RepairTokens are the tokens the ladder's model calls cost.
 	RepairTokens repair.Usage
+	// FirstTokens are the tokens of the first answer (zero for a cache hit
+	// or a coalesced request: no call of its own).
+	FirstTokens repair.Usage
 	// Error is the cause of a StatusError, for the log.
 	Error string
 }
@@ -184,6 +191,7 @@ func (g *guard) log(ev Event) {
 		"latency_ms", float64(ev.Latency.Microseconds()) / 1000, "cache", ev.Cache, "cache_hit", ev.CacheHit,
 		"coalesced", ev.Coalesced,
 		"repair_prompt_tokens", ev.RepairTokens.PromptTokens, "repair_output_tokens", ev.RepairTokens.OutputTokens,
+		"prompt_tokens", ev.FirstTokens.PromptTokens, "output_tokens", ev.FirstTokens.OutputTokens,
 	}
 	if ev.Error != "" {
 		attrs = append(attrs, "error", ev.Error)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,6 +49,8 @@ type exchange struct {
 	requestID string
 	// cache says what the client allows of the cache.
 	cache cacheControl
+	// corrections asks for the corrections in the contract summary.
+	corrections bool
 }
 
 // result is what the upstream and the ladder made of one exchange: the
@@ -69,6 +72,10 @@ type result struct {
 	err  *HTTPError
 	// outcome is the ladder's, for the log; nil for a cached answer.
 	outcome *repair.Outcome
+	// first is the first answer's text and firstTokens its tokens, for the
+	// log, the debug store and the corrections report.
+	first       string
+	firstTokens repair.Usage
 }
 
 func (r *result) storable() bool {
@@ -137,6 +144,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	}
 	x := &exchange{codec: cd, client: r, requestID: requestID(c)}
 	x.cache = parseCacheControl(req.Header)
+	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), ReportCorrections)
 	return x, false, nil
 }
 
@@ -233,6 +241,9 @@ func fillEvent(ev *Event, res *result) {
 		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), parseClass(out.Before)
 		ev.RepairTokens = out.Tokens
 	}
+	if !ev.Coalesced && ev.Cache != cacheHit {
+		ev.FirstTokens = res.firstTokens
+	}
 }
 
 // run asks the upstream and brings its answer into contract, within the
@@ -244,6 +255,17 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	if err != nil {
 		return &result{err: AsHTTPError(err)}
 	}
+	res := g.runAnswer(ctx, x, first)
+	res.first = first.Text
+	res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	if res.outcome != nil && g.Record != nil {
+		g.record(x, res)
+	}
+	return res
+}
+
+// runAnswer validates and repairs the first answer.
+func (g *guard) runAnswer(ctx context.Context, x *exchange, first *Answer) *result {
 	// A request without prompt or messages loads or unloads the model
 	// (`ollama run`, keep_alive calls): Ollama answers one object with no
 	// text, even to a stream request, and there is nothing to validate.
@@ -378,6 +400,13 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
 		sum = shallow(sum)
 		set(sum, "cache", strictjson.String(cacheStatus))
+		if x.corrections {
+			list := []Correction{}
+			if res.outcome != nil {
+				list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+			}
+			set(sum, "corrections", correctionsValue(list))
+		}
 		set(obj, "contract", sum)
 	}
 	return x.codec.Encode(w, x.client, withModel(obj, x.client.Model), res.text)
