@@ -135,11 +135,24 @@ type Config struct {
 	Log Log `yaml:"log"`
 
 	// DebugStore keeps the before/after JSON of guarded requests in memory,
-	// with a TTL, for inspection. Prompts and outputs may hold personal
-	// data, so it is off by default. False means nothing is kept. Not yet
-	// used: nothing is kept either way, and the gateway warns at startup
-	// when it is true.
+	// with a TTL, for inspection (GET /admin/requests). Prompts and outputs
+	// may hold personal data, so it is off by default. False means nothing
+	// is kept.
 	DebugStore bool `yaml:"debug_store"`
+
+	// DebugStoreMaxBytes bounds the debug store's memory. Accepts units
+	// ("16MiB"). Zero means the default, 16 MiB.
+	DebugStoreMaxBytes ByteSize `yaml:"debug_store_max_bytes"`
+
+	// DebugStoreTTL is how long the debug store keeps a request. Zero means
+	// the default, 15m.
+	DebugStoreTTL time.Duration `yaml:"debug_store_ttl"`
+
+	// DebugStoreRedact lists the values blanked out before a request is
+	// kept, as JSON Pointers ("/customer/email") or dotted paths
+	// ("customer.email", "items[*].name"; * matches any key or index).
+	// When set, text that is not JSON is not kept either.
+	DebugStoreRedact []string `yaml:"debug_store_redact"`
 }
 
 // Cache configures the byte-bounded TTL cache of validated outputs, and

@@ -49,12 +49,22 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	st := newStats(nil)
+	var ds *debugStore
+	if cfg.DebugStore {
+		if ds, err = newDebugStore(int64(cfg.DebugStoreMaxBytes), cfg.DebugStoreTTL, cfg.DebugStoreRedact); err != nil {
+			closeCache()
+			return nil, err
+		}
+	}
 	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, gm)
 		gc.Cache = cacheStage
 		gc.Observe = func(ev middleware.Event) {
 			gm.observe(ev)
 			st.observe(ev)
+		}
+		if ds != nil {
+			gc.Record = ds.add
 		}
 		return gc.ToMiddleware()
 	}
@@ -64,6 +74,9 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
 			statsRoute(g, st, cfg.DebugStore)
+			if ds != nil {
+				debugRoutes(g, ds)
+			}
 		},
 		Registry: promReg,
 		OnClose:  closeCache,
