@@ -11,16 +11,18 @@ run:
 	$(GO) run ./cmd/gateway serve $(if $(UPSTREAM),--upstream '$(UPSTREAM)') $(if $(LISTEN),--listen '$(LISTEN)') $(if $(CONFIG),--config '$(CONFIG)') $(if $(CONTRACTS),--contracts '$(CONTRACTS)')
 
 # deps installs what the tests use beyond Go: a real Ollama built from its
-# Go module (cached outside the repo), the npm clients and redis-server.
+# Go module (cached outside the repo), the npm clients, redis-server and
+# chromium (the dashboard's browser test).
 deps:
 	bash scripts/install-redis.sh
+	bash scripts/install-browser.sh
 	bash scripts/install-ollama.sh
 	bash scripts/install-node-clients.sh
 
 # test runs every test under the race detector, the real-Ollama, real-Redis
 # and real-client ones included.
 test: deps
-	CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...
+	CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_BROWSER=1 $(GO) test -race -count=1 ./...
 
 # check is what CI runs before the tests: formatting and vet.
 check:
