@@ -231,6 +231,11 @@ type Route struct {
 	// Output overrides the contract's output mode: "bare" or "fenced".
 	// Empty means the contract's own.
 	Output string `yaml:"output"`
+
+	// Report adds to the contract summary of every answer of the route:
+	// "corrections" lists what changed (as X-Contract-Report: corrections
+	// asks per request). Empty means the summary alone.
+	Report string `yaml:"report"`
 }
 
 // Log configures the process log.

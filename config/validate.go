@@ -74,6 +74,11 @@ func (cfg Config) Validate() error {
 		default:
 			add("%s.output %q: want bare or fenced", key, r.Output)
 		}
+		switch r.Report {
+		case "", "corrections":
+		default:
+			add("%s.report %q: want corrections", key, r.Report)
+		}
 		switch r.Format {
 		case "", "on":
 		case "off":

@@ -35,7 +35,7 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
-			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output})
+			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report})
 	}
 	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
 	if err != nil {

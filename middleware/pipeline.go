@@ -400,7 +400,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
 		sum = shallow(sum)
 		set(sum, "cache", strictjson.String(cacheStatus))
-		if x.corrections {
+		if x.corrections || x.route.Corrections {
 			list := []Correction{}
 			if res.outcome != nil {
 				list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
