@@ -533,8 +533,8 @@ func TestRequestLogLine(t *testing.T) {
 			t.Errorf("log %s = %v, want %v", k, line[k], want)
 		}
 	}
-	if _, ok := line["latency"]; !ok {
-		t.Errorf("log line has no latency: %v", line)
+	if _, ok := line["latency_ms"].(float64); !ok {
+		t.Errorf("log line has no latency_ms: %v", line)
 	}
 	if strings.Contains(f.logs.String(), "SECRET") {
 		t.Errorf("the log holds a body or query:\n%s", f.logs)

@@ -315,7 +315,7 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 		slog.String("path", req.URL.Path),
 		slog.String("route", route),
 		slog.Int("status", status),
-		slog.Duration("latency", elapsed),
+		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000),
 		slog.Int64("bytes", res.Size),
 		slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 	)
