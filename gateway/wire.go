@@ -182,6 +182,7 @@ type guardMetrics struct {
 	localFixes *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	cache      *prometheus.CounterVec
+	tokens     *prometheus.CounterVec
 }
 
 func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
@@ -206,6 +207,10 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 			Name: "gateway_cache_requests_total",
 			Help: "Guarded requests by cache result: hit (answered from the cache), miss (looked up, not found), bypass (no cache, or Cache-Control: no-cache).",
 		}, []string{"result"})),
+		tokens: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tokens_total",
+			Help: "Model tokens of guarded requests by contract, model, kind (prompt, output) and phase (first: the first answer; repair: the ladder's calls). Cache hits and coalesced requests cost none.",
+		}, []string{"contract", "model", "kind", "phase"})),
 		latency: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_guard_duration_seconds",
 			Help:    "Time spent on a guarded request, upstream calls included.",
@@ -237,6 +242,12 @@ func (m *guardMetrics) observe(ev middleware.Event) {
 	m.llmCalls.WithLabelValues(contract, model).Add(float64(ev.LLMCalls))
 	m.localFixes.WithLabelValues(contract, model).Add(float64(ev.LocalFixes))
 	m.latency.WithLabelValues(contract).Observe(ev.Latency.Seconds())
+	if ev.Status != middleware.StatusError {
+		m.tokens.WithLabelValues(contract, model, "prompt", "first").Add(float64(ev.FirstTokens.PromptTokens))
+		m.tokens.WithLabelValues(contract, model, "output", "first").Add(float64(ev.FirstTokens.OutputTokens))
+		m.tokens.WithLabelValues(contract, model, "prompt", "repair").Add(float64(ev.RepairTokens.PromptTokens))
+		m.tokens.WithLabelValues(contract, model, "output", "repair").Add(float64(ev.RepairTokens.OutputTokens))
+	}
 	if ev.Cache != "" {
 		m.cache.WithLabelValues(ev.Cache).Inc()
 	}
