@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"go.opentelemetry.io/otel/trace"
 	echomw "github.com/labstack/echo/v4/middleware"
 
 	"github.com/contractgateway/gateway/repair"
@@ -75,6 +76,11 @@ type GuardConfig struct {
 	Logger *slog.Logger
 	// Observe, when set, is called once per guarded request (metrics).
 	Observe func(Event)
+	// TracerProvider, when set, traces every guarded request: a span per
+	// request, its stages and its model calls (GenAI attributes, never
+	// prompt or output text), and a W3C traceparent on each upstream call.
+	// Nil means no tracing.
+	TracerProvider trace.TracerProvider
 	// Record, when set, is called once per guarded request whose answer
 	// went through the ladder, with its first and final texts (the debug
 	// store). It is not called for cache hits and coalesced requests.

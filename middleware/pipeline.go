@@ -86,6 +86,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	start := time.Now()
 	c.Set(ctxKeyCodec, cd)
 	x, pass, err := g.decode(c, cd)
+	decoded := time.Now()
 	if err != nil {
 		WriteError(c, err)
 		return nil
@@ -104,17 +105,23 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 		restoreBody(c.Request(), x.client.Raw)
 		return next(c)
 	}
+	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
 	g.prepare(x)
-	res, ev := g.answer(c.Request().Context(), x)
+	res, ev := g.answer(ctx, x)
 	if c.Request().Context().Err() != nil {
 		// The client is gone: nothing to answer, nothing to log.
 		c.Response().Status = StatusClientClosedRequest
+		span.End()
 		return nil
 	}
 	ev.Latency = time.Since(start)
 	g.log(ev)
 	c.Response().Header().Set("X-Cache", ev.Cache)
-	return g.encode(c, x, res, ev.Cache)
+	_, endEncode := g.stage(ctx, "encode")
+	err = g.encode(c, x, res, ev.Cache)
+	endEncode()
+	endRequest(span, ev)
+	return err
 }
 
 // decode reads the client's body and decodes it with the path's codec. A
@@ -219,7 +226,9 @@ func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	if g.Cache == nil {
 		res = g.run(ctx, x)
 	} else {
-		res = g.Cache.answer(ctx, x, g.run, &ev)
+		cctx, end := g.stage(ctx, "cache")
+		res = g.Cache.answer(cctx, x, g.run, &ev)
+		end()
 	}
 	fillEvent(&ev, res)
 	return res, ev
@@ -251,7 +260,9 @@ func fillEvent(ev *Event, res *result) {
 func (g *guard) run(ctx context.Context, x *exchange) *result {
 	ctx, cancel := g.deadline(ctx)
 	defer cancel()
-	first, err := g.ask(ctx, x, x.up)
+	uctx, end := g.stage(ctx, "upstream")
+	first, err := g.ask(uctx, x, x.up, "first")
+	end()
 	if err != nil {
 		return &result{err: AsHTTPError(err)}
 	}
@@ -293,12 +304,20 @@ func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFu
 }
 
 // ask sends r upstream and reads the answer with the exchange's codec.
-func (g *guard) ask(ctx context.Context, x *exchange, r *Request) (*Answer, error) {
+func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) (a *Answer, err error) {
+	ctx, done := g.modelCall(ctx, operation(x.codec.Path()), r.Model, phase)
+	defer func() {
+		if a != nil {
+			done(a.PromptTokens, a.OutputTokens, nil)
+		} else {
+			done(0, 0, err)
+		}
+	}()
 	body, err := g.send(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header})
 	if err != nil {
 		return nil, err
 	}
-	a, err := x.codec.ReadAnswer(body)
+	a, err = x.codec.ReadAnswer(body)
 	if err != nil {
 		if errors.Is(err, ErrIncomplete) {
 			return nil, &HTTPError{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
@@ -320,7 +339,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 		return func(ctx context.Context) (repair.Reply, error) {
 			r := x.up.Clone()
 			edit(r)
-			a, err := g.ask(ctx, x, r)
+			a, err := g.ask(ctx, x, r, "repair")
 			if err != nil {
 				return repair.Reply{}, err
 			}
@@ -332,7 +351,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 		Params:         route.Params,
 		Text:           first.Text,
 		Prompt:         x.codec.Prompt(x.up),
-		Model:          model{send: g.send, name: x.upstreamModel, header: x.header},
+		Model:          model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall},
 		ModelName:      x.upstreamModel,
 		MaxLLMCalls:    g.MaxLLMCalls,
 		FirstScheduled: x.firstScheduled,
@@ -344,7 +363,9 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 			return again(func(r *Request) { x.codec.SetTemperature(r, t) })(ctx)
 		},
 	}
-	out := repair.Run(ctx, job)
+	lctx, end := g.stage(ctx, "ladder")
+	out := repair.Run(lctx, job)
+	end()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		done(true)
 		return nil
