@@ -134,6 +134,9 @@ type Config struct {
 	// Log configures the process log.
 	Log Log `yaml:"log"`
 
+	// Tracing configures OpenTelemetry traces of guarded requests.
+	Tracing Tracing `yaml:"tracing"`
+
 	// DebugStore keeps the before/after JSON of guarded requests in memory,
 	// with a TTL, for inspection (GET /admin/requests). Prompts and outputs
 	// may hold personal data, so it is off by default. False means nothing
@@ -284,4 +287,16 @@ func FromEnv(cfg *Config, getenv func(string) string) error {
 		cfg.MaxBodyBytes = n
 	}
 	return nil
+}
+
+// Tracing configures the OpenTelemetry traces of guarded requests: a span
+// per request, its stages and its model calls, exported over OTLP/HTTP.
+type Tracing struct {
+	// Endpoint is the OTLP/HTTP collector's URL ("http://localhost:4318";
+	// spans go to its /v1/traces unless the URL names another path).
+	// Empty means no tracing.
+	Endpoint string `yaml:"endpoint"`
+	// ServiceName is the service.name of the spans. Empty means
+	// "contract-gateway".
+	ServiceName string `yaml:"service_name"`
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
@@ -25,6 +26,12 @@ import (
 // breakers and cache, the guard's metrics and the /contracts admin routes.
 // Its errors are the configuration's.
 func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
+	return build(cfg, logger, nil)
+}
+
+// build is Build with a tracer provider of the caller's (tests); nil means
+// the one cfg.Tracing configures, if any.
+func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Server, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -48,11 +55,19 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	closeTracing := func() {}
+	if tp == nil {
+		if tp, closeTracing, err = newTracerProvider(cfg.Tracing); err != nil {
+			closeCache()
+			return nil, fmt.Errorf("tracing: %w", err)
+		}
+	}
 	st := newStats(nil)
 	var ds *debugStore
 	if cfg.DebugStore {
 		if ds, err = newDebugStore(int64(cfg.DebugStoreMaxBytes), cfg.DebugStoreTTL, cfg.DebugStoreRedact); err != nil {
 			closeCache()
+			closeTracing()
 			return nil, err
 		}
 	}
@@ -66,6 +81,7 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 		if ds != nil {
 			gc.Record = ds.add
 		}
+		gc.TracerProvider = tp
 		return gc.ToMiddleware()
 	}
 	return New(cfg, Options{
@@ -79,7 +95,10 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 			}
 		},
 		Registry: promReg,
-		OnClose:  closeCache,
+		OnClose: func() {
+			closeTracing()
+			closeCache()
+		},
 
 		VirtualModels: routes.VirtualModels,
 	})
