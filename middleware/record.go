@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,10 @@ func corrections(v *validators.Validator, params validators.Params, first string
 		list = append(list, Correction{Path: ch.Path, Rung: "local", Before: ch.Before, After: ch.After,
 			Kind: CorrectionMinor, Fixer: ch.Fixer})
 		explained[ch.Path] = true
+	}
+	if out.Doc != nil && slices.Contains(out.Rungs, "fallback:static") {
+		// The contract's static answer replaced the model's whole.
+		return append(list, Correction{Path: "", Rung: "fallback", Before: nil, After: rawJSON(out.Doc), Kind: CorrectionMajor})
 	}
 	rung := modelRung(out.Rungs)
 	if rung == "" || out.Doc == nil {
