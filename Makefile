@@ -12,7 +12,7 @@ run:
 
 # deps installs what the tests use beyond Go: a real Ollama built from its
 # Go module (cached outside the repo), the npm clients, redis-server and
-# chromium.
+# chromium (the dashboard's browser test).
 deps:
 	bash scripts/install-redis.sh
 	bash scripts/install-browser.sh

@@ -146,12 +146,28 @@ type Config struct {
 	// Log configures the process log.
 	Log Log `yaml:"log"`
 
+	// Tracing configures OpenTelemetry traces of guarded requests.
+	Tracing Tracing `yaml:"tracing"`
+
 	// DebugStore keeps the before/after JSON of guarded requests in memory,
-	// with a TTL, for inspection. Prompts and outputs may hold personal
-	// data, so it is off by default. False means nothing is kept. Not yet
-	// used: nothing is kept either way, and the gateway warns at startup
-	// when it is true.
+	// with a TTL, for inspection (GET /admin/requests). Prompts and outputs
+	// may hold personal data, so it is off by default. False means nothing
+	// is kept.
 	DebugStore bool `yaml:"debug_store"`
+
+	// DebugStoreMaxBytes bounds the debug store's memory. Accepts units
+	// ("16MiB"). Zero means the default, 16 MiB.
+	DebugStoreMaxBytes ByteSize `yaml:"debug_store_max_bytes"`
+
+	// DebugStoreTTL is how long the debug store keeps a request. Zero means
+	// the default, 15m.
+	DebugStoreTTL time.Duration `yaml:"debug_store_ttl"`
+
+	// DebugStoreRedact lists the values blanked out before a request is
+	// kept, as JSON Pointers ("/customer/email") or dotted paths
+	// ("customer.email", "items[*].name"; * matches any key or index).
+	// When set, text that is not JSON is not kept either.
+	DebugStoreRedact []string `yaml:"debug_store_redact"`
 }
 
 // Cache configures the byte-bounded TTL cache of validated outputs, and
@@ -230,6 +246,11 @@ type Route struct {
 	// Output overrides the contract's output mode: "bare" or "fenced".
 	// Empty means the contract's own.
 	Output string `yaml:"output"`
+
+	// Report adds to the contract summary of every answer of the route:
+	// "corrections" lists what changed (as X-Contract-Report: corrections
+	// asks per request). Empty means the summary alone.
+	Report string `yaml:"report"`
 }
 
 // Log configures the process log.
@@ -278,4 +299,16 @@ func FromEnv(cfg *Config, getenv func(string) string) error {
 		cfg.MaxBodyBytes = n
 	}
 	return nil
+}
+
+// Tracing configures the OpenTelemetry traces of guarded requests: a span
+// per request, its stages and its model calls, exported over OTLP/HTTP.
+type Tracing struct {
+	// Endpoint is the OTLP/HTTP collector's URL ("http://localhost:4318";
+	// spans go to its /v1/traces unless the URL names another path).
+	// Empty means no tracing.
+	Endpoint string `yaml:"endpoint"`
+	// ServiceName is the service.name of the spans. Empty means
+	// "contract-gateway".
+	ServiceName string `yaml:"service_name"`
 }

@@ -41,6 +41,13 @@ func (cfg Config) Validate() error {
 			add("cache.redis %q: want redis://host:port[/db]", cfg.Cache.Redis)
 		}
 	}
+	if cfg.Tracing.Endpoint != "" {
+		if u, err := url.Parse(cfg.Tracing.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			add("tracing.endpoint %q: want http(s)://host:port of an OTLP/HTTP collector", cfg.Tracing.Endpoint)
+		}
+	}
+	nonNegative("debug_store_max_bytes", int64(cfg.DebugStoreMaxBytes))
+	nonNegative("debug_store_ttl", int64(cfg.DebugStoreTTL))
 	nonNegative("breaker.failure_threshold", int64(cfg.Breaker.FailureThreshold))
 	nonNegative("breaker.open_timeout", int64(cfg.Breaker.OpenTimeout))
 	nonNegative("breaker.half_open_max_requests", int64(cfg.Breaker.HalfOpenMaxRequests))
@@ -73,6 +80,11 @@ func (cfg Config) Validate() error {
 		case "", "bare", "fenced":
 		default:
 			add("%s.output %q: want bare or fenced", key, r.Output)
+		}
+		switch r.Report {
+		case "", "corrections":
+		default:
+			add("%s.report %q: want corrections", key, r.Report)
 		}
 		switch r.Format {
 		case "", "on":

@@ -38,7 +38,8 @@ func (s *Server) adminRoutes(extra func(*echo.Group)) error {
 	defer func() { e.OnAddRouteHandler = nil }()
 
 	e.GET("/healthz", healthz)
-	public := map[string]bool{"/healthz": true}
+	uiRoutes(e)
+	public := map[string]bool{"/healthz": true, "/ui": true, "/ui/*": true}
 	g := e.Group("")
 	g.GET("/readyz", s.readyz)
 	g.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))

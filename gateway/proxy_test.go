@@ -533,7 +533,7 @@ func TestRequestLogLine(t *testing.T) {
 			t.Errorf("log %s = %v, want %v", k, line[k], want)
 		}
 	}
-	if _, ok := line["latency_ms"]; !ok {
+	if _, ok := line["latency_ms"].(float64); !ok {
 		t.Errorf("log line has no latency_ms: %v", line)
 	}
 	if strings.Contains(f.logs.String(), "SECRET") {

@@ -183,7 +183,6 @@ func (s *Server) routes(opts Options) error {
 	}
 	s.modelRoutes(e, opts.VirtualModels, pass)
 	e.Any("/*", pass)
-	uiRoutes(e)
 
 	return s.adminRoutes(opts.Admin)
 }
@@ -319,8 +318,6 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 		slog.String("path", req.URL.Path),
 		slog.String("route", route),
 		slog.Int("status", status),
-		// Milliseconds with the unit in the key, in text and JSON alike
-		// (slog.Duration is nanoseconds in JSON).
 		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000),
 		slog.Int64("bytes", res.Size),
 		slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),

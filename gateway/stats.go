@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,45 +12,54 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/repair"
 )
 
-// stats keeps the guarded requests' figures since start, for
-// GET /admin/stats: which model broke which rule how often, what the
-// gateway did about it and what it cost, readable without a Prometheus.
-// It holds no prompt or output.
+// Bounds of the stats' memory: latency samples kept for the percentiles,
+// and failures listed.
+const (
+	statsReservoir = 1024
+	statsFailures  = 20
+)
+
+// stats counts guarded requests since start for GET /admin/stats and the
+// dashboard. Like the metrics it holds no prompt or output; its labels are
+// the metrics' (ad-hoc schema contracts count as "schema").
 type stats struct {
-	mu       sync.Mutex
-	since    time.Time
-	requests int
-	// counts is by model × code × status; code "" is a request without
-	// violations.
-	counts     map[countKey]int
-	byModel    map[string]map[string]int // model → status → requests
+	now   func() time.Time
+	start time.Time
+
+	mu         sync.Mutex
+	requests   map[statsKey]int // contract, model, status
+	violations map[statsKey]int // contract, model, code (before repair), status
+	rungs      map[string]int
+	cache      map[string]int
+	total      int
+	firstCalls int
 	llmCalls   int
 	localFixes int
-	// savedByLocal counts requests that local repair alone brought into
-	// contract: each would have cost a model call without it.
-	savedByLocal int
-	rungs        map[string]int
-	cache        map[string]int
-	tokens       tokenStats
-	latency      []float64 // the last latencyWindow, in milliseconds
-	next         int
-	failures     []failure // the last recentFailures, newest last
+	saved      int
+	tokens     tokenCounts
+	latency    []time.Duration
+	seen       int
+	rand       *rand.Rand
+	failures   []failure
 }
 
-type countKey struct{ model, code, status string }
+type statsKey struct{ contract, model, code, status string }
 
-type tokenStats struct {
+type tokenCounts struct {
 	FirstPrompt  int `json:"first_prompt"`
 	FirstOutput  int `json:"first_output"`
 	RepairPrompt int `json:"repair_prompt"`
 	RepairOutput int `json:"repair_output"`
 }
 
+// failure is one recent request that ended failed, in fallback or in an
+// upstream error.
 type failure struct {
-	Time      time.Time `json:"time"`
 	RequestID string    `json:"request_id"`
+	Time      time.Time `json:"time"`
 	Contract  string    `json:"contract"`
 	Model     string    `json:"model"`
 	Status    string    `json:"status"`
@@ -56,164 +67,219 @@ type failure struct {
 	Error     string    `json:"error,omitempty"`
 }
 
-const (
-	latencyWindow  = 1024
-	recentFailures = 20
-)
-
-func newStats() *stats {
-	return &stats{since: time.Now(), counts: map[countKey]int{}, byModel: map[string]map[string]int{},
-		rungs: map[string]int{}, cache: map[string]int{}}
+func newStats(now func() time.Time) *stats {
+	if now == nil {
+		now = time.Now
+	}
+	return &stats{now: now, start: now(), requests: map[statsKey]int{}, violations: map[statsKey]int{},
+		rungs: map[string]int{}, cache: map[string]int{}, rand: rand.New(rand.NewPCG(1, 2))}
 }
 
-// observe adds one guarded request.
+// acceptedRung says which rung produced the answer the client got: first
+// (the model's answer was valid as written), local, llm_repair,
+// regeneration, rerun, fallback:<mode>, cache (a stored or shared answer),
+// failed or error.
+func acceptedRung(ev middleware.Event) string {
+	switch ev.Status {
+	case middleware.StatusError, repair.StatusFailed:
+		return ev.Status
+	}
+	if ev.CacheHit || ev.Coalesced || len(ev.Rungs) == 0 {
+		return "cache"
+	}
+	if ev.Status == repair.StatusValid {
+		return "first"
+	}
+	for i := len(ev.Rungs) - 1; i >= 0; i-- {
+		switch r := ev.Rungs[i]; {
+		case r == "merge":
+			continue
+		case r == "llm_repair", r == "llm_repair_scoped":
+			return "llm_repair"
+		case r == "partial_regeneration":
+			return "regeneration"
+		case strings.HasPrefix(r, "rerun:"):
+			return "rerun"
+		default:
+			return r
+		}
+	}
+	return "local"
+}
+
+// observe counts one guarded request (GuardConfig.Observe).
 func (s *stats) observe(ev middleware.Event) {
 	contract, model := ev.Contract, ev.Model
 	if ev.Route == middleware.RouteAdHoc {
 		contract = middleware.RouteAdHoc
 	}
+	if ev.Status == middleware.StatusError {
+		model = ""
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests++
-	if s.byModel[model] == nil {
-		s.byModel[model] = map[string]int{}
-	}
-	s.byModel[model][ev.Status]++
-	if len(ev.CodesBefore) == 0 {
-		s.counts[countKey{model, "", ev.Status}]++
-	}
+	s.total++
+	s.requests[statsKey{contract: contract, model: model, status: ev.Status}]++
 	for _, c := range ev.CodesBefore {
-		s.counts[countKey{model, c, ev.Status}]++
+		s.violations[statsKey{contract: contract, model: model, code: c, status: ev.Status}]++
+	}
+	s.rungs[acceptedRung(ev)]++
+	if ev.Cache != "" {
+		s.cache[ev.Cache]++
+	}
+	if !ev.CacheHit && !ev.Coalesced {
+		s.firstCalls++
 	}
 	s.llmCalls += ev.LLMCalls
 	s.localFixes += ev.LocalFixes
-	if ev.Status == "repaired" && ev.LLMCalls == 0 && !ev.CacheHit && !ev.Coalesced {
-		s.savedByLocal++
-	}
-	if r := acceptedRung(ev); r != "" {
-		s.rungs[r]++
-	}
-	if ev.Cache != "" {
-		s.cache[ev.Cache]++
+	if ev.Status == repair.StatusRepaired && ev.LLMCalls == 0 && len(ev.Rungs) == 1 && ev.Rungs[0] == "local" {
+		s.saved++
 	}
 	s.tokens.FirstPrompt += ev.FirstTokens.PromptTokens
 	s.tokens.FirstOutput += ev.FirstTokens.OutputTokens
 	s.tokens.RepairPrompt += ev.RepairTokens.PromptTokens
 	s.tokens.RepairOutput += ev.RepairTokens.OutputTokens
-	ms := float64(ev.Latency.Microseconds()) / 1000
-	if len(s.latency) < latencyWindow {
-		s.latency = append(s.latency, ms)
-	} else {
-		s.latency[s.next] = ms
-		s.next = (s.next + 1) % latencyWindow
+	// Reservoir sampling: every latency seen has the same chance to be
+	// among the samples, in bounded memory.
+	s.seen++
+	if len(s.latency) < statsReservoir {
+		s.latency = append(s.latency, ev.Latency)
+	} else if i := s.rand.IntN(s.seen); i < statsReservoir {
+		s.latency[i] = ev.Latency
 	}
-	if ev.Status != "valid" && ev.Status != "repaired" {
-		s.failures = append(s.failures, failure{Time: time.Now().UTC(), RequestID: ev.RequestID, Contract: contract,
-			Model: model, Status: ev.Status, Codes: slices.Clone(ev.CodesAfter), Error: ev.Error})
-		if len(s.failures) > recentFailures {
-			s.failures = s.failures[1:]
+	switch ev.Status {
+	case repair.StatusFailed, repair.StatusFallback, middleware.StatusError:
+		codes := ev.CodesAfter
+		if codes == nil {
+			codes = []string{}
+		}
+		s.failures = append(s.failures, failure{RequestID: ev.RequestID, Time: s.now().UTC(), Contract: contract,
+			Model: model, Status: ev.Status, Codes: codes, Error: ev.Error})
+		if len(s.failures) > statsFailures {
+			s.failures = slices.Delete(s.failures, 0, len(s.failures)-statsFailures)
 		}
 	}
 }
 
-// acceptedRung is the rung whose answer the client got: "first" for an
-// answer valid as written, "cache" for a hit, the last rung tried for a
-// repaired one, "fallback:<mode>" or "error" otherwise.
-func acceptedRung(ev middleware.Event) string {
-	switch {
-	case ev.CacheHit:
-		return "cache"
-	case ev.Coalesced:
-		return "coalesced"
-	case ev.Status == "valid":
-		return "first"
-	case ev.Status == middleware.StatusError:
-		return "error"
-	}
-	for i := len(ev.Rungs) - 1; i >= 0; i-- {
-		r := ev.Rungs[i]
-		if ev.Status == "repaired" && (strings.HasPrefix(r, "fallback:") || r == "merge") {
-			continue
-		}
-		if strings.HasPrefix(r, "rerun:") {
-			return "rerun"
-		}
-		return r
-	}
-	return ev.Status
+// StatsReport is the body of GET /admin/stats.
+type StatsReport struct {
+	Since         time.Time      `json:"since"`
+	UptimeSeconds float64        `json:"uptime_seconds"`
+	Requests      int            `json:"requests"`
+	ByStatus      map[string]int `json:"by_status"`
+	// Counts are requests by contract, model and final status.
+	Counts []StatsCount `json:"counts"`
+	// Violations are the codes found in first answers, by contract, model,
+	// code and the request's final status.
+	Violations []StatsCount    `json:"violations"`
+	ByCode     map[string]int  `json:"violations_by_code"`
+	ByModel    map[string]int  `json:"violations_by_model"`
+	Rungs      map[string]int  `json:"rungs"`
+	LLMCalls   StatsCalls      `json:"llm_calls"`
+	LocalFixes int             `json:"local_fixes"`
+	Cache      StatsCache      `json:"cache"`
+	Tokens     tokenCounts     `json:"tokens"`
+	Latency    StatsLatency    `json:"latency_ms"`
+	Failures   []failure       `json:"recent_failures"`
+	DebugStore map[string]bool `json:"debug_store"`
 }
 
-// statsBody is the JSON of GET /admin/stats.
-type statsBody struct {
-	Since        time.Time                 `json:"since"`
-	Requests     int                       `json:"requests"`
-	Counts       []countRow                `json:"counts"`
-	ByModel      map[string]map[string]int `json:"by_model"`
-	LLMCalls     int                       `json:"llm_calls"`
-	LocalFixes   int                       `json:"local_fixes"`
-	SavedByLocal int                       `json:"llm_calls_saved_by_local_repair"`
-	Rungs        map[string]int            `json:"accepted_by_rung"`
-	Cache        map[string]int            `json:"cache"`
-	CacheHitRate float64                   `json:"cache_hit_rate"`
-	Tokens       tokenStats                `json:"tokens"`
-	LatencyMS    map[string]float64        `json:"latency_ms"`
-	Failures     []failure                 `json:"recent_failures"`
+// StatsCount is one row of counts.
+type StatsCount struct {
+	Contract string `json:"contract"`
+	Model    string `json:"model"`
+	Code     string `json:"code,omitempty"`
+	Status   string `json:"status"`
+	Count    int    `json:"count"`
 }
 
-type countRow struct {
-	Model  string `json:"model"`
-	Code   string `json:"code"`
-	Status string `json:"status"`
-	Count  int    `json:"count"`
+// StatsCalls counts model calls: first answers, the ladder's calls, and
+// the calls local repair saved (requests repaired without a model call).
+type StatsCalls struct {
+	First  int `json:"first"`
+	Repair int `json:"repair"`
+	Saved  int `json:"saved_by_local_repair"`
 }
 
-func (s *stats) snapshot() statsBody {
+// StatsCache counts cache results; HitRate is hits over hits and misses.
+type StatsCache struct {
+	Hit     int     `json:"hit"`
+	Miss    int     `json:"miss"`
+	Bypass  int     `json:"bypass"`
+	HitRate float64 `json:"hit_rate"`
+}
+
+// StatsLatency are percentiles over a bounded sample, in milliseconds.
+type StatsLatency struct {
+	Samples int     `json:"samples"`
+	P50     float64 `json:"p50"`
+	P90     float64 `json:"p90"`
+	P99     float64 `json:"p99"`
+}
+
+func (s *stats) report() StatsReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	b := statsBody{Since: s.since.UTC(), Requests: s.requests, LLMCalls: s.llmCalls, LocalFixes: s.localFixes,
-		SavedByLocal: s.savedByLocal, Rungs: copyMap(s.rungs), Cache: copyMap(s.cache), Tokens: s.tokens,
-		LatencyMS: map[string]float64{}, Failures: slices.Clone(s.failures), Counts: []countRow{},
-		ByModel: map[string]map[string]int{}}
-	for m, st := range s.byModel {
-		b.ByModel[m] = copyMap(st)
+	r := StatsReport{Since: s.start.UTC(), UptimeSeconds: s.now().Sub(s.start).Seconds(), Requests: s.total,
+		ByStatus: map[string]int{}, ByCode: map[string]int{}, ByModel: map[string]int{}, Rungs: map[string]int{},
+		LLMCalls:   StatsCalls{First: s.firstCalls, Repair: s.llmCalls, Saved: s.saved},
+		LocalFixes: s.localFixes, Tokens: s.tokens, Failures: slices.Clone(s.failures)}
+	for k, n := range s.requests {
+		r.Counts = append(r.Counts, StatsCount{Contract: k.contract, Model: k.model, Status: k.status, Count: n})
+		r.ByStatus[k.status] += n
 	}
-	if b.Failures == nil {
-		b.Failures = []failure{}
+	for k, n := range s.violations {
+		r.Violations = append(r.Violations, StatsCount{Contract: k.contract, Model: k.model, Code: k.code, Status: k.status, Count: n})
+		r.ByCode[k.code] += n
+		r.ByModel[k.model] += n
 	}
-	for k, n := range s.counts {
-		b.Counts = append(b.Counts, countRow{k.model, k.code, k.status, n})
+	for _, rows := range [][]StatsCount{r.Counts, r.Violations} {
+		slices.SortFunc(rows, func(a, b StatsCount) int {
+			return cmp.Or(cmp.Compare(a.Contract, b.Contract), cmp.Compare(a.Model, b.Model),
+				cmp.Compare(a.Code, b.Code), cmp.Compare(a.Status, b.Status))
+		})
 	}
-	slices.SortFunc(b.Counts, func(a, c countRow) int {
-		return strings.Compare(a.Model+"\x00"+a.Code+"\x00"+a.Status, c.Model+"\x00"+c.Code+"\x00"+c.Status)
-	})
-	if looked := s.cache["hit"] + s.cache["miss"]; looked > 0 {
-		b.CacheHitRate = float64(s.cache["hit"]) / float64(looked)
+	if r.Counts == nil {
+		r.Counts = []StatsCount{}
 	}
-	lat := slices.Clone(s.latency)
-	slices.Sort(lat)
-	for _, p := range []struct {
-		name string
-		q    float64
-	}{{"p50", 50}, {"p90", 90}, {"p99", 99}} {
-		if len(lat) > 0 {
-			i := int(p.q/100*float64(len(lat))+0.5) - 1
-			b.LatencyMS[p.name] = lat[max(0, min(i, len(lat)-1))]
-		}
+	if r.Violations == nil {
+		r.Violations = []StatsCount{}
 	}
-	return b
+	if r.Failures == nil {
+		r.Failures = []failure{}
+	}
+	for k, n := range s.rungs {
+		r.Rungs[k] = n
+	}
+	r.Cache = StatsCache{Hit: s.cache["hit"], Miss: s.cache["miss"], Bypass: s.cache["bypass"]}
+	if looked := r.Cache.Hit + r.Cache.Miss; looked > 0 {
+		r.Cache.HitRate = float64(r.Cache.Hit) / float64(looked)
+	}
+	r.Latency = percentiles(s.latency)
+	return r
 }
 
-func copyMap(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
+// percentiles by nearest rank.
+func percentiles(samples []time.Duration) StatsLatency {
+	out := StatsLatency{Samples: len(samples)}
+	if len(samples) == 0 {
+		return out
 	}
+	sorted := slices.Clone(samples)
+	slices.Sort(sorted)
+	at := func(p int) float64 {
+		i := (p*len(sorted)+99)/100 - 1
+		return float64(sorted[max(i, 0)].Microseconds()) / 1000
+	}
+	out.P50, out.P90, out.P99 = at(50), at(90), at(99)
 	return out
 }
 
 // statsRoute registers GET /admin/stats.
-func statsRoute(g *echo.Group, s *stats) {
+func statsRoute(g *echo.Group, s *stats, debugStore bool) {
 	g.GET("/admin/stats", func(c echo.Context) error {
-		return c.JSON(http.StatusOK, s.snapshot())
+		r := s.report()
+		r.DebugStore = map[string]bool{"enabled": debugStore}
+		return c.JSON(http.StatusOK, r)
 	})
 }

@@ -2,89 +2,160 @@ package gateway
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/repair"
 )
 
-// TestAdminStats: after scripted requests, /admin/stats says exactly what
-// happened — by model × code × status, model calls, fixes, what local
-// repair saved, which rung answered, the cache, tokens — under the admin
-// token.
-func TestAdminStats(t *testing.T) {
-	up := &scriptedUpstream{answers: []string{
-		readFixture(t, "mcq_valid.json"),         // 1: valid as written
-		readFixture(t, "mcq_derivable.txt"),      // 2: repaired locally
-		readFixture(t, "mcq_content_fault.json"), // 3: repaired by the model…
-		readFixture(t, "mcq_valid.json"),         //    …with this reply
-	}}
-	gw := newGuardedGateway(t, up, nil)
-	mcq := map[string]string{"X-Contract": "mcq"}
-	for i, prompt := range []string{"one", "two", "three", "one"} {
-		resp, b := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"`+prompt+`","stream":false}`, mcq)
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("request %d: %d %s", i, resp.StatusCode, b)
+const statsToken = "s3cret"
+
+// scriptedStatsGateway sends five guarded requests: valid as written,
+// repaired locally, repaired by one repair call, failed after one, and the
+// first again from the cache.
+func scriptedStatsGateway(t *testing.T, edit func(*config.Config)) (gwURL string, up *scriptedUpstream) {
+	t.Helper()
+	valid, fault := readFixture(t, "mcq_valid.json"), readFixture(t, "mcq_content_fault.json")
+	up = &scriptedUpstream{answers: []string{valid, readFixture(t, "mcq_derivable.txt"), fault, valid, fault}}
+	gw := newGuardedGateway(t, up, func(c *config.Config) {
+		c.MaxLLMCalls = 1
+		c.AdminToken = statsToken
+		if edit != nil {
+			edit(c)
+		}
+	})
+	hdr := map[string]string{"X-Contract": "mcq"}
+	for i, prompt := range []string{"one", "two", "three", "four", "one"} {
+		resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","stream":false,"prompt":"`+prompt+`"}`, hdr)
+		want := http.StatusOK
+		if i == 3 {
+			want = http.StatusUnprocessableEntity
+		}
+		if resp.StatusCode != want {
+			t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
 		}
 	}
-	resp, b := get(t, gw.URL+"/admin/stats")
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/admin/stats: %d %s", resp.StatusCode, b)
-	}
-	var got statsBody
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Requests != 4 || got.LLMCalls != 1 || got.SavedByLocal != 1 || got.LocalFixes == 0 {
-		t.Errorf("requests %d, llm_calls %d, saved %d, local fixes %d; want 4, 1, 1, >0", got.Requests, got.LLMCalls, got.SavedByLocal, got.LocalFixes)
-	}
-	if diff := cmp.Diff(map[string]int{"miss": 3, "hit": 1}, got.Cache); diff != "" || got.CacheHitRate != 0.25 {
-		t.Errorf("cache %v rate %v (-want +got):\n%s", got.Cache, got.CacheHitRate, diff)
-	}
-	// The scripted upstream counts 7 prompt and 42 output tokens a call.
-	if want := (tokenStats{FirstPrompt: 21, FirstOutput: 126, RepairPrompt: 7, RepairOutput: 42}); got.Tokens != want {
-		t.Errorf("tokens %+v, want %+v", got.Tokens, want)
-	}
-	if got.Rungs["first"] != 1 || got.Rungs["cache"] != 1 || got.Rungs["local"] != 1 || got.Rungs["llm_repair_scoped"] != 1 {
-		t.Errorf("accepted_by_rung %v, want first, cache, local and llm_repair_scoped once each", got.Rungs)
-	}
-	valid := 0
-	for _, r := range got.Counts {
-		if r.Model != "m" {
-			t.Errorf("row %+v: model %q, want the upstream model m", r, r.Model)
-		}
-		if r.Code == "" && r.Status == "valid" {
-			valid = r.Count
-		}
-		if r.Code != "" && r.Status != "repaired" {
-			t.Errorf("row %+v: a violation of a request that ended %s, want repaired", r, r.Status)
-		}
-	}
-	if valid != 2 {
-		t.Errorf("valid requests without violations = %d, want 2 (the first and its cache hit)", valid)
-	}
-	if len(got.Failures) != 0 || got.LatencyMS["p50"] <= 0 {
-		t.Errorf("failures %v, latency %v; want none and a p50", got.Failures, got.LatencyMS)
-	}
+	return gw.URL, up
 }
 
-// TestAdminStatsNeedsToken: with an admin token configured, /admin/stats
-// answers only with it.
-func TestAdminStatsNeedsToken(t *testing.T) {
-	gw := newGuardedGateway(t, &scriptedUpstream{answers: []string{`{}`}}, func(c *config.Config) { c.AdminToken = "s3cret" })
-	if resp, _ := get(t, gw.URL+"/admin/stats"); resp.StatusCode != http.StatusUnauthorized {
-		t.Errorf("/admin/stats without the token = %d, want 401", resp.StatusCode)
-	}
-	req, _ := http.NewRequest(http.MethodGet, gw.URL+"/admin/stats", nil)
-	req.Header.Set("Authorization", "Bearer s3cret")
+func adminGet(t *testing.T, url string, out any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Authorization", "Bearer "+statsToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/admin/stats with the token = %d, want 200", resp.StatusCode)
+		t.Fatalf("GET %s: %d %s", url, resp.StatusCode, body)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		t.Fatalf("GET %s: %v: %s", url, err, body)
+	}
+}
+
+func TestAdminStatsCounts(t *testing.T) {
+	url, _ := scriptedStatsGateway(t, nil)
+	resp, body := get(t, url+"/admin/stats")
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("without token: %d %s", resp.StatusCode, body)
+	}
+	var got StatsReport
+	adminGet(t, url+"/admin/stats", &got)
+
+	if got.Requests != 5 {
+		t.Errorf("requests = %d, want 5", got.Requests)
+	}
+	wantCounts := []StatsCount{
+		{Contract: "mcq@1", Model: "m", Status: "failed", Count: 1},
+		{Contract: "mcq@1", Model: "m", Status: "repaired", Count: 2},
+		{Contract: "mcq@1", Model: "m", Status: "valid", Count: 2},
+	}
+	if diff := cmp.Diff(wantCounts, got.Counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	wantViolations := []StatsCount{
+		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "failed", Count: 1},
+		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "repaired", Count: 1},
+		{Contract: "mcq@1", Model: "m", Code: "JSON_SYNTAX", Status: "repaired", Count: 1},
+	}
+	if diff := cmp.Diff(wantViolations, got.Violations); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"ANSWER_RANGE": 2, "JSON_SYNTAX": 1}, got.ByCode); diff != "" {
+		t.Errorf("by code (-want +got):\n%s", diff)
+	}
+	wantRungs := map[string]int{"first": 1, "local": 1, "llm_repair": 1, "failed": 1, "cache": 1}
+	if diff := cmp.Diff(wantRungs, got.Rungs); diff != "" {
+		t.Errorf("rungs (-want +got):\n%s", diff)
+	}
+	if want := (StatsCalls{First: 4, Repair: 2, Saved: 1}); got.LLMCalls != want {
+		t.Errorf("llm calls = %+v, want %+v", got.LLMCalls, want)
+	}
+	if want := (StatsCache{Hit: 1, Miss: 4, HitRate: 0.2}); got.Cache != want {
+		t.Errorf("cache = %+v, want %+v", got.Cache, want)
+	}
+	if want := (tokenCounts{FirstPrompt: 28, FirstOutput: 168, RepairPrompt: 14, RepairOutput: 84}); got.Tokens != want {
+		t.Errorf("tokens = %+v, want %+v", got.Tokens, want)
+	}
+	if got.Latency.Samples != 5 || got.Latency.P50 <= 0 || got.Latency.P50 > got.Latency.P90 || got.Latency.P90 > got.Latency.P99 {
+		t.Errorf("latency = %+v", got.Latency)
+	}
+	if len(got.Failures) != 1 || got.Failures[0].Status != "failed" || got.Failures[0].RequestID == "" ||
+		!cmp.Equal(got.Failures[0].Codes, []string{"ANSWER_RANGE"}) {
+		t.Errorf("recent failures = %+v", got.Failures)
+	}
+}
+
+func TestStatsPercentilesAndBounds(t *testing.T) {
+	s := newStats(func() time.Time { return time.Unix(0, 0) })
+	for i := 1; i <= 100; i++ {
+		s.observe(middleware.Event{Contract: "c", Model: "m", Status: repair.StatusFailed, Rungs: []string{"local"},
+			Latency: time.Duration(i) * time.Millisecond, Cache: "bypass"})
+	}
+	r := s.report()
+	if want := (StatsLatency{Samples: 100, P50: 50, P90: 90, P99: 99}); r.Latency != want {
+		t.Errorf("latency = %+v, want %+v", r.Latency, want)
+	}
+	if len(r.Failures) != statsFailures {
+		t.Errorf("failures kept = %d, want %d", len(r.Failures), statsFailures)
+	}
+	for i := 0; i < 3*statsReservoir; i++ {
+		s.observe(middleware.Event{Status: repair.StatusValid, Latency: time.Second})
+	}
+	if r := s.report(); r.Latency.Samples != statsReservoir || r.Latency.P99 != 1000 {
+		t.Errorf("latency after many = %+v", r.Latency)
+	}
+	if r := s.report(); r.Cache.HitRate != 0 || r.Cache.Bypass != 100 {
+		t.Errorf("cache = %+v", r.Cache)
+	}
+}
+
+func TestAcceptedRung(t *testing.T) {
+	tests := []struct {
+		ev   middleware.Event
+		want string
+	}{
+		{middleware.Event{Status: "valid", Rungs: []string{"local"}}, "first"},
+		{middleware.Event{Status: "repaired", Rungs: []string{"local"}}, "local"},
+		{middleware.Event{Status: "repaired", Rungs: []string{"local", "llm_repair_scoped", "merge"}}, "llm_repair"},
+		{middleware.Event{Status: "repaired", Rungs: []string{"local", "llm_repair", "partial_regeneration"}}, "regeneration"},
+		{middleware.Event{Status: "repaired", Rungs: []string{"local", "llm_repair", "rerun:0.3"}}, "rerun"},
+		{middleware.Event{Status: "fallback", Rungs: []string{"local", "fallback:best_effort"}}, "fallback:best_effort"},
+		{middleware.Event{Status: "repaired", CacheHit: true}, "cache"},
+		{middleware.Event{Status: "error"}, "error"},
+	}
+	for _, tt := range tests {
+		if got := acceptedRung(tt.ev); got != tt.want {
+			t.Errorf("acceptedRung(%v) = %q, want %q", tt.ev.Rungs, got, tt.want)
+		}
 	}
 }

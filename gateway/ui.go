@@ -8,17 +8,31 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// uiFiles is the dashboard: static files in the binary, no build step, no
-// CDN. They hold no data: the page asks for the admin token and reads
-// /admin/stats with it, so the files themselves are served to anyone.
+// uiFiles are the dashboard's static files: plain HTML, JavaScript and CSS,
+// no build step, nothing fetched from elsewhere.
 //
 //go:embed ui
 var uiFiles embed.FS
 
-// uiRoutes serves the dashboard at /ui.
+// uiRoutes registers the dashboard at /ui. Its files hold no data and are
+// served without the admin token; the page asks for the token and sends it
+// with its calls to /admin/stats and /admin/requests.
 func uiRoutes(e *echo.Echo) {
-	sub, _ := fs.Sub(uiFiles, "ui")
+	sub, err := fs.Sub(uiFiles, "ui")
+	if err != nil {
+		panic(err)
+	}
 	files := http.StripPrefix("/ui/", http.FileServer(http.FS(sub)))
-	e.GET("/ui", func(c echo.Context) error { return c.Redirect(http.StatusFound, "/ui/") })
-	e.GET("/ui/*", echo.WrapHandler(files))
+	serve := func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-cache")
+		files.ServeHTTP(c.Response(), c.Request())
+		return nil
+	}
+	e.GET("/ui", func(c echo.Context) error {
+		return c.Redirect(http.StatusMovedPermanently, "/ui/")
+	})
+	e.GET("/ui/*", serve)
 }

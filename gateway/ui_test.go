@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,119 +19,206 @@ import (
 	"github.com/contractgateway/gateway/config"
 )
 
-// chromium finds Debian's chromium, or skips (fails with
-// CG_REQUIRE_BROWSER=1).
-func chromium(t *testing.T) string {
+// browser starts a headless Chromium with a temporary profile, or skips
+// when there is none (unless CG_REQUIRE_BROWSER=1). It returns the
+// browser's context and the console errors seen so far.
+func browser(t *testing.T) (context.Context, func() []string) {
 	t.Helper()
+	var path string
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
 		if p, err := exec.LookPath(name); err == nil {
-			return p
+			path = p
+			break
 		}
 	}
-	if os.Getenv("CG_REQUIRE_BROWSER") == "1" {
-		t.Fatal("chromium not found and CG_REQUIRE_BROWSER=1 (scripts/install-browser.sh installs it)")
+	if path == "" {
+		if os.Getenv("CG_REQUIRE_BROWSER") == "1" {
+			t.Fatal("chromium not found and CG_REQUIRE_BROWSER=1 (scripts/install-browser.sh installs it)")
+		}
+		t.Skip("chromium not found (scripts/install-browser.sh installs it)")
 	}
-	t.Skip("chromium not found (scripts/install-browser.sh installs it)")
-	return ""
-}
-
-// TestDashboardInBrowser loads /ui in a real headless Chromium after
-// scripted requests: the page asks for the admin token, then shows the
-// exact counts, with no console error; a screenshot is kept in the test's
-// temp dir.
-func TestDashboardInBrowser(t *testing.T) {
-	bin := chromium(t)
-	up := &scriptedUpstream{answers: []string{
-		readFixture(t, "mcq_valid.json"), readFixture(t, "mcq_derivable.txt"),
-		readFixture(t, "mcq_content_fault.json"), readFixture(t, "mcq_valid.json"),
-	}}
-	gw := newGuardedGateway(t, up, func(c *config.Config) { c.AdminToken = "s3cret" })
-	for _, p := range []string{"one", "two", "three", "one"} {
-		post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"`+p+`","stream":false}`, map[string]string{"X-Contract": "mcq"})
-	}
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
 		chromedp.Flag("disable-background-networking", true),
-	)
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.WindowSize(1280, 1500),
+	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancel := chromedp.NewContext(allocCtx)
-	defer cancel()
-	ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
-	defer cancelT()
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 30*time.Second)
+	t.Cleanup(func() {
+		// Close the browser and wait for it before the profile is removed.
+		_ = chromedp.Cancel(ctx)
+		cancelTimeout()
+		cancelCtx()
+		cancelAlloc()
+	})
 
 	var mu sync.Mutex
-	var problems []string
-	// Listening starts the browser; the page's first events are heard.
-	if err := chromedp.Listen(ctx, func(ev any) {
+	var errs []string
+	chromedp.ListenTarget(ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
+		switch ev := ev.(type) {
 		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.ConsoleAPICalledTypeError {
-				problems = append(problems, "console.error")
+			if ev.Type == runtime.APITypeError || ev.Type == runtime.APITypeWarning {
+				var args []string
+				for _, a := range ev.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				errs = append(errs, fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " ")))
 			}
+		case *runtime.EventExceptionThrown:
+			errs = append(errs, "exception: "+ev.ExceptionDetails.Error())
 		}
-	}); err != nil {
-		t.Fatal(err)
+	})
+	if err := chromedp.Run(ctx); err != nil {
+		t.Fatalf("starting %s: %v", path, err)
+	}
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), errs...)
+	}
+}
+
+func TestDashboard(t *testing.T) {
+	url, _ := scriptedStatsGateway(t, func(c *config.Config) { c.DebugStore = true })
+	ctx, consoleErrors := browser(t)
+
+	// The page itself needs no token; its data does.
+	resp, body := get(t, url+"/ui/")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "/ui/app.js") {
+		t.Fatalf("GET /ui/: %d %s", resp.StatusCode, body)
 	}
 
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(gw.URL+"/ui"),
-		chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", "s3cret"),
-		chromedp.Click("#login button"),
-		chromedp.WaitVisible("#board"),
-	)
-	if err != nil {
-		t.Fatal(err)
+	var loginShown bool
+	steps := []struct {
+		name string
+		act  chromedp.Action
+	}{
+		{"navigate", chromedp.Navigate(url + "/ui")},
+		{"login form", chromedp.WaitVisible("#token", chromedp.ByQuery)},
+		{"login only", chromedp.Evaluate(`!document.getElementById("login").hidden && document.getElementById("dashboard").hidden`, &loginShown)},
+		{"type token", chromedp.SendKeys("#token", statsToken, chromedp.ByQuery)},
+		{"submit", chromedp.Click("#login-submit", chromedp.ByQuery)},
+		{"stats", chromedp.WaitVisible(`body[data-loaded="true"]`, chromedp.ByQuery)},
+		{"diff", chromedp.WaitVisible(`#diff span`, chromedp.ByQuery)},
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`document.getElementById("requests").textContent !== "–"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
-		mu.Lock()
-		t.Fatalf("%v; console %v; page:\n%s", err, problems, body)
+	for _, st := range steps {
+		if err := chromedp.Run(ctx, st.act); err != nil {
+			t.Fatalf("dashboard, %s: %v (console: %q)", st.name, err, consoleErrors())
+		}
 	}
+	if !loginShown {
+		t.Error("the page did not ask for the token first")
+	}
+
 	text := func(sel string) string {
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
+		var s string
+		if err := chromedp.Run(ctx, chromedp.Text(sel, &s, chromedp.ByQuery)); err != nil {
 			t.Fatalf("%s: %v", sel, err)
 		}
-		return s
+		return strings.TrimSpace(s)
 	}
-	requests, calls, saved, hitRate := text("#requests"), text("#llm_calls"), text("#saved"), text("#hit_rate")
-	byModel, rungs := text("#by_model tbody"), text("#rungs tbody")
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
-	if err != nil {
+	wants := map[string]string{
+		"#stat-requests":      "5",
+		"#stat-statuses":      "1 failed, 2 repaired, 2 valid",
+		"#stat-llm-first":     "4",
+		"#stat-llm-repair":    "2",
+		"#stat-saved":         "1",
+		"#stat-cache-rate":    "20%",
+		"#stat-cache":         "1 hit, 4 miss, 0 bypass",
+		"#stat-tokens-first":  "196",
+		"#stat-tokens-repair": "98",
+		"#stat-samples":       "5",
+	}
+	for sel, want := range wants {
+		if got := text(sel); got != want {
+			t.Errorf("%s = %q, want %q", sel, got, want)
+		}
+	}
+	rows := func(table string) []string {
+		var out []string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`Array.from(document.querySelectorAll("#`+table+` tbody tr")).map(r => Array.from(r.cells).map(c => c.textContent).filter(Boolean).join(" "))`, &out)); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	check := func(table string, want []string) {
+		t.Helper()
+		if got := rows(table); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("#%s rows = %q, want %q", table, got, want)
+		}
+	}
+	check("by-code", []string{"ANSWER_RANGE 2", "JSON_SYNTAX 1"})
+	check("by-model", []string{"m 3"})
+	check("rungs", []string{"cache 1", "failed 1", "first 1", "llm_repair 1", "local 1"})
+	check("counts", []string{"mcq@1 m failed 1", "mcq@1 m repaired 2", "mcq@1 m valid 2"})
+	if f := rows("failures"); len(f) != 1 || !strings.Contains(f[0], "failed ANSWER_RANGE") {
+		t.Errorf("#failures rows = %q", f)
+	}
+	// The newest request that was not valid as written is shown: the
+	// failed one, whose first answer has answer 7 and no final text.
+	check("corrections", []string{"none yet"})
+	var diff string
+	if err := chromedp.Run(ctx, chromedp.Text("#diff", &diff, chromedp.ByID)); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "dashboard.png")
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
+	if !diffHas(diff, "-", `"answer": 7,`) {
+		t.Errorf("diff does not show the first answer removed:\n%.400s", diff)
+	}
+	// Another request: the one repaired by a repair call.
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`(() => { const s = document.getElementById("debug-select"); s.selectedIndex = 1; s.dispatchEvent(new Event("change")); })()`, nil),
+		chromedp.WaitVisible(`#corrections td.kind-major`, chromedp.ByQuery),
+	); err != nil {
 		t.Fatal(err)
 	}
-	if dir := os.Getenv("CG_SCREENSHOT_DIR"); dir != "" {
-		os.WriteFile(filepath.Join(dir, "dashboard.png"), shot, 0o644)
+	check("corrections", []string{"questions[0].answer llm_repair major 7 0"})
+	if err := chromedp.Run(ctx, chromedp.Text("#diff", &diff, chromedp.ByID)); err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("screenshot: %s", path)
-	if requests != "4" || calls != "1" || saved != "1" || hitRate != "25 %" {
-		t.Errorf("cards: requests %q, model calls %q, saved %q, hit rate %q; want 4, 1, 1, 25 %%", requests, calls, saved, hitRate)
+	if !diffHas(diff, "-", `"answer": 7,`) || !diffHas(diff, "+", `"answer": 0,`) {
+		t.Errorf("diff does not show the repair:\n%.600s", diff)
 	}
-	// m: 4 requests, 2 valid (one a cache hit), 2 repaired.
-	if !strings.Contains(strings.Join(strings.Fields(byModel), " "), "m 4 2 2 0 0 0") {
-		t.Errorf("by model %q, want the row m 4 2 2 0 0 0", byModel)
+
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(rungs, "llm_repair_scoped") || !strings.Contains(rungs, "cache") {
-		t.Errorf("rungs %q, want llm_repair_scoped and cache", rungs)
+	shot := filepath.Join(t.TempDir(), "ui-screenshot.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(problems) > 0 {
-		t.Errorf("console problems: %v", problems)
+	_ = os.WriteFile(filepath.Join(os.TempDir(), "ui-screenshot.png"), png, 0o644)
+
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
 	}
+	// The data stays behind the token.
+	resp, _ = get(t, url+"/admin/requests")
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /admin/requests without token: %d", resp.StatusCode)
+	}
+}
+
+// diffHas says whether a line of the dashboard's diff starts with mark and
+// holds s.
+func diffHas(diff, mark, s string) bool {
+	for _, l := range strings.Split(diff, "\n") {
+		if strings.HasPrefix(l, mark) && strings.Contains(l, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
@@ -25,6 +26,12 @@ import (
 // breakers and cache, the guard's metrics and the /contracts admin routes.
 // Its errors are the configuration's.
 func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
+	return build(cfg, logger, nil)
+}
+
+// build is Build with a tracer provider of the caller's (tests); nil means
+// the one cfg.Tracing configures, if any.
+func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Server, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -35,7 +42,7 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
-			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output})
+			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report})
 	}
 	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
 	if err != nil {
@@ -43,23 +50,51 @@ func Build(cfg config.Config, logger *slog.Logger) (*Server, error) {
 	}
 	promReg := prometheus.NewRegistry()
 	gm := newGuardMetrics(promReg)
-	st := newStats()
 	breakers := newRepairBreakers(cfg.Breaker.FailureThreshold, cfg.Breaker.OpenTimeout)
 	cacheStage, closeCache, err := newCache(cfg.Cache, logger, promReg)
 	if err != nil {
 		return nil, err
 	}
+	closeTracing := func() {}
+	if tp == nil {
+		if tp, closeTracing, err = newTracerProvider(cfg.Tracing); err != nil {
+			closeCache()
+			return nil, fmt.Errorf("tracing: %w", err)
+		}
+	}
+	st := newStats(nil)
+	var ds *debugStore
+	if cfg.DebugStore {
+		if ds, err = newDebugStore(int64(cfg.DebugStoreMaxBytes), cfg.DebugStoreTTL, cfg.DebugStoreRedact); err != nil {
+			closeCache()
+			closeTracing()
+			return nil, err
+		}
+	}
 	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) { gm.observe(ev); st.observe(ev) })
 		gc.Cache = cacheStage
+		if ds != nil {
+			gc.Record = ds.add
+		}
+		gc.TracerProvider = tp
 		return gc.ToMiddleware()
 	}
 	return New(cfg, Options{
-		Logger:   logger,
-		Guard:    guard,
-		Admin:    func(g *echo.Group) { contractRoutes(g, routes); statsRoute(g, st) },
+		Logger: logger,
+		Guard:  guard,
+		Admin: func(g *echo.Group) {
+			contractRoutes(g, routes)
+			statsRoute(g, st, cfg.DebugStore)
+			if ds != nil {
+				debugRoutes(g, ds)
+			}
+		},
 		Registry: promReg,
-		OnClose:  closeCache,
+		OnClose: func() {
+			closeTracing()
+			closeCache()
+		},
 
 		VirtualModels: routes.VirtualModels,
 	})
@@ -183,14 +218,14 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 			Name: "gateway_local_fixes_total",
 			Help: "Edits made by local repair without a model.",
 		}, []string{"contract", "model"})),
-		tokens: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_tokens_total",
-			Help: "Tokens the upstream counted on guarded requests, by contract, model, kind (prompt, output) and phase (first: the answer asked for; repair: every model call of the ladder).",
-		}, []string{"contract", "model", "kind", "phase"})),
 		cache: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_cache_requests_total",
 			Help: "Guarded requests by cache result: hit (answered from the cache), miss (looked up, not found), bypass (no cache, or Cache-Control: no-cache).",
 		}, []string{"result"})),
+		tokens: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gateway_tokens_total",
+			Help: "Model tokens of guarded requests by contract, model, kind (prompt, output) and phase (first: the first answer; repair: the ladder's calls). Cache hits and coalesced requests cost none.",
+		}, []string{"contract", "model", "kind", "phase"})),
 		latency: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_guard_duration_seconds",
 			Help:    "Time spent on a guarded request, upstream calls included.",
@@ -222,13 +257,15 @@ func (m *guardMetrics) observe(ev middleware.Event) {
 	m.llmCalls.WithLabelValues(contract, model).Add(float64(ev.LLMCalls))
 	m.localFixes.WithLabelValues(contract, model).Add(float64(ev.LocalFixes))
 	m.latency.WithLabelValues(contract).Observe(ev.Latency.Seconds())
+	if ev.Status != middleware.StatusError {
+		m.tokens.WithLabelValues(contract, model, "prompt", "first").Add(float64(ev.FirstTokens.PromptTokens))
+		m.tokens.WithLabelValues(contract, model, "output", "first").Add(float64(ev.FirstTokens.OutputTokens))
+		m.tokens.WithLabelValues(contract, model, "prompt", "repair").Add(float64(ev.RepairTokens.PromptTokens))
+		m.tokens.WithLabelValues(contract, model, "output", "repair").Add(float64(ev.RepairTokens.OutputTokens))
+	}
 	if ev.Cache != "" {
 		m.cache.WithLabelValues(ev.Cache).Inc()
 	}
-	m.tokens.WithLabelValues(contract, model, "prompt", "first").Add(float64(ev.FirstTokens.PromptTokens))
-	m.tokens.WithLabelValues(contract, model, "output", "first").Add(float64(ev.FirstTokens.OutputTokens))
-	m.tokens.WithLabelValues(contract, model, "prompt", "repair").Add(float64(ev.RepairTokens.PromptTokens))
-	m.tokens.WithLabelValues(contract, model, "output", "repair").Add(float64(ev.RepairTokens.OutputTokens))
 }
 
 // contractRoutes registers /contracts, /contracts/:name and

@@ -76,8 +76,11 @@ func (e *HTTPError) Cause() string {
 		return e.Message()
 	}
 	cause := e.Err.Error()
-	if strings.Contains(cause, e.Message()) {
+	switch msg := e.Message(); {
+	case strings.Contains(cause, msg):
 		return cause
+	case strings.Contains(msg, cause):
+		return msg
 	}
 	return e.Message() + ": " + cause
 }

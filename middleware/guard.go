@@ -17,6 +17,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/repair"
 )
@@ -75,6 +76,15 @@ type GuardConfig struct {
 	Logger *slog.Logger
 	// Observe, when set, is called once per guarded request (metrics).
 	Observe func(Event)
+	// TracerProvider, when set, traces every guarded request: a span per
+	// request, its stages and its model calls (GenAI attributes, never
+	// prompt or output text), and a W3C traceparent on each upstream call.
+	// Nil means no tracing.
+	TracerProvider trace.TracerProvider
+	// Record, when set, is called once per guarded request whose answer
+	// went through the ladder, with its first and final texts (the debug
+	// store). It is not called for cache hits and coalesced requests.
+	Record func(Record)
 }
 
 // DefaultGuardConfig holds the defaults; a Resolver and an Upstream must
@@ -116,8 +126,8 @@ type Event struct {
 	Coalesced bool
 	// RepairTokens are the tokens the ladder's model calls cost.
 	RepairTokens repair.Usage
-	// FirstTokens are the tokens of the first answer: what the request
-	// cost without repair.
+	// FirstTokens are the tokens of the first answer (zero for a cache hit
+	// or a coalesced request: no call of its own).
 	FirstTokens repair.Usage
 	// Error is the cause of a StatusError, for the log.
 	Error string
@@ -186,8 +196,8 @@ func (g *guard) log(ev Event) {
 		"violations_before", ev.CodesBefore, "violations_after", ev.CodesAfter, "parse_error", ev.ParseError,
 		"latency_ms", float64(ev.Latency.Microseconds()) / 1000, "cache", ev.Cache, "cache_hit", ev.CacheHit,
 		"coalesced", ev.Coalesced,
-		"prompt_tokens", ev.FirstTokens.PromptTokens, "output_tokens", ev.FirstTokens.OutputTokens,
 		"repair_prompt_tokens", ev.RepairTokens.PromptTokens, "repair_output_tokens", ev.RepairTokens.OutputTokens,
+		"prompt_tokens", ev.FirstTokens.PromptTokens, "output_tokens", ev.FirstTokens.OutputTokens,
 	}
 	if ev.Error != "" {
 		attrs = append(attrs, "error", ev.Error)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -48,6 +49,8 @@ type exchange struct {
 	requestID string
 	// cache says what the client allows of the cache.
 	cache cacheControl
+	// corrections asks for the corrections in the contract summary.
+	corrections bool
 }
 
 // result is what the upstream and the ladder made of one exchange: the
@@ -69,9 +72,10 @@ type result struct {
 	err  *HTTPError
 	// outcome is the ladder's, for the log; nil for a cached answer.
 	outcome *repair.Outcome
-	// first is what the first answer cost (its prompt_eval_count and
-	// eval_count), for the log and metrics.
-	first repair.Usage
+	// first is the first answer's text and firstTokens its tokens, for the
+	// log, the debug store and the corrections report.
+	first       string
+	firstTokens repair.Usage
 }
 
 func (r *result) storable() bool {
@@ -82,6 +86,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	start := time.Now()
 	c.Set(ctxKeyCodec, cd)
 	x, pass, err := g.decode(c, cd)
+	decoded := time.Now()
 	if err != nil {
 		WriteError(c, err)
 		return nil
@@ -100,17 +105,23 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 		restoreBody(c.Request(), x.client.Raw)
 		return next(c)
 	}
+	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
 	g.prepare(x)
-	res, ev := g.answer(c.Request().Context(), x)
+	res, ev := g.answer(ctx, x)
 	if c.Request().Context().Err() != nil {
 		// The client is gone: nothing to answer, nothing to log.
 		c.Response().Status = StatusClientClosedRequest
+		span.End()
 		return nil
 	}
 	ev.Latency = time.Since(start)
 	g.log(ev)
 	c.Response().Header().Set("X-Cache", ev.Cache)
-	return g.encode(c, x, res, ev.Cache)
+	_, endEncode := g.stage(ctx, "encode")
+	err = g.encode(c, x, res, ev.Cache)
+	endEncode()
+	endRequest(span, ev)
+	return err
 }
 
 // decode reads the client's body and decodes it with the path's codec. A
@@ -146,6 +157,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	}
 	x := &exchange{codec: cd, client: r, requestID: requestID(c)}
 	x.cache = parseCacheControl(req.Header)
+	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), ReportCorrections)
 	return x, false, nil
 }
 
@@ -220,7 +232,9 @@ func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	if g.Cache == nil {
 		res = g.run(ctx, x)
 	} else {
-		res = g.Cache.answer(ctx, x, g.run, &ev)
+		cctx, end := g.stage(ctx, "cache")
+		res = g.Cache.answer(cctx, x, g.run, &ev)
+		end()
 	}
 	fillEvent(&ev, res)
 	return res, ev
@@ -240,7 +254,10 @@ func fillEvent(ev *Event, res *result) {
 	if out := res.outcome; out != nil && !ev.Coalesced {
 		ev.Rungs, ev.LLMCalls, ev.LocalFixes = out.Rungs, out.LLMCalls, len(out.Changes)
 		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), parseClass(out.Before)
-		ev.RepairTokens, ev.FirstTokens = out.Tokens, res.first
+		ev.RepairTokens = out.Tokens
+	}
+	if !ev.Coalesced && ev.Cache != cacheHit {
+		ev.FirstTokens = res.firstTokens
 	}
 }
 
@@ -249,10 +266,23 @@ func fillEvent(ev *Event, res *result) {
 func (g *guard) run(ctx context.Context, x *exchange) *result {
 	ctx, cancel := g.deadline(ctx)
 	defer cancel()
-	first, err := g.ask(ctx, x, x.up)
+	uctx, end := g.stage(ctx, "upstream")
+	first, err := g.ask(uctx, x, x.up, "first")
+	end()
 	if err != nil {
 		return &result{err: AsHTTPError(err)}
 	}
+	res := g.runAnswer(ctx, x, first)
+	res.first = first.Text
+	res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	if res.outcome != nil && g.Record != nil {
+		g.record(x, res)
+	}
+	return res
+}
+
+// runAnswer validates and repairs the first answer.
+func (g *guard) runAnswer(ctx context.Context, x *exchange, first *Answer) *result {
 	// A request without prompt or messages loads or unloads the model
 	// (`ollama run`, keep_alive calls): Ollama answers one object with no
 	// text, even to a stream request, and there is nothing to validate.
@@ -269,9 +299,7 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	if out == nil {
 		return &result{err: AsHTTPError(ctx.Err())}
 	}
-	res := g.settle(x, first, out)
-	res.first = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
-	return res
+	return g.settle(x, first, out)
 }
 
 func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -282,12 +310,20 @@ func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFu
 }
 
 // ask sends r upstream and reads the answer with the exchange's codec.
-func (g *guard) ask(ctx context.Context, x *exchange, r *Request) (*Answer, error) {
+func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) (a *Answer, err error) {
+	ctx, done := g.modelCall(ctx, operation(x.codec.Path()), r.Model, phase)
+	defer func() {
+		if a != nil {
+			done(a.PromptTokens, a.OutputTokens, nil)
+		} else {
+			done(0, 0, err)
+		}
+	}()
 	body, err := g.send(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header})
 	if err != nil {
 		return nil, err
 	}
-	a, err := x.codec.ReadAnswer(body)
+	a, err = x.codec.ReadAnswer(body)
 	if err != nil {
 		if errors.Is(err, ErrIncomplete) {
 			return nil, &HTTPError{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
@@ -309,7 +345,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 		return func(ctx context.Context) (repair.Reply, error) {
 			r := x.up.Clone()
 			edit(r)
-			a, err := g.ask(ctx, x, r)
+			a, err := g.ask(ctx, x, r, "repair")
 			if err != nil {
 				return repair.Reply{}, err
 			}
@@ -321,7 +357,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 		Params:         route.Params,
 		Text:           first.Text,
 		Prompt:         x.codec.Prompt(x.up),
-		Model:          model{send: g.send, name: x.upstreamModel, header: x.header},
+		Model:          model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall},
 		ModelName:      x.upstreamModel,
 		MaxLLMCalls:    g.MaxLLMCalls,
 		FirstScheduled: x.firstScheduled,
@@ -333,7 +369,9 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 			return again(func(r *Request) { x.codec.SetTemperature(r, t) })(ctx)
 		},
 	}
-	out := repair.Run(ctx, job)
+	lctx, end := g.stage(ctx, "ladder")
+	out := repair.Run(lctx, job)
+	end()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		done(true)
 		return nil
@@ -389,6 +427,13 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
 		sum = shallow(sum)
 		set(sum, "cache", strictjson.String(cacheStatus))
+		if x.corrections || x.route.Corrections {
+			list := []Correction{}
+			if res.outcome != nil {
+				list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+			}
+			set(sum, "corrections", correctionsValue(list))
+		}
 		set(obj, "contract", sum)
 	}
 	return x.codec.Encode(w, x.client, withModel(obj, x.client.Model), res.text)

@@ -40,6 +40,8 @@ type Route struct {
 	AddFormat bool
 	// Output overrides the contract's output mode ("bare", "fenced"); "" keeps it.
 	Output string
+	// Corrections adds the corrections to every answer's contract summary.
+	Corrections bool
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
 	// toolsOnly marks a request no contract guards whose tool calls are
@@ -67,6 +69,8 @@ type RouteSpec struct {
 	AddFormat bool
 	NoFormat  bool
 	Output    string
+	// Report "corrections" adds the corrections to every answer's summary.
+	Report string
 }
 
 // RoutesOption configures NewRoutes.
@@ -135,7 +139,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			upstream = s.Model
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
-			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, schema: schemaOf(v)}
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: schemaOf(v)}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {

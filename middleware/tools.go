@@ -112,7 +112,7 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc Too
 			Params:      validators.Params{},
 			Text:        call.Args,
 			Prompt:      x.codec.Prompt(x.up) + "\n\nArguments of a call of the function " + call.Name + ".",
-			Model:       model{send: g.send, name: x.upstreamModel, header: x.header},
+			Model:       model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall},
 			ModelName:   x.upstreamModel,
 			MaxLLMCalls: g.MaxLLMCalls,
 		})

@@ -96,6 +96,7 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
+	g.inject(ctx, req.Header)
 	req.ContentLength = int64(len(call.body))
 	resp, err := g.Upstream.Do(req)
 	if err != nil {
@@ -207,6 +208,8 @@ type model struct {
 	send   func(ctx context.Context, call upstreamCall) ([]byte, error)
 	name   string
 	header http.Header
+	// span, when set, starts the span of a model call.
+	span func(ctx context.Context, op, model, phase string) (context.Context, func(prompt, output int, err error))
 }
 
 var _ repair.Model = model{}
@@ -245,13 +248,20 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		}
 		set(body, "format", f)
 	}
+	done := func(int, int, error) {}
+	if m.span != nil {
+		ctx, done = m.span(ctx, "text_completion", name, "repair")
+	}
 	raw, err := m.send(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header})
 	if err != nil {
+		done(0, 0, err)
 		return repair.Reply{}, err
 	}
 	a, err := generateCodec{}.ReadAnswer(raw)
 	if err != nil {
+		done(0, 0, err)
 		return repair.Reply{}, err
 	}
+	done(a.PromptTokens, a.OutputTokens, nil)
 	return repair.Reply{Text: a.Text, PromptTokens: a.PromptTokens, OutputTokens: a.OutputTokens}, nil
 }

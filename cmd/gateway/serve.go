@@ -118,8 +118,5 @@ func newLogger(c config.Log, w io.Writer) *slog.Logger {
 // defaults of those settings are silent: they are documented as unused.
 func notImplemented(cfg config.Config) []string {
 	var out []string
-	if cfg.DebugStore {
-		out = append(out, "debug_store: before/after documents are not kept yet")
-	}
 	return out
 }
