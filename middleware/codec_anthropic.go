@@ -180,8 +180,10 @@ func assembleAnthropicSSE(body []byte) (*strictjson.Value, error) {
 				partial[idx].WriteString(s)
 			}
 		case "message_delta":
-			for _, m := range ev.Get("delta").Members {
-				set(msg, m.Key, m.Value)
+			if d := ev.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
+				for _, m := range d.Members {
+					set(msg, m.Key, m.Value)
+				}
 			}
 			if u := ev.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
 				usage := msg.Get("usage")
