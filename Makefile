@@ -29,10 +29,13 @@ check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# fuzz runs every fuzz target of the module in turn, FUZZTIME each.
+# fuzz runs every fuzz target of the module in turn, FUZZTIME each, and
+# prints the execs per target (make fuzz FUZZTIME=30s); FUZZMINIMIZETIME
+# bounds the minimizing of each new input.
 FUZZTIME ?= 10s
+FUZZMINIMIZETIME ?= 2s
 fuzz:
-	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+	GO='$(GO)' FUZZTIME='$(FUZZTIME)' FUZZMINIMIZETIME='$(FUZZMINIMIZETIME)' bash scripts/fuzz.sh
 
 # soak holds N connections of mixed traffic for D against the gateway (not
 # in CI): throughput, latency, errors, memory and goroutines.
