@@ -55,6 +55,9 @@ type Policy struct {
 	// broken items rather than to the document, and the items not sent
 	// cannot change. It needs an ItemArray; false (the default) sends the
 	// whole document every time. A scoped call counts against MaxRepairs.
+	// A scoped reply that fixed nothing is followed by the same scoped call
+	// at the first temperature of Temperatures (never by the same call
+	// again at temperature 0), then by the whole document.
 	ScopedRepair bool `json:"scoped_repair,omitempty"`
 	// Temperatures is the re-run schedule (rung 4); empty means no re-run.
 	Temperatures []float64 `json:"temperatures,omitempty"`

@@ -638,13 +638,13 @@ func TestRunStops(t *testing.T) {
 		{
 			name:      "client disconnects during partial regeneration",
 			script:    []step{{}, {}, {cancel: true}},
-			wantCalls: 3, wantRungs: []string{"local", "llm_repair_scoped", "llm_repair", "partial_regeneration", "fallback:model"}, wantModel: 3,
+			wantCalls: 3, wantRungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped", "partial_regeneration", "fallback:model"}, wantModel: 3,
 			wantErr: []error{context.Canceled},
 		},
 		{
 			name:   "client disconnects during the re-run",
 			script: []step{{}, {}, {}}, rerunCancels: true,
-			wantCalls: 4, wantRungs: []string{"local", "llm_repair_scoped", "llm_repair", "partial_regeneration", "rerun:0.3", "fallback:model"}, wantModel: 3, wantReruns: 1,
+			wantCalls: 4, wantRungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped", "partial_regeneration", "rerun:0.3", "fallback:model"}, wantModel: 3, wantReruns: 1,
 			wantErr: []error{context.Canceled},
 		},
 		{

@@ -196,18 +196,24 @@ func (a attempt) original() string {
 // llmRepair is rung 2: at most Policy.MaxRepairs repair calls. While every
 // error of the document sits in items of the item array (or is re-derived
 // from them) and the policy allows it, a call is item-scoped; otherwise, or
-// once a scoped reply could not be used or fixed nothing, it sends the whole
-// document. Each reply gets local repair, then the merge; the next call
-// starts from the latest reply unless that is worse than the best attempt
-// so far. A reply that leaves the same errors where they were fixed
-// nothing: asking the same way again would most likely cost as much for as
-// little, so the next call changes its form (scoped to whole) or, after a
+// once a scoped reply could not be used, it sends the whole document. Each
+// reply gets local repair, then the merge; the next call starts from the
+// latest reply unless that is worse than the best attempt so far.
+//
+// A reply that leaves the same errors where they were fixed nothing, and
+// the same call again would most likely cost as much for as little: at
+// temperature 0 a local model answers the same prompt the same way. So the
+// next call always differs from the last. After a scoped call at
+// temperature 0, it is the same small call at the first temperature of
+// the re-run schedule (a different draw, which costs the broken items'
+// tokens, not the document's); after that, the whole document; after a
 // whole-document call, the ladder moves on to the next rung.
 func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
 	if l.job.Model == nil || noJSON(base) {
 		return attempt{}, false
 	}
 	scoped := l.policy.ScopedRepair && l.array != ""
+	temperature := 0.0
 	for i := 0; i < l.policy.MaxRepairs && l.canCall(ctx); i++ {
 		var (
 			a        attempt
@@ -216,7 +222,7 @@ func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
 		)
 		if indices, can := scopedIndices(l.array, base.report); scoped && base.doc != nil && can {
 			asScoped = true
-			a, ok = l.scopedRepair(ctx, base, indices)
+			a, ok = l.scopedRepair(ctx, base, indices, temperature)
 			if !ok {
 				scoped = false // the reply was of no use: whole document next
 				continue
@@ -229,18 +235,37 @@ func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
 		}
 		l.consider(a)
 		if sameErrors(a.report, base.report) {
-			if asScoped {
-				scoped = false
-				continue
+			if !asScoped {
+				break
 			}
-			break
+			if t, ok := l.retryTemperature(); ok && temperature == 0 {
+				temperature = t
+			} else {
+				scoped = false
+			}
+			continue
 		}
-		base = a
+		// Progress: the next call has a new payload, and temperature 0
+		// gives its smallest change again.
+		base, temperature = a, 0
 		if l.best.better(a) {
 			base = l.best
 		}
 	}
 	return attempt{}, false
+}
+
+// retryTemperature is the temperature of a scoped call repeated after one
+// that fixed nothing: the re-run schedule's first, the contract's own
+// choice of how far to move from the greedy answer. False when the
+// contract has no schedule (it wants no sampled answers).
+func (l *ladder) retryTemperature() (float64, bool) {
+	for _, t := range l.policy.Temperatures {
+		if t > 0 {
+			return t, true
+		}
+	}
+	return 0, false
 }
 
 // maxProseRepair bounds the prose a repair call sends back to the model
@@ -294,7 +319,7 @@ func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) 
 // change (mergeFields). Then local repair re-derives ids, numbering, counts
 // and duration. False when the call failed or its reply could not be
 // mapped onto the items.
-func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int) (attempt, bool) {
+func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int, temperature float64) (attempt, bool) {
 	arr, err := base.doc.At(l.array)
 	if err != nil || arr.Kind != strictjson.KindArray {
 		return attempt{}, false
@@ -313,7 +338,7 @@ func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int) 
 		System:      RepairSystemPrompt,
 		Prompt:      ScopedPayload(itemArrayName(l.array), indices, sent, items),
 		Format:      format,
-		Temperature: 0,
+		Temperature: temperature,
 		TopP:        1,
 		NumPredict:  NumPredict(len(items)),
 	})

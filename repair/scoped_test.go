@@ -25,12 +25,22 @@ func scopedCall(violations ...string) sent {
 	return sent{System: "repair-engine", Scoped: true, Temperature: 0, TopP: 1, Format: true, Violations: violations}
 }
 
+// scopedRetry is the scoped call repeated after one that fixed nothing: the
+// same payload at the re-run schedule's first temperature (mcq: 0.3).
+func scopedRetry(violations ...string) sent {
+	c := scopedCall(violations...)
+	c.Temperature = 0.3
+	return c
+}
+
 func TestRunScoped(t *testing.T) {
 	mcq := contractFor(t, "mcq", nil)
 	valid := fixture(t, mcq, "valid_python_basics_en.json")
 	answer3 := fixture(t, mcq, "invalid_ANSWER_RANGE_one_based_answer.json")
 	twoFaults := mutate(t, answer3, ptrOption5, `"All of the above"`)
 	oneRepair := contractFor(t, "mcq", func(c *contracts.Contract) { c.Policy.MaxRepairs = 1 })
+	threeRepairs := contractFor(t, "mcq", func(c *contracts.Contract) { c.Policy.MaxRepairs = 3 })
+	noSchedule := contractFor(t, "mcq", func(c *contracts.Contract) { c.Policy.Temperatures = nil })
 	// A weight no rule can derive, and a profile count that can only be
 	// derived once the weight is known.
 	weightAndProfile := mutate(t, valid, "/questions/3/weight", "7", "/questions/3/cognitive_level", `"Hard"`, "/meta/difficulty_profile/medium", "9")
@@ -109,11 +119,39 @@ func TestRunScoped(t *testing.T) {
 				Sent: []sent{scopedCall(violAnswer3), repairCall(violAnswer3)}},
 		},
 		{
-			name: "the scoped reply fixes nothing: the second call sends the whole document",
+			name: "the scoped reply fixes nothing: the same small call again, at the schedule's first temperature",
 			v:    mcq, text: answer3,
+			script: []step{unchanged, {fix: []string{ptrAnswer3}}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{scopedCall(violAnswer3), scopedRetry(violAnswer3)}},
+		},
+		{
+			name: "both scoped replies fix nothing: max_repairs is spent, partial regeneration follows",
+			v:    mcq, text: answer3,
+			script: []step{unchanged, unchanged, {fix: []string{ptrAnswer3}, items: []int{3}, single: true}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped", "partial_regeneration"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{scopedCall(violAnswer3), scopedRetry(violAnswer3), partialCall(violAnswer3)}},
+		},
+		{
+			name: "both scoped replies fix nothing and max_repairs allows a third call: the whole document",
+			v:    threeRepairs, text: answer3,
+			script: []step{unchanged, unchanged, {fix: []string{ptrAnswer3}}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped", "llm_repair"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{scopedCall(violAnswer3), scopedRetry(violAnswer3), repairCall(violAnswer3)}},
+		},
+		{
+			name: "no re-run schedule: a scoped reply that fixes nothing is followed by the whole document",
+			v:    noSchedule, text: answer3,
 			script: []step{unchanged, {fix: []string{ptrAnswer3}}},
 			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair_scoped", "llm_repair"}, Doc: "truth", Codes: []string{},
 				Sent: []sent{scopedCall(violAnswer3), repairCall(violAnswer3)}},
+		},
+		{
+			name: "the scoped retry fixes one of two items: the next scoped call, a new payload, is back at temperature 0",
+			v:    threeRepairs, text: twoFaults,
+			script: []step{unchanged, {fix: []string{ptrAnswer3}}, {fix: []string{ptrOption5}}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 3, Rungs: []string{"local", "llm_repair_scoped", "llm_repair_scoped", "llm_repair_scoped"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{scopedCall(violAnswer3, violForbidden), scopedRetry(violAnswer3, violForbidden), scopedCall(violForbidden)}},
 		},
 		{
 			name: "the scoped reply fixes one of two items: the second scoped call sends the other",
@@ -211,6 +249,48 @@ func TestRunScopedKeepsOtherItems(t *testing.T) {
 // TestScopedRequest checks one scoped call byte for byte against
 // testdata/ladder/scoped_request.golden: system prompt, payload (only the
 // named items, keyed by their paths), format and num_predict.
+// TestRunNeverAsksTheSameTwice runs the ladder on a model that never fixes
+// anything and checks that no two calls were the same request: at
+// temperature 0 a local model answers a repeated request the same way, so
+// a repeat is a call spent for nothing. Whatever the contract's budget and
+// schedule, each call differs from every earlier one in its prompt or its
+// temperature.
+func TestRunNeverAsksTheSameTwice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*contracts.Contract)
+	}{
+		{"mcq", nil},
+		{"whole document only", wholeOnly},
+		{"five repairs", func(c *contracts.Contract) { c.Policy.MaxRepairs = 5 }},
+		{"five repairs, no schedule", func(c *contracts.Contract) { c.Policy.MaxRepairs, c.Policy.Temperatures = 5, nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := contractFor(t, "mcq", tc.edit)
+			params, _ := v.Params(nil)
+			answer3 := fixture(t, v, "invalid_ANSWER_RANGE_one_based_answer.json")
+			script := make([]step, 20)
+			fm := &fakeModel{truth: parse(t, fixture(t, v, "valid_python_basics_en.json")), script: script}
+			out := Run(context.Background(), Job{Validator: v, Params: params, Text: answer3, Prompt: "Write 10 MCQs about Python basics.", Model: fm, MaxLLMCalls: 20})
+			if out.Status != StatusFailed {
+				t.Fatalf("Run() = %s, want %s from a model that fixes nothing", out.Status, StatusFailed)
+			}
+			reqs := fm.requests()
+			if len(reqs) == 0 {
+				t.Fatal("no model call made")
+			}
+			seen := map[string]int{}
+			for i, r := range reqs {
+				key := r.System + "\x00" + r.Prompt + "\x00" + strconv.FormatFloat(r.Temperature, 'g', -1, 64)
+				if j, dup := seen[key]; dup {
+					t.Errorf("call %d repeats call %d (rungs %v)", i+1, j+1, out.Rungs)
+				}
+				seen[key] = i
+			}
+		})
+	}
+}
+
 func TestScopedRequest(t *testing.T) {
 	v := contractFor(t, "mcq", nil)
 	params, _ := v.Params(nil)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -126,7 +125,7 @@ func blindMerge(w io.Writer, v *validators.Validator, params validators.Params, 
 	made, accepted, valid := 0, 0, 0
 	for r := 0; r < runs; r++ {
 		for i, text := range texts {
-			m := &rephraser{repairer: &repairer{truth: truth, odds: defaultOdds, rng: rand.New(rand.NewPCG(seed+uint64(r), uint64(i)))}}
+			m := &rephraser{repairer: newRepairer(truth, seed+uint64(r), uint64(i))}
 			out := repair.Run(context.Background(), repair.Job{
 				Validator: v, Params: params, Text: text,
 				Prompt: "Write a test of 10 multiple-choice questions about Python basics for beginners, as JSON.",

@@ -32,7 +32,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -115,7 +114,7 @@ func run(args []string, w io.Writer) error {
 		t.status, t.rungs = map[string]int{}, map[string]int{}
 		for r := 0; r < *runs; r++ {
 			for i, text := range texts {
-				model := &repairer{truth: truth, odds: defaultOdds, rng: rand.New(rand.NewPCG(*seed+uint64(r), uint64(i)))}
+				model := newRepairer(truth, *seed+uint64(r), uint64(i))
 				job := repair.Job{
 					Validator: v, Params: params, Text: text,
 					Prompt: "Write a test of 10 multiple-choice questions about Python basics for beginners, as JSON.",

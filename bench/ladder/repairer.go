@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -33,10 +34,38 @@ var defaultOdds = odds{Fix: 0.7, Rewrite: 0.25, Prose: 0.3, Regen: 0.8, Ignore: 
 // (the fixture the corpus was made from), so "fixing" a violation means
 // writing the right value where the violation points, and it fails in the
 // ways local models fail, at the given odds, from a seeded generator.
+//
+// Like a local model sampling greedily, it answers a call at temperature 0
+// as a function of the call alone: the same request gets the same reply,
+// so asking again the same way cannot help. A call at a higher temperature
+// is a fresh draw.
 type repairer struct {
 	truth *strictjson.Value
 	odds  odds
-	rng   *rand.Rand
+	// seed is the run's: greedy replies are drawn from seed and the call.
+	seed [2]uint64
+	// sampled draws the replies of calls at a temperature above 0.
+	sampled *rand.Rand
+	// rng is the generator of the call being answered.
+	rng *rand.Rand
+}
+
+func newRepairer(truth *strictjson.Value, seed1, seed2 uint64) *repairer {
+	return &repairer{truth: truth, odds: defaultOdds, seed: [2]uint64{seed1, seed2}, sampled: rand.New(rand.NewPCG(seed1, seed2))}
+}
+
+// draw sets the generator for one call: the call's own at temperature 0,
+// the run's sampling generator otherwise.
+func (r *repairer) draw(req repair.ModelRequest) {
+	if req.Temperature > 0 {
+		r.rng = r.sampled
+		return
+	}
+	h := fnv.New64a()
+	h.Write([]byte(req.System))
+	h.Write([]byte{0})
+	h.Write([]byte(req.Prompt))
+	r.rng = rand.New(rand.NewPCG(r.seed[0]^h.Sum64(), r.seed[1]))
 }
 
 var _ repair.Model = (*repairer)(nil)
@@ -49,6 +78,7 @@ func (r *repairer) Complete(ctx context.Context, req repair.ModelRequest) (repai
 	if err := ctx.Err(); err != nil {
 		return repair.Reply{}, err
 	}
+	r.draw(req)
 	if req.System == "" {
 		return reply(r.regenerate(req.Prompt)), nil
 	}
@@ -194,9 +224,11 @@ func (r *repairer) decorate(block string) string {
 	return block
 }
 
-// rerun answers a re-run of the original request: a valid document, or
-// the first answer's faults again.
+// rerun answers a re-run of the original request, which is always sampled
+// (the schedule's temperatures): a valid document, or the first answer's
+// faults again.
 func (r *repairer) rerun(first string) string {
+	r.rng = r.sampled
 	if r.hit(r.odds.Rerun) {
 		return r.render(r.truth.Clone())
 	}

@@ -69,14 +69,17 @@ func tokens(w io.Writer, runs int, seed uint64) error {
 			for r := 0; r < runs; r++ {
 				rng := rand.New(rand.NewPCG(seed+uint64(r), uint64(n*100+broken)))
 				text := breakAnswers(truth, rng.Perm(n)[:broken])
+				task := "Write a test of " + strconv.Itoa(n) + " multiple-choice questions about Python lists, as JSON."
 				for k, v := range []*validators.Validator{scopedV, wholeV} {
-					m := costModel{&repairer{truth: truth, odds: defaultOdds, rng: rand.New(rand.NewPCG(seed+uint64(r), uint64(n*100+broken)))}}
+					m := costModel{newRepairer(truth, seed+uint64(r), uint64(n*100+broken))}
 					out := repair.Run(context.Background(), repair.Job{
 						Validator: v, Params: params, Text: text,
-						Prompt: "Write a test of " + strconv.Itoa(n) + " multiple-choice questions about Python lists, as JSON.",
+						Prompt: task,
 						Model:  m,
 						Rerun: func(ctx context.Context, _ float64) (repair.Reply, error) {
-							return costModel{m.repairer}.Complete(ctx, repair.ModelRequest{System: "rerun", Prompt: "rerun"})
+							out := reply(m.rerun(text))
+							out.PromptTokens = len(task) / 4
+							return out, nil
 						},
 					})
 					cell := &cells[k]
