@@ -167,7 +167,7 @@ func checkNodeEndpoints(t *testing.T, res map[string]json.RawMessage, story *jso
 			}
 		})
 	}
-	for _, name := range []string{"plain_generate_stream", "openai_plain", "openai_plain_stream", "completions_plain", "completions_plain_stream",
+	for _, name := range []string{"openai_plain", "openai_plain_stream", "completions_plain", "completions_plain_stream",
 		"responses_plain", "responses_plain_stream", "anthropic_plain", "anthropic_plain_stream", "ai_plain", "ai_plain_stream",
 		"langchain_plain", "langchain_plain_stream"} {
 		t.Run(name, func(t *testing.T) {

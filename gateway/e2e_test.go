@@ -1270,6 +1270,7 @@ func TestE2ENodeClients(t *testing.T) {
 	story := compileE2ESchema(t, "story", storyRaw)
 	want := reference(t, o.URL, story, storyRaw, e2ePrompt)
 	plain := directText(t, o.URL, pathGenerate, e2eRequest(pathGenerate, ollamatest.ModelName, "Once upon a time", false, nil, 48))
+	plainChat := directText(t, o.URL, pathChat, e2eRequest(pathChat, ollamatest.ModelName, "Once upon a time", false, nil, 48))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
 	defer cancel()
@@ -1340,15 +1341,22 @@ func TestE2ENodeClients(t *testing.T) {
 			}
 		})
 	}
-	t.Run("plain_generate", func(t *testing.T) {
-		s := step(t, "plain_generate")
-		if s.Text == nil || *s.Text != plain {
-			t.Errorf("text = %v, Ollama answers %q", s.Text, plain)
-		}
-		if s.Contract != nil {
-			t.Errorf("pass-through answer has a contract summary: %v", s.Contract)
-		}
-	})
+	// Pass-through, native API: the text Ollama answers directly, streamed
+	// or not, and no contract summary.
+	for name, direct := range map[string]string{"plain_generate": plain, "plain_generate_stream": plain, "plain_chat": plainChat, "plain_chat_stream": plainChat} {
+		t.Run(name, func(t *testing.T) {
+			s := step(t, name)
+			if s.Text == nil || *s.Text != direct {
+				t.Errorf("text = %v, Ollama answers %q", s.Text, direct)
+			}
+			if s.Contract != nil {
+				t.Errorf("pass-through answer has a contract summary: %v", s.Contract)
+			}
+			if strings.HasSuffix(name, "_stream") && (s.Chunks < 2 || !s.Done) {
+				t.Errorf("stream of %d chunks, done=%v: want the upstream's chunks and its final one", s.Chunks, s.Done)
+			}
+		})
+	}
 	t.Run("list", func(t *testing.T) {
 		s := step(t, "list")
 		if !slices.Contains(s.Models, ollamatest.ModelName+":latest") {

@@ -2,8 +2,7 @@
 // gateway and prints one JSON object with what every call returned:
 //
 //   ollama:    generate and chat (stream false and true) on a guarded virtual
-//              model, generate (stream false and true) on a plain pass-through
-//              model, list;
+//              model and on a plain pass-through model, list;
 //   openai:    chat.completions.create (stream false and true, guarded and
 //              plain), chat.completions.parse with a JSON Schema,
 //              completions.create, responses.create (stream false and true,
@@ -125,6 +124,21 @@ await step('plain_generate', async () => {
   return { text: r.response, done: r.done, contract: r.contract ?? null };
 });
 
+await step('plain_generate_stream', async () => {
+  const it = await ollama.generate({ model: plain, prompt: 'Once upon a time', stream: true, options: { ...options, num_predict: 48 } });
+  return collect(it, (p) => p.response ?? '');
+});
+
+await step('plain_chat', async () => {
+  const r = await ollama.chat({ model: plain, messages: [{ role: 'user', content: 'Once upon a time' }], stream: false, options: { ...options, num_predict: 48 } });
+  return { text: r.message?.content ?? null, role: r.message?.role ?? null, done: r.done, contract: r.contract ?? null };
+});
+
+await step('plain_chat_stream', async () => {
+  const it = await ollama.chat({ model: plain, messages: [{ role: 'user', content: 'Once upon a time' }], stream: true, options: { ...options, num_predict: 48 } });
+  return collect(it, (p) => p.message?.content ?? '');
+});
+
 await step('list', async () => {
   const r = await ollama.list();
   return { models: r.models.map((m) => m.name) };
@@ -158,11 +172,6 @@ await step('openai_stream', async () => {
 
 const schema = process.env.CG_STORY_SCHEMA ? JSON.parse(readFileSync(process.env.CG_STORY_SCHEMA, 'utf8')) : null;
 const plainShort = { max_tokens: 24, temperature: 0, seed: 42 };
-
-await step('plain_generate_stream', async () => {
-  const it = await ollama.generate({ model: plain, prompt: 'Once upon a time', stream: true, options: { ...options, num_predict: 48 } });
-  return collect(it, (p) => p.response ?? '');
-});
 
 await step('openai_plain', async () => {
   const r = await openai.chat.completions.create({ model: plain, messages: [{ role: 'user', content: 'Once upon a time' }], ...plainShort });
