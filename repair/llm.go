@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -181,7 +182,7 @@ func rawBlock(text string) string {
 	if ex, viol := validators.Extract(text); viol == nil {
 		return ex.Text
 	}
-	return strings.TrimSpace(validators.StripThink(text))
+	return strings.TrimSpace(extract.StripThink(text))
 }
 
 // original is what an attempt is sent to the model as: its canonical
@@ -447,7 +448,7 @@ func parseReply(text string, container bool) (*strictjson.Value, bool) {
 			return v, true
 		}
 	}
-	sr, err := syntax.Repair([]byte(validators.StripThink(text)), syntax.Options{ExpectContainer: container})
+	sr, err := syntax.Repair([]byte(extract.StripThink(text)), syntax.Options{ExpectContainer: container})
 	if err != nil || sr.Truncated {
 		return nil, false
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -93,7 +94,7 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 		}
 		return nil, nil, before, false
 	}
-	sr, err := syntax.Repair([]byte(validators.StripThink(text)), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
+	sr, err := syntax.Repair([]byte(extract.StripThink(text)), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
 	if err != nil {
 		return nil, nil, before, false
 	}
@@ -151,7 +152,7 @@ func shapeChanges(r validators.Report) []Change {
 // which one, 1-based). False when no block validates: the text stays
 // MULTIPLE_JSON_BLOCKS.
 func chooseBlock(v *validators.Validator, text string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
-	jsonBlocks, plain, _ := validators.Candidates(validators.StripThink(text))
+	jsonBlocks, plain, _ := validators.Candidates(extract.StripThink(text))
 	blocks := jsonBlocks
 	if len(blocks) == 0 {
 		blocks = plain

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -72,7 +73,7 @@ func TestExtractGolden(t *testing.T) {
 			}
 			text := string(raw)
 			ex, viol := Extract(text)
-			stripped := StripThink(text)
+			stripped := extract.StripThink(text)
 			js, plain, bare := Candidates(stripped)
 			got := extractGolden{
 				Source: ex.Source, Offset: ex.Offset, Text: ex.Text,
@@ -108,39 +109,6 @@ func TestExtractGolden(t *testing.T) {
 			}
 			if diff := cmp.Diff(string(want), buf.String()); diff != "" {
 				t.Errorf("Extract(%s) mismatch (-want +got):\n%s", in, diff)
-			}
-		})
-	}
-}
-
-func TestStripThink(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want string
-	}{
-		{"no section", `{"a": 1}`, `{"a": 1}`},
-		{"section first", "<think>\nplan\n</think>\n\n{\"a\": 1}", "\n\n{\"a\": 1}"},
-		{"empty section", "<think>\n\n</think>\n\n{}", "\n\n{}"},
-		{"two sections", "<think>a</think>\nx\n<think>b</think>\ny", "\nx\n\ny"},
-		{"back to back", "<think>a</think><think>b</think>{}", "<think>b</think>{}"},
-		{"unclosed section", "{}\n<think>\nstill thinking", "{}\n"},
-		{"unclosed at start", "<think>\nthe model ran out of tokens", ""},
-		{"orphan close", "reasoning without an opening tag\n</think>\n\n{}", "\n\n{}"},
-		{"orphan close at end of text", "reasoning only</think>", ""},
-		{"indented open", "  <think>x</think>{}", "  {}"},
-		{"open inside a line is text", `{"q": "What does <think> do?"}`, `{"q": "What does <think> do?"}`},
-		{"close inside a line is text", `{"q": "</think> ends it", "a": 1}`, `{"q": "</think> ends it", "a": 1}`},
-		{"close followed by JSON on the same line", `reasoning</think>{"a":1}`, `reasoning</think>{"a":1}`},
-		{"orphan close after a quoted one", "the tag </think> ends it\nso I am done</think>\n{}", "\n{}"},
-		{"section close may sit mid-line", "<think>\nx\ny</think> z\n{}", " z\n{}"},
-		{"upper case is text", "<THINK>x</THINK>{}", "<THINK>x</THINK>{}"},
-		{"section spanning a fence", "<think>\n```json\n{\"draft\": 1}\n```\n</think>\n```json\n{}\n```", "\n```json\n{}\n```"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := StripThink(tt.in); got != tt.want {
-				t.Errorf("StripThink(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -335,9 +303,9 @@ func FuzzExtract(f *testing.F) {
 		if ex != ex2 || !reflect.DeepEqual(v, v2) {
 			t.Fatalf("Extract(%q) is not deterministic: %+v %+v / %+v %+v", text, ex, v, ex2, v2)
 		}
-		stripped := StripThink(text)
+		stripped := extract.StripThink(text)
 		if len(stripped) > len(text) {
-			t.Fatalf("StripThink(%q) grew the text to %q", text, stripped)
+			t.Fatalf("extract.StripThink(%q) grew the text to %q", text, stripped)
 		}
 		js, plain, bare := Candidates(stripped)
 		all := append(append([]Extraction{}, js...), plain...)

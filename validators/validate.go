@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -106,7 +107,7 @@ func (v *Validator) Validate(text string, params Params) Result {
 // be found.
 func rawPath(raw string, ex Extraction, off int) string {
 	start := ex.Offset
-	if StripThink(raw) != raw {
+	if extract.StripThink(raw) != raw {
 		from := min(ex.Offset, len(raw))
 		k := strings.Index(raw[from:], ex.Text)
 		if k < 0 {

@@ -1,8 +1,10 @@
 // Package archtest keeps the import graph flowing one way (ARCHITECTURE.md):
 // cmd → gateway → middleware → {cache, repair} → validators → contracts →
 // strictjson, with cache and config importing no project package but
-// strictjson, the syntactic repairer (repair/syntax) none but strictjson,
-// and net/http and echo kept at the edge.
+// strictjson, the syntactic repairer (repair/syntax) none but strictjson
+// and extract, extract (think sections and code fences, shared by
+// validators and repair/syntax) none at all, and net/http and echo kept at
+// the edge.
 package archtest
 
 import (
@@ -36,6 +38,8 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"contracts", []string{module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"validators", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"strictjson", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", "net/http"}},
+		{"extract", []string{module + "/strictjson", module + "/contracts", module + "/validators", module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", "net/http"}},
+		{"strictjson", []string{module + "/extract"}},
 		{"repair/syntax", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http"}},
 		{"repair", []string{module + "/middleware", module + "/gateway", module + "/config", module + "/cache", "net/http", "github.com/labstack/echo/v4"}},
 		{"cache", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/config"}},
