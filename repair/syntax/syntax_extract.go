@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/contractgateway/gateway/extract"
 )
 
-var (
-	thinkOpen  = []byte("<think>")
-	thinkClose = []byte("</think>")
-	fenceMark  = []byte("```")
-)
+// fenceMark is extract.FenceMarker as bytes, for the scanner's lookahead.
+var fenceMark = []byte(extract.FenceMarker)
 
 // mark is a region of the text around the JSON value found while locating
 // it: a think section, or a code fence with its info string.
@@ -26,45 +25,29 @@ type mark struct {
 // sections are skipped; text that starts with a container is taken as it is;
 // otherwise the content of the one ```json fence is preferred, then the one
 // plain ``` fence holding JSON, then the first '{' or '[' in the prose that
-// really opens a value. It returns the start and records in log the changes
-// that strip what lies before it. wantString lets a string holding a
-// container start the value, for unstringify.
+// really opens a value. Think sections and fences are those of package
+// extract, the reading strict extraction uses too, so that repair never
+// takes for JSON what extraction took for reasoning or code, nor the other
+// way round. It returns the start and records in log the changes that strip
+// what lies before it. wantString lets a string holding a container start
+// the value, for unstringify.
 func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
+	thinks := thinkMarks(src, lo)
 	var marks []mark
 	p := lo
-	for bytes.HasPrefix(src[p:], thinkOpen) {
-		k := bytes.Index(src[p+len(thinkOpen):], thinkClose)
-		if k < 0 {
-			return 0, ErrNoJSON // the model never left its reasoning
-		}
-		e := p + len(thinkOpen) + k + len(thinkClose)
-		marks = append(marks, mark{think: true, off: p, end: e})
-		p = skipWS(src, e)
+	for len(thinks) > 0 && thinks[0].off <= skipWS(src, p) {
+		marks = append(marks, thinks[0])
+		p = skipWS(src, thinks[0].end)
+		thinks = thinks[1:]
 	}
 	if p >= len(src) {
-		return 0, ErrNoJSON
+		return 0, ErrNoJSON // nothing but reasoning, or it never ended
 	}
 	if startsDoc(src, p, wantString) {
 		prefixSpans(src, lo, p, marks, log)
 		return p, nil
 	}
-	// Some chat templates put the opening tag into the prompt, so the output
-	// starts with reasoning and a lone closing tag. It counts only before
-	// any fence, so that a tag quoted inside the JSON is left alone.
-	if k := bytes.Index(src[p:], thinkClose); k >= 0 &&
-		!bytes.Contains(src[p:p+k], thinkOpen) && !bytes.Contains(src[p:p+k], fenceMark) {
-		e := p + k + len(thinkClose)
-		marks = append(marks, mark{think: true, off: p, end: e})
-		p = skipWS(src, e)
-		if p >= len(src) {
-			return 0, ErrNoJSON
-		}
-		if startsDoc(src, p, wantString) {
-			prefixSpans(src, lo, p, marks, log)
-			return p, nil
-		}
-	}
-	found := scanMarks(src, p)
+	found := scanMarks(src, p, thinks)
 
 	// Fences: the ```json ones first, then plain ones holding a container.
 	start, fence := -1, -1
@@ -161,62 +144,50 @@ func isJSONTag(tag []byte) bool {
 	return len(tag) >= 4 && bytes.EqualFold(tag[:4], []byte("json"))
 }
 
-// scanMarks lists the think sections and code fences from p on, in order. A
-// fence closes at the next ``` wherever it is, as models write one-line
-// fences; an unclosed fence or think section runs to the end of the text.
-func scanMarks(src []byte, p int) []mark {
+// thinkMarks returns the think sections of src[lo:] (extract.ThinkSections)
+// as marks.
+func thinkMarks(src []byte, lo int) []mark {
+	if !bytes.Contains(src[lo:], []byte("think>")) {
+		return nil
+	}
 	var out []mark
-	n := len(src)
-	for p < n {
-		k := bytes.IndexAny(src[p:], "`<")
-		if k < 0 {
-			break
-		}
-		p += k
-		if src[p] == '<' {
-			if !bytes.HasPrefix(src[p:], thinkOpen) {
-				p++
-				continue
-			}
-			e := bytes.Index(src[p+len(thinkOpen):], thinkClose)
-			if e < 0 {
-				out = append(out, mark{think: true, off: p, end: n})
-				break
-			}
-			end := p + len(thinkOpen) + e + len(thinkClose)
-			out = append(out, mark{think: true, off: p, end: end})
-			p = end
-			continue
-		}
-		if !bytes.HasPrefix(src[p:], fenceMark) {
-			p++
-			continue
-		}
-		t := p
-		for t < n && src[t] == '`' {
-			t++
-		}
-		tagStart := t
-		for t < n && isTagChar(src[t]) {
-			t++
-		}
-		m := mark{off: p, tagEnd: t, tag: src[tagStart:t], contentEnd: n, end: n}
-		if c := bytes.Index(src[t:], fenceMark); c >= 0 {
-			m.contentEnd = t + c
-			e := m.contentEnd
-			for e < n && src[e] == '`' {
-				e++
-			}
-			m.end = e
-		}
-		out = append(out, m)
-		p = m.end
+	for _, s := range extract.ThinkSections(string(src[lo:])) {
+		out = append(out, mark{think: true, off: lo + s.Start, end: lo + s.End})
 	}
 	return out
 }
 
-func isTagChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '+' || c == '-' || c == '.'
+// scanMarks lists, in order, the think sections at or after p (thinks, as
+// thinkMarks found them) and the code fences between them (extract.Fences):
+// a fence inside reasoning is not the answer's.
+func scanMarks(src []byte, p int, thinks []mark) []mark {
+	var out []mark
+	fences := func(a, b int) {
+		for _, f := range extract.Fences(string(src[a:b])) {
+			m := mark{off: a + f.Open, tag: []byte(f.Tag), contentEnd: a + f.End, end: a + f.Close}
+			// The opener logged as stripped is the backticks and the tag,
+			// not the line break after them.
+			m.tagEnd = m.off
+			for m.tagEnd < len(src) && src[m.tagEnd] == '`' {
+				m.tagEnd++
+			}
+			if k := bytes.Index(src[m.tagEnd:a+f.Start], m.tag); len(m.tag) > 0 && k >= 0 {
+				m.tagEnd += k + len(m.tag)
+			}
+			out = append(out, m)
+		}
+	}
+	for _, t := range thinks {
+		if t.off > p {
+			fences(p, t.off)
+		}
+		out = append(out, t)
+		p = max(p, t.end)
+	}
+	if p < len(src) {
+		fences(p, len(src))
+	}
+	return out
 }
 
 // proseValue returns the first '{' or '[' in src[p:end] that opens a value,
