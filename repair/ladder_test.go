@@ -826,7 +826,7 @@ func TestMergeItems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reply := parse(t, tt.reply)
-			n := mergeItems("/questions", parse(t, base), reply, validators.Report{Violations: tt.sent})
+			n := mergeItems(mcqValidator(t), "/questions", parse(t, base), reply, validators.Report{Violations: tt.sent})
 			if got := string(strictjson.Marshal(reply)); got != tt.want || n != tt.wantRestored {
 				t.Errorf("mergeItems(%s) = %s, %d restored; want %s, %d", tt.reply, got, n, tt.want, tt.wantRestored)
 			}
@@ -891,5 +891,57 @@ func TestRunNoJSONGoesToRerun(t *testing.T) {
 	}
 	if n := len(fm.requests()); n != 0 {
 		t.Errorf("%d repair calls for an answer with no JSON, want 0", n)
+	}
+}
+
+// TestRunMergeFollowsFixScopes runs whole-document repair on the extraction
+// contract, whose items are merged like the quiz's: a fix the violation's
+// own hint asks for must survive the blind merge even where it lies outside
+// the field the violation names (DURATION_RANGE points at duration_min, and
+// raising duration_max or swapping the two is as right; an untimed event is
+// fixed by a top-level question or by the event's start_time), while a
+// member no violation allows is still put back.
+func TestRunMergeFollowsFixScopes(t *testing.T) {
+	v := contractFor(t, "extraction", nil)
+	params, _ := v.Params(nil)
+	durations := fixture(t, v, "invalid_DURATION_RANGE_min_above_max.json")
+	event := fixture(t, v, "invalid_EVENT_NEEDS_QUESTION_event_without_time.json")
+	tests := []struct {
+		name       string
+		text       string
+		reply      string // what the model answers
+		want       string // the answer, after the merge
+		wantFields int
+	}{
+		{"duration_max raised", durations,
+			mutate(t, durations, "/items/0/duration_max", "180"),
+			mutate(t, durations, "/items/0/duration_max", "180"), 0},
+		{"durations swapped", durations,
+			mutate(t, durations, "/items/0/duration_min", "60", "/items/0/duration_max", "120"),
+			mutate(t, durations, "/items/0/duration_min", "60", "/items/0/duration_max", "120"), 0},
+		{"duration fixed, title rewritten: title put back", durations,
+			mutate(t, durations, "/items/0/duration_max", "180", "/items/0/title", `"Die Präsentation fertigstellen"`),
+			mutate(t, durations, "/items/0/duration_max", "180"), 1},
+		{"event given its start_time", event,
+			mutate(t, event, "/items/0", `{"type": "event", "title": "Arzt", "start_time": "09:30", "confidence": 0.4}`),
+			mutate(t, event, "/items/0", `{"type": "event", "title": "Arzt", "start_time": "09:30", "confidence": 0.4}`), 0},
+		{"event given its start_time, title rewritten: title put back", event,
+			mutate(t, event, "/items/0", `{"type": "event", "title": "Arzttermin", "start_time": "09:30", "confidence": 0.4}`),
+			mutate(t, event, "/items/0", `{"type": "event", "title": "Arzt", "start_time": "09:30", "confidence": 0.4}`), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm := &fakeModel{truth: parse(t, tt.reply), script: []step{{whole: true}}}
+			out := Run(context.Background(), Job{Validator: v, Params: params, Text: tt.text, Model: fm})
+			if out.Status != StatusRepaired {
+				t.Fatalf("Run() = %s, codes %v, rungs %v; want %s", out.Status, out.Report.Codes(), out.Rungs, StatusRepaired)
+			}
+			if got, want := string(strictjson.Marshal(out.Doc)), string(strictjson.Marshal(parse(t, tt.want))); got != want {
+				t.Errorf("Run() answered\n%s\nwant\n%s", got, want)
+			}
+			if out.RestoredFields+out.Restored != tt.wantFields {
+				t.Errorf("Run() restored %d items and %d fields, want %d members in all", out.Restored, out.RestoredFields, tt.wantFields)
+			}
+		})
 	}
 }

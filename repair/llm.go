@@ -221,7 +221,7 @@ func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
 			ok       bool
 			asScoped bool
 		)
-		if indices, can := scopedIndices(l.array, base.report); scoped && base.doc != nil && can {
+		if indices, can := scopedIndices(l.job.Validator, l.array, base.report); scoped && base.doc != nil && can {
 			asScoped = true
 			a, ok = l.scopedRepair(ctx, base, indices, temperature)
 			if !ok {
@@ -301,8 +301,8 @@ func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) 
 	}
 	a := l.local(reply)
 	if a.doc != nil && base.doc != nil && l.array != "" {
-		items := mergeItems(l.array, base.doc, a.doc, base.report)
-		fields := mergeFields(l.array, base.doc, a.doc, base.report)
+		items := mergeItems(l.job.Validator, l.array, base.doc, a.doc, base.report)
+		fields := mergeFields(l.job.Validator, l.array, base.doc, a.doc, base.report)
 		if items+fields > 0 {
 			l.out.Restored += items
 			l.out.RestoredFields += fields
@@ -358,7 +358,7 @@ func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int, 
 	if !ok {
 		return attempt{}, false
 	}
-	if n := mergeFields(l.array, base.doc, doc, base.report); n > 0 {
+	if n := mergeFields(l.job.Validator, l.array, base.doc, doc, base.report); n > 0 {
 		l.out.RestoredFields += n
 		l.out.Rungs = append(l.out.Rungs, "merge")
 	}

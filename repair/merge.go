@@ -117,7 +117,9 @@ func violationsIn(array string, r validators.Report, indices []int) []validators
 // sent to the model gave no cause to change (seed 003: the model never gets
 // to change what must be preserved). base is the document the model was
 // given, sent the report about it. reply is changed in place; the number of
-// restored items is returned.
+// restored items is returned. An item that a violation outside the items
+// lets the fix reach (validators.FixScope.ItemFields) is left to
+// mergeFields, which keeps only those members of it.
 //
 // A violation of the array itself (the caller's question_count or
 // difficulty) is cause to change any item: adding or removing items, or
@@ -127,7 +129,7 @@ func violationsIn(array string, r validators.Report, indices []int) []validators
 // index-wise restoration would then mix up items, so the whole array of
 // base is taken back (the fixes the model made in it are lost with it, and
 // later rungs deal with them).
-func mergeItems(array string, base, reply *strictjson.Value, sent validators.Report) int {
+func mergeItems(v *validators.Validator, array string, base, reply *strictjson.Value, sent validators.Report) int {
 	bArr, err1 := base.At(array)
 	rArr, err2 := reply.At(array)
 	if err1 != nil || err2 != nil || bArr.Kind != strictjson.KindArray || rArr.Kind != strictjson.KindArray {
@@ -147,15 +149,37 @@ func mergeItems(array string, base, reply *strictjson.Value, sent validators.Rep
 		rArr.Items = bArr.Clone().Items
 		return restored
 	}
+	reach := len(reachingFields(v, array, sent)) > 0
 	restored := 0
 	for i, it := range bArr.Items {
 		if touched[i] || strictjson.Equal(it, rArr.Items[i]) {
 			continue
 		}
+		if reach && it.Kind == strictjson.KindObject && rArr.Items[i].Kind == strictjson.KindObject {
+			continue // mergeFields keeps what the fix may set
+		}
 		rArr.Items[i] = it.Clone()
 		restored++
 	}
 	return restored
+}
+
+// reachingFields are the members of any item that the fixes of the
+// violations outside the items may set (validators.FixScope.ItemFields).
+func reachingFields(v *validators.Validator, array string, sent validators.Report) map[string]bool {
+	var out map[string]bool
+	for _, viol := range sent.Violations {
+		if _, in := itemIndex(array, viol); in || viol.Pointer == array {
+			continue
+		}
+		for _, f := range v.FixScope(viol.Code).ItemFields {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[f] = true
+		}
+	}
+	return out
 }
 
 // replacementItems reads the reply of a partial regeneration call: the full
@@ -222,46 +246,59 @@ func splice(array string, doc *strictjson.Value, repl map[int]*strictjson.Value)
 
 // mergeFields is the field-level blind merge (seed 003) inside the items the
 // report sent gave cause to change: only the members its violations name,
-// and those each violation's code declares its fix may touch
-// (validators.FixScopeOf), may differ from base; every other member of the
+// those each violation's code declares its fix may touch, and those a
+// violation outside the items lets its fix set in any item
+// (validators.FixScope), may differ from base; every other member of the
 // item is restored from base, one that the model added is removed, one it
 // dropped comes back. A violation of the item itself (a missing member) or
 // of a code whose fix is the whole item leaves that item as the model wrote
-// it, and so does a violation of the array itself. indices limits the merge
-// to some items (nil: every item). reply is changed in place; the number of
-// restored members is returned.
-func mergeFields(array string, base, reply *strictjson.Value, sent validators.Report) int {
+// it, and so does a violation of the array itself. reply is changed in
+// place; the number of restored members is returned.
+func mergeFields(v *validators.Validator, array string, base, reply *strictjson.Value, sent validators.Report) int {
 	bArr, err1 := base.At(array)
 	rArr, err2 := reply.At(array)
 	if err1 != nil || err2 != nil || bArr.Kind != strictjson.KindArray || rArr.Kind != strictjson.KindArray || len(bArr.Items) != len(rArr.Items) {
 		return 0
 	}
+	reach := reachingFields(v, array, sent)
 	allowed := map[int]map[string]bool{}
+	may := func(i int) map[string]bool {
+		if allowed[i] == nil {
+			allowed[i] = map[string]bool{}
+			for f := range reach {
+				allowed[i][f] = true
+			}
+		}
+		return allowed[i]
+	}
+	if len(reach) > 0 {
+		for i := range bArr.Items {
+			may(i)
+		}
+	}
 	whole := map[int]bool{}
-	for _, v := range sent.Violations {
-		if v.Pointer == array {
+	for _, viol := range sent.Violations {
+		if viol.Pointer == array {
 			return 0
 		}
-		i, ok := itemIndex(array, v)
+		i, ok := itemIndex(array, viol)
 		if !ok {
 			continue
 		}
-		field, ok := itemField(array, i, v)
-		scope := validators.FixScopeOf(v.Code)
+		field, ok := itemField(array, i, viol)
+		scope := v.FixScope(viol.Code)
 		if !ok || scope.Whole {
 			whole[i] = true
 			continue
 		}
-		if allowed[i] == nil {
-			allowed[i] = map[string]bool{}
-		}
-		allowed[i][field] = true
+		m := may(i)
+		m[field] = true
 		for _, f := range scope.Fields {
-			allowed[i][f] = true
+			m[f] = true
 		}
 	}
 	restored := 0
-	for i, may := range allowed {
+	for i, m := range allowed {
 		if whole[i] || i >= len(bArr.Items) {
 			continue
 		}
@@ -269,7 +306,7 @@ func mergeFields(array string, base, reply *strictjson.Value, sent validators.Re
 		if b.Kind != strictjson.KindObject || r.Kind != strictjson.KindObject {
 			continue
 		}
-		restored += restoreMembers(b, r, may)
+		restored += restoreMembers(b, r, m)
 	}
 	return restored
 }

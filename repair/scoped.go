@@ -23,7 +23,7 @@ func itemKey(name string, i int) string {
 // (validators.FixScope.Derived), or no error sits in an item at all. A
 // violation of the item array itself (the caller's question count) is not
 // derived: it needs items added or removed.
-func scopedIndices(array string, r validators.Report) ([]int, bool) {
+func scopedIndices(val *validators.Validator, array string, r validators.Report) ([]int, bool) {
 	seen := map[int]bool{}
 	var out []int
 	for _, v := range r.Violations {
@@ -32,7 +32,7 @@ func scopedIndices(array string, r validators.Report) ([]int, bool) {
 		}
 		i, ok := itemIndex(array, v)
 		if !ok {
-			if v.Class == validators.ClassParse || v.Pointer == array || !validators.FixScopeOf(v.Code).Derived {
+			if v.Class == validators.ClassParse || v.Pointer == array || !val.FixScope(v.Code).Derived {
 				return nil, false
 			}
 			continue

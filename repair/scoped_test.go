@@ -404,7 +404,7 @@ func TestMergeFields(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reply := parse(t, tt.reply)
-			n := mergeFields("/questions", parse(t, base), reply, validators.Report{Violations: tt.sent})
+			n := mergeFields(mcqValidator(t), "/questions", parse(t, base), reply, validators.Report{Violations: tt.sent})
 			if got := string(strictjson.Marshal(reply)); got != tt.want || n != tt.wantRestored {
 				t.Errorf("mergeFields(%s) = %s, %d restored; want %s, %d", tt.reply, got, n, tt.want, tt.wantRestored)
 			}

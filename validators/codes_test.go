@@ -37,9 +37,15 @@ func TestCodesListed(t *testing.T) {
 			t.Errorf("no golden report shows %s", code)
 		}
 	}
-	for code := range mcqFixScopes {
-		if _, ok := Codes[code]; !ok {
-			t.Errorf("fix scope of unlisted code %s", code)
+	for name, p := range Builtins() {
+		d, ok := p.(FixScopeDeclarer)
+		if !ok {
+			continue
+		}
+		for code := range d.FixScopes() {
+			if _, ok := Codes[code]; !ok {
+				t.Errorf("pack %s: fix scope of unlisted code %s", name, code)
+			}
 		}
 	}
 }

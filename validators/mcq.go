@@ -40,6 +40,9 @@ type mcqRules struct {
 
 var _ RulePack = (*mcqRules)(nil)
 
+// FixScopes implements FixScopeDeclarer.
+func (m *mcqRules) FixScopes() map[string]FixScope { return mcqFixScopes }
+
 // mcqFixScopes declares, per code of the pack, what its fix may touch
 // inside a question besides the field the violation names, and which
 // document-level codes local repair re-derives from the questions. A new

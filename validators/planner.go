@@ -17,12 +17,23 @@ type extractionRules struct{}
 type planningRules struct{}
 
 var (
-	_ RulePack = extractionRules{}
-	_ RulePack = planningRules{}
+	_ RulePack         = extractionRules{}
+	_ FixScopeDeclarer = extractionRules{}
+	_ RulePack         = planningRules{}
 )
 
 // CheckParams accepts any parameters: the pack has none.
 func (extractionRules) CheckParams(Params) error { return nil }
+
+// FixScopes implements FixScopeDeclarer. Each scope is what the rule's hint
+// offers the model: either duration may be the wrong one, and an untimed
+// event is fixed by a question or by the event's own start_time.
+func (extractionRules) FixScopes() map[string]FixScope {
+	return map[string]FixScope{
+		"DURATION_RANGE":       {Fields: []string{"duration_min", "duration_max"}},
+		"EVENT_NEEDS_QUESTION": {ItemFields: []string{"start_time"}},
+	}
+}
 
 // Check reports DURATION_RANGE for a task whose duration_min exceeds its
 // duration_max, and EVENT_NEEDS_QUESTION when an event has no start_time and

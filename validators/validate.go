@@ -19,6 +19,8 @@ import (
 type Validator struct {
 	Contract *contracts.Contract
 	packs    []RulePack
+	// scopes are the fix scopes the packs declare, by code.
+	scopes map[string]FixScope
 }
 
 // New resolves the contract's rule packs in packs (usually Builtins()) and
@@ -33,6 +35,12 @@ func New(c *contracts.Contract, packs map[string]RulePack) (*Validator, error) {
 			continue
 		}
 		v.packs = append(v.packs, p)
+	}
+	if len(errs) == 0 {
+		var err error
+		if v.scopes, err = fixScopes(c.Rules, v.packs); err != nil {
+			errs = append(errs, fmt.Errorf("contract %s: %w", c.ID(), err))
+		}
 	}
 	if len(errs) == 0 {
 		if _, err := v.Params(nil); err != nil {
