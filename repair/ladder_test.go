@@ -301,11 +301,13 @@ func TestRun(t *testing.T) {
 				Sent: []sent{repairCall(violAnswer3)}},
 		},
 		{
-			name: "truncated reply, then a complete one from the same original",
+			// The second repair call would send the same original again:
+			// at temperature 0 it would come back cut the same way.
+			name: "truncated reply: the same call is not made again, regeneration answers",
 			v:    mcq, text: answer3,
 			script: []step{{fix: []string{ptrAnswer3}, truncate: true}, {fix: []string{ptrAnswer3}}},
-			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "llm_repair"}, Doc: "truth", Codes: []string{},
-				Sent: []sent{repairCall(violAnswer3), repairCall(violAnswer3)}},
+			want: ladderResult{Status: StatusRepaired, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "partial_regeneration"}, Doc: "truth", Codes: []string{},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "500 on both repairs, partial regeneration answers the one item",
@@ -339,12 +341,25 @@ func TestRun(t *testing.T) {
 			name: "every rung fails: error fallback",
 			v:    mcq, text: answer3,
 			script: []step{unchanged, unchanged, unchanged, unchanged},
-			reruns: []string{answer3},
-			// A repair reply that fixes nothing is not asked for again: each
-			// answer gets one repair call and one regeneration.
-			want: ladderResult{Status: StatusFailed, LLMCalls: 5, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "partial_regeneration", "fallback:error"},
+			reruns: []string{twoFaults},
+			// A repair reply that fixes nothing is not asked for again. The
+			// re-run's answer gets a repair call; regeneration works on the
+			// best attempt, still the first answer, whose regeneration was
+			// asked already. The failure reports that best attempt.
+			want: ladderResult{Status: StatusFailed, LLMCalls: 4, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "fallback:error"},
 				Doc: "nil", Codes: []string{"ANSWER_RANGE"}, Reruns: []float64{0.3},
-				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3, violForbidden)}},
+		},
+		{
+			// The calls the first answer got would get the same replies
+			// again: the re-run's answer costs nothing more.
+			name: "a re-run that answers the same again is asked nothing already asked",
+			v:    mcq, text: answer3,
+			script: []step{unchanged, unchanged},
+			reruns: []string{answer3},
+			want: ladderResult{Status: StatusFailed, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "fallback:error"},
+				Doc: "nil", Codes: []string{"ANSWER_RANGE"}, Reruns: []float64{0.3},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
 			name: "re-run answers validly",
@@ -368,19 +383,19 @@ func TestRun(t *testing.T) {
 			name: "static fallback",
 			v:    static, text: answer3,
 			script: []step{unchanged, unchanged, unchanged, unchanged},
-			reruns: []string{answer3},
-			want: ladderResult{Status: StatusFallback, LLMCalls: 5, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "partial_regeneration", "fallback:static"},
+			reruns: []string{twoFaults},
+			want: ladderResult{Status: StatusFallback, LLMCalls: 4, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "fallback:static"},
 				Doc: "other", Changed: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, Codes: []string{"ANSWER_RANGE"}, Reruns: []float64{0.3},
-				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3, violForbidden)}},
 		},
 		{
 			name: "model fallback answers validly",
 			v:    modelFallback, text: answer3,
 			script: []step{unchanged, unchanged, unchanged, unchanged},
-			reruns: []string{answer3}, fallback: []string{valid},
-			want: ladderResult{Status: StatusFallback, LLMCalls: 6, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "partial_regeneration", "fallback:model"},
+			reruns: []string{twoFaults}, fallback: []string{valid},
+			want: ladderResult{Status: StatusFallback, LLMCalls: 5, Rungs: []string{"local", "llm_repair", "partial_regeneration", "rerun:0.3", "llm_repair", "fallback:model"},
 				Doc: "truth", Codes: []string{}, Reruns: []float64{0.3}, FallbackModels: []string{"qwen2.5:14b"},
-				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3), partialCall(violAnswer3)}},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3), repairCall(violAnswer3, violForbidden)}},
 		},
 		{
 			name: "max_llm_calls 2 stops after repair and regeneration",
@@ -431,11 +446,12 @@ func TestRun(t *testing.T) {
 			v:    mcq, text: valid, params: validators.Params{"question_count": "11"},
 			script: []step{unchanged, unchanged},
 			reruns: []string{valid},
-			want: ladderResult{Status: StatusFailed, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "rerun:0.3", "llm_repair", "fallback:error"},
+			// The re-run answers the same document: its repair call would
+			// be the first one again, and is not made.
+			want: ladderResult{Status: StatusFailed, LLMCalls: 2, Rungs: []string{"local", "llm_repair", "rerun:0.3", "fallback:error"},
 				Doc:   "nil",
 				Codes: []string{"QUESTION_COUNT_MISMATCH", "DIFFICULTY_PROFILE_SUM", "QUESTION_COUNT_MISMATCH"}, Reruns: []float64{0.3},
 				Sent: []sent{
-					repairCall("QUESTION_COUNT_MISMATCH@meta.question_count", "DIFFICULTY_PROFILE_SUM@meta.difficulty_profile", "QUESTION_COUNT_MISMATCH@questions"),
 					repairCall("QUESTION_COUNT_MISMATCH@meta.question_count", "DIFFICULTY_PROFILE_SUM@meta.difficulty_profile", "QUESTION_COUNT_MISMATCH@questions"),
 				}},
 		},

@@ -2,9 +2,12 @@ package repair
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,6 +69,12 @@ type ladder struct {
 	// stop is set once no further model call may be made: the budget or
 	// the deadline ran out, or the caller went away.
 	stop error
+	// greedy holds the replies of the calls made at temperature 0, by
+	// request. A local model answers such a call the same way each time,
+	// so a later rung that would ask the same (a re-run that came back as
+	// the first answer leads there) reads the reply again instead of
+	// paying for it.
+	greedy map[[sha256.Size]byte]string
 }
 
 func newLadder(job Job) *ladder {
@@ -128,8 +137,44 @@ func (l *ladder) call(ctx context.Context, rung string, do func(ctx context.Cont
 	return reply.Text, true
 }
 
+// complete makes one repair or regeneration call, or, for a call at
+// temperature 0 the ladder has made before, answers the reply it got then
+// without a call.
 func (l *ladder) complete(ctx context.Context, rung string, req ModelRequest) (string, bool) {
-	return l.call(ctx, rung, func(ctx context.Context) (Reply, error) { return l.job.Model.Complete(ctx, req) })
+	var key [sha256.Size]byte
+	if req.Temperature == 0 {
+		key = requestKey(req)
+		if text, ok := l.greedy[key]; ok {
+			return text, true
+		}
+	}
+	text, ok := l.call(ctx, rung, func(ctx context.Context) (Reply, error) { return l.job.Model.Complete(ctx, req) })
+	if ok && req.Temperature == 0 {
+		if l.greedy == nil {
+			l.greedy = map[[sha256.Size]byte]string{}
+		}
+		l.greedy[key] = text
+	}
+	return text, ok
+}
+
+// requestKey identifies a model request by everything that shapes its
+// reply; the fields are length-prefixed so that no two requests share one.
+func requestKey(req ModelRequest) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, f := range []string{req.Model, req.System, req.Prompt, string(req.Format)} {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(f)))
+		h.Write(n[:])
+		h.Write([]byte(f))
+	}
+	for _, x := range []uint64{math.Float64bits(req.TopP), uint64(req.NumPredict)} {
+		binary.LittleEndian.PutUint64(n[:], x)
+		h.Write(n[:])
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }
 
 // format is the schema to pass as Ollama `format` on model calls, or nil.
