@@ -52,6 +52,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/ollamatest"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -735,6 +736,13 @@ func TestE2EGuarded(t *testing.T) {
 			if llm, _ := r.summary["llm_calls"].(float64); llm < 1 || int(llm) != len(calls)-1 {
 				t.Errorf("summary llm_calls = %v, upstream saw %d calls after the first", r.summary["llm_calls"], len(calls)-1)
 			}
+			// What the repair cost is what Ollama counted for the calls
+			// after the first answer, read from its replies.
+			want := proxy.tokensAfter(1)
+			got, _ := r.summary["repair_tokens"].(map[string]any)
+			if want.OutputTokens == 0 || got["prompt"] != float64(want.PromptTokens) || got["output"] != float64(want.OutputTokens) {
+				t.Errorf("summary repair_tokens = %v, Ollama counted prompt %d, output %d for the repair calls", got, want.PromptTokens, want.OutputTokens)
+			}
 			checkDoc(t, story, r.text)
 		case http.StatusUnprocessableEntity:
 			checkFailure(t, resp, b, e2eStoryContract, nil)
@@ -872,6 +880,9 @@ type countingProxy struct {
 	URL   string
 	mu    sync.Mutex
 	calls []string
+	// tokens are Ollama's own prompt_eval_count and eval_count of each
+	// non-streamed model answer, by call.
+	tokens []repair.Usage
 }
 
 func newCountingProxy(t *testing.T, target string) *countingProxy {
@@ -881,12 +892,34 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 		t.Fatal(err)
 	}
 	tr := &http.Transport{}
+	p := &countingProxy{}
 	rp := &httputil.ReverseProxy{
 		Rewrite:       func(pr *httputil.ProxyRequest) { pr.SetURL(u) },
 		Transport:     tr,
 		FlushInterval: -1,
+		ModifyResponse: func(resp *http.Response) error {
+			i, ok := resp.Request.Context().Value(callIndex{}).(int)
+			if !ok || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" {
+				return nil
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+			var counts struct {
+				Prompt int `json:"prompt_eval_count"`
+				Eval   int `json:"eval_count"`
+			}
+			if json.Unmarshal(b, &counts) == nil {
+				p.mu.Lock()
+				p.tokens[i] = repair.Usage{PromptTokens: counts.Prompt, OutputTokens: counts.Eval}
+				p.mu.Unlock()
+			}
+			return nil
+		},
 	}
-	p := &countingProxy{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Counted before the call is forwarded, so that a call is counted
 		// by the time its answer reaches the gateway.
@@ -897,7 +930,9 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 				p.mu.Lock()
 				i = len(p.calls)
 				p.calls = append(p.calls, r.URL.Path)
+				p.tokens = append(p.tokens, repair.Usage{})
 				p.mu.Unlock()
+				r = r.WithContext(context.WithValue(r.Context(), callIndex{}, i))
 			}
 		}
 		start := time.Now()
@@ -914,6 +949,22 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 	})
 	p.URL = srv.URL
 	return p
+}
+
+// callIndex is the context key of a model call's index in countingProxy.
+type callIndex struct{}
+
+// tokensAfter adds up Ollama's token counts of the model calls after the
+// first n.
+func (p *countingProxy) tokensAfter(n int) repair.Usage {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var sum repair.Usage
+	for _, u := range p.tokens[min(n, len(p.tokens)):] {
+		sum.PromptTokens += u.PromptTokens
+		sum.OutputTokens += u.OutputTokens
+	}
+	return sum
 }
 
 func (p *countingProxy) modelCalls() []string {
