@@ -447,6 +447,11 @@ func TestAdminContracts(t *testing.T) {
 	if r2.StatusCode != 200 || !strings.Contains(string(body), `"ANSWER_RANGE"`) {
 		t.Errorf("validate = %d %.300s", r2.StatusCode, body)
 	}
+	// SPEC §3: a syntax error local repair fixes is fixable.
+	r4, body := post(t, gw.URL+"/contracts/json/validate", `{"a": 1,}`, nil)
+	if r4.StatusCode != 200 || !strings.Contains(string(body), `"code":"JSON_SYNTAX"`) || !strings.Contains(string(body), `"fixable":true`) {
+		t.Errorf("validate of a trailing comma = %d %s, want JSON_SYNTAX fixable", r4.StatusCode, body)
+	}
 	r3, body := post(t, gw.URL+"/contracts/nope/validate", "{}", nil)
 	if r3.StatusCode != 404 || !strings.Contains(string(body), `"error"`) {
 		t.Errorf("unknown contract = %d %s", r3.StatusCode, body)

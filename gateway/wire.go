@@ -18,6 +18,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
 )
 
@@ -312,8 +313,7 @@ func contractRoutes(g *echo.Group, routes *middleware.Routes) {
 		if err != nil {
 			return &HTTPError{Code: http.StatusBadRequest, Msg: "reading body: " + err.Error(), Err: err}
 		}
-		res := v.Validate(string(body), params)
-		return c.JSON(http.StatusOK, res.Report)
+		return c.JSON(http.StatusOK, repair.Check(v, string(body), params))
 	})
 }
 

@@ -70,6 +70,16 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	return out
 }
 
+// Check is the violation report on text as the model wrote it, with each
+// violation's fixable saying whether local repair fixes it (SPEC §3). The
+// validators alone cannot say so of a syntax error: only the syntactic
+// repairer can try. What validates answers it (the validate command, the
+// admin validate route), so that a person reading a report learns what the
+// gateway would fix on its own. params must come from v.Params.
+func Check(v *validators.Validator, text string, params validators.Params) validators.Report {
+	return Local(v, text, params).Before
+}
+
 // markSyntaxFixable sets fixable on the JSON_SYNTAX and MULTIPLE_JSON_BLOCKS
 // violations of r: the syntactic repairer, run on the block, made it parse,
 // or one of the blocks validated (SPEC §3: fixable when local repair can fix

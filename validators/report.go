@@ -64,7 +64,11 @@ type Violation struct {
 	Expected any    `json:"expected"`
 	Actual   any    `json:"actual"`
 	Hint     string `json:"hint"`
-	Fixable  bool   `json:"fixable"`
+	// Fixable says local repair fixes the violation without a model
+	// (SPEC §3). Validation sets it for the derivable rules; of a syntax
+	// error or several blocks only repair can tell, and repair.Check sets
+	// it there.
+	Fixable bool `json:"fixable"`
 	// Fix is the patch that makes the violation go away, when Fixable.
 	Fix *PatchOp `json:"fix,omitempty"`
 

@@ -126,6 +126,37 @@ func TestValidateStdinAndSchema(t *testing.T) {
 	}
 }
 
+// TestValidateSyntaxFixable checks SPEC §3 on the command line: a syntax
+// error that local repair fixes is reported fixable, one it cannot fix is
+// not, and neither changes the exit code.
+func TestValidateSyntaxFixable(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     bool
+	}{
+		{"trailing comma", `{"a": 1,}`, true},
+		{"missing colon", `{"name" "Alice", "age" 30}`, true},
+		{"truncated", `{"a": "x" "b": [1, 2`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, _ := runCLI(t, tt.in, "validate", "--contract", "json", "-")
+			var r struct {
+				Violations []struct {
+					Code    string `json:"code"`
+					Fixable bool   `json:"fixable"`
+				} `json:"violations"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil || code != 1 || len(r.Violations) == 0 {
+				t.Fatalf("validate %q = exit %d, %s (%v); want exit 1 and a report", tt.in, code, out, err)
+			}
+			if v := r.Violations[0]; v.Fixable != tt.want {
+				t.Errorf("validate %q: %s fixable = %v, want %v", tt.in, v.Code, v.Fixable, tt.want)
+			}
+		})
+	}
+}
+
 func TestRepairOffline(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "report.json")
 	code, out, _ := runCLI(t, "", "repair", "--offline", "--contract", "mcq", "--report", report, "../../examples/mcq-broken.txt")

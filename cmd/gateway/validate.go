@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+
+	"github.com/contractgateway/gateway/repair"
 )
 
 // cmdValidate implements `gateway validate`: the report on stdout, exit 0
@@ -22,11 +24,11 @@ func cmdValidate(args []string, getenv func(string) string, stdin io.Reader, std
 	if err != nil {
 		return err
 	}
-	res := v.Validate(string(in), params)
-	if err := writeJSON(stdout, res.Report); err != nil {
+	report := repair.Check(v, string(in), params)
+	if err := writeJSON(stdout, report); err != nil {
 		return err
 	}
-	if !res.Report.Valid {
+	if !report.Valid {
 		return &exitError{code: 1}
 	}
 	return nil
