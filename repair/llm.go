@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -166,7 +167,7 @@ func requestKey(req ModelRequest) [sha256.Size]byte {
 	for _, f := range []string{req.Model, req.System, req.Prompt, string(req.Format)} {
 		binary.LittleEndian.PutUint64(n[:], uint64(len(f)))
 		h.Write(n[:])
-		h.Write([]byte(f))
+		io.WriteString(h, f)
 	}
 	for _, x := range []uint64{math.Float64bits(req.TopP), uint64(req.NumPredict)} {
 		binary.LittleEndian.PutUint64(n[:], x)
