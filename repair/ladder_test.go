@@ -362,6 +362,18 @@ func TestRun(t *testing.T) {
 				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
 		},
 		{
+			// The repair reply rewrote an item it was not asked about; the
+			// re-run's answer would get the same reply again, which is read
+			// again without a call, and its merge is not counted twice.
+			name: "a reply read again is not merged into the counts again",
+			v:    mcq, text: answer3,
+			script: []step{{rewrite: []int{0}}, unchanged},
+			reruns: []string{answer3},
+			want: ladderResult{Status: StatusFailed, LLMCalls: 3, Rungs: []string{"local", "llm_repair", "merge", "partial_regeneration", "rerun:0.3", "fallback:error"},
+				Restored: 1, Doc: "nil", Codes: []string{"ANSWER_RANGE"}, Reruns: []float64{0.3},
+				Sent: []sent{repairCall(violAnswer3), partialCall(violAnswer3)}},
+		},
+		{
 			name: "re-run answers validly",
 			v:    mcq, text: answer3,
 			script: []step{unchanged, unchanged},

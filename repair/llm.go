@@ -140,23 +140,24 @@ func (l *ladder) call(ctx context.Context, rung string, do func(ctx context.Cont
 
 // complete makes one repair or regeneration call, or, for a call at
 // temperature 0 the ladder has made before, answers the reply it got then
-// without a call.
-func (l *ladder) complete(ctx context.Context, rung string, req ModelRequest) (string, bool) {
+// without a call; again says so, so that what the reply cost or undid is
+// not counted twice.
+func (l *ladder) complete(ctx context.Context, rung string, req ModelRequest) (text string, again, ok bool) {
 	var key [sha256.Size]byte
 	if req.Temperature == 0 {
 		key = requestKey(req)
 		if text, ok := l.greedy[key]; ok {
-			return text, true
+			return text, true, true
 		}
 	}
-	text, ok := l.call(ctx, rung, func(ctx context.Context) (Reply, error) { return l.job.Model.Complete(ctx, req) })
+	text, ok = l.call(ctx, rung, func(ctx context.Context) (Reply, error) { return l.job.Model.Complete(ctx, req) })
 	if ok && req.Temperature == 0 {
 		if l.greedy == nil {
 			l.greedy = map[[sha256.Size]byte]string{}
 		}
 		l.greedy[key] = text
 	}
-	return text, ok
+	return text, false, ok
 }
 
 // requestKey identifies a model request by everything that shapes its
@@ -333,7 +334,7 @@ func noJSON(a attempt) bool {
 // its reply after local repair and merge; false when the call failed.
 func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) {
 	original := base.original()
-	reply, ok := l.complete(ctx, "llm_repair", ModelRequest{
+	reply, again, ok := l.complete(ctx, "llm_repair", ModelRequest{
 		Model:       l.job.ModelName,
 		System:      systemPrompt(l.policy.RepairPrompt),
 		Prompt:      RepairPayload(base.report, original),
@@ -350,9 +351,11 @@ func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) 
 		items := mergeItems(l.job.Validator, l.array, base.doc, a.doc, base.report)
 		fields := mergeFields(l.job.Validator, l.array, base.doc, a.doc, base.report)
 		if items+fields > 0 {
-			l.out.Restored += items
-			l.out.RestoredFields += fields
-			l.out.Rungs = append(l.out.Rungs, "merge")
+			if !again {
+				l.out.Restored += items
+				l.out.RestoredFields += fields
+				l.out.Rungs = append(l.out.Rungs, "merge")
+			}
 			a = l.recheck(a.doc, a.changes)
 		}
 	}
@@ -380,7 +383,7 @@ func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int, 
 	if l.format() != nil {
 		format = scopedFormat(l.format(), l.array, indices)
 	}
-	reply, ok := l.complete(ctx, "llm_repair_scoped", ModelRequest{
+	reply, again, ok := l.complete(ctx, "llm_repair_scoped", ModelRequest{
 		Model:       l.job.ModelName,
 		System:      RepairSystemPrompt,
 		Prompt:      ScopedPayload(itemArrayName(l.array), indices, sent, items),
@@ -404,7 +407,7 @@ func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int, 
 	if !ok {
 		return attempt{}, false
 	}
-	if n := mergeFields(l.job.Validator, l.array, base.doc, doc, base.report); n > 0 {
+	if n := mergeFields(l.job.Validator, l.array, base.doc, doc, base.report); n > 0 && !again {
 		l.out.RestoredFields += n
 		l.out.Rungs = append(l.out.Rungs, "merge")
 	}
@@ -452,7 +455,7 @@ func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
 	}
 	current := l.best.original()
 	prompt := PartialPrompt(l.job.Prompt, itemArrayName(l.array), indices, violationsIn(l.array, l.best.report, indices), current)
-	reply, ok := l.complete(ctx, "partial_regeneration", ModelRequest{
+	reply, _, ok := l.complete(ctx, "partial_regeneration", ModelRequest{
 		Model:       l.job.ModelName,
 		Prompt:      prompt,
 		Format:      l.format(),
