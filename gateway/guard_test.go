@@ -458,6 +458,29 @@ func TestAdminContracts(t *testing.T) {
 	}
 }
 
+// TestAdminValidateBodyLimit: a body over max_body_bytes sent to the
+// validate route gets the one 413 whether its length was declared or it
+// came chunked.
+func TestAdminValidateBodyLimit(t *testing.T) {
+	up := &scriptedUpstream{answers: []string{`{}`}}
+	gw := newGuardedGateway(t, up, func(c *config.Config) { c.MaxBodyBytes = 1000 })
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(strings.Repeat(" ", 5000) + "{}")
+		if chunked {
+			body = io.MultiReader(body) // no length: sent chunked
+		}
+		resp, err := http.Post(gw.URL+"/contracts/json/validate", "application/json", body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if want := `{"error":"request body too large: the limit is 1000 bytes"}`; resp.StatusCode != http.StatusRequestEntityTooLarge || strings.TrimSpace(string(b)) != want {
+			t.Errorf("chunked %v: %d %s, want 413 %s", chunked, resp.StatusCode, b, want)
+		}
+	}
+}
+
 // TestGuardNegativeBudgetMeansLocalOnly: a negative max_llm_calls in the
 // config allows no model call at all; the content fault ends in 422 after
 // the one upstream answer.

@@ -311,7 +311,7 @@ func contractRoutes(g *echo.Group, routes *middleware.Routes) {
 		}
 		body, err := io.ReadAll(c.Request().Body)
 		if err != nil {
-			return &HTTPError{Code: http.StatusBadRequest, Msg: "reading body: " + err.Error(), Err: err}
+			return middleware.BodyReadError(err)
 		}
 		return c.JSON(http.StatusOK, repair.Check(v, string(body), params))
 	})

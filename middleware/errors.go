@@ -128,6 +128,24 @@ func AsHTTPError(err error) *HTTPError {
 	return &HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error", Err: err}
 }
 
+// BodyReadError maps a failure to read a request body to what the client
+// sees: a body over the limit stays an *http.MaxBytesError (AsHTTPError
+// makes it the one 413), a client that stopped sending is 408, anything
+// else 400. Every handler that reads a body whole answers the same way.
+func BodyReadError(err error) error {
+	var (
+		mbe *http.MaxBytesError
+		te  interface{ Timeout() bool }
+	)
+	switch {
+	case errors.As(err, &mbe):
+		return err
+	case errors.As(err, &te) && te.Timeout():
+		return &HTTPError{Code: http.StatusRequestTimeout, Msg: "request body timeout: the client stopped sending", Err: err}
+	}
+	return &HTTPError{Code: http.StatusBadRequest, Msg: "reading request body failed", Err: err}
+}
+
 // ctxKeyError is where WriteError leaves the error for the request's log
 // line (see LoggedError).
 const ctxKeyError = "contractgateway.error"

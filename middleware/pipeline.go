@@ -135,17 +135,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	}
 	raw, err := io.ReadAll(body)
 	if err != nil {
-		var (
-			mbe *http.MaxBytesError
-			te  interface{ Timeout() bool }
-		)
-		switch {
-		case errors.As(err, &mbe):
-			return nil, false, err
-		case errors.As(err, &te) && te.Timeout():
-			return nil, false, &HTTPError{Code: http.StatusRequestTimeout, Msg: "request body timeout: the client stopped sending", Err: err}
-		}
-		return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: "reading request body failed", Err: err}
+		return nil, false, BodyReadError(err)
 	}
 	r, err := cd.Decode(raw)
 	if err != nil {
