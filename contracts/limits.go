@@ -24,9 +24,13 @@ type SchemaLimits struct {
 // about a tenth of a second (4,096 flat properties: ≈ 150 ms here).
 var DefaultSchemaLimits = SchemaLimits{MaxBytes: 256 << 10, MaxDepth: 32, MaxSubschemas: 4096}
 
+// LimitExpanded is the SchemaLimitError.Limit of a schema whose expanded
+// size (SchemaCost) is over DefaultMaxSchemaCost.
+const LimitExpanded = "expanded"
+
 // SchemaLimitError says which limit a schema is over.
 type SchemaLimitError struct {
-	// Limit is "bytes", "depth" or "subschemas".
+	// Limit is "bytes", "depth", "subschemas" or LimitExpanded.
 	Limit string
 	Max   int
 	// Got is the schema's figure, or Max+1 when counting stopped there.
@@ -34,6 +38,9 @@ type SchemaLimitError struct {
 }
 
 func (e *SchemaLimitError) Error() string {
+	if e.Limit == LimitExpanded {
+		return fmt.Sprintf("schema too complex: expands to more than %d subschemas through $ref and allOf/anyOf/oneOf", e.Max)
+	}
 	return fmt.Sprintf("schema too large: %s over the limit of %d", e.Limit, e.Max)
 }
 

@@ -166,6 +166,9 @@ func requestID(c echo.Context) string {
 
 // resolve finds the route: nil when the request is not guarded.
 func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
+	if err := c.Request().Context().Err(); err != nil {
+		return nil, AsHTTPError(err) // gone already: compile no schema for no one
+	}
 	h := c.Request().Header
 	route, err := g.Resolver.Resolve(Lookup{Contract: h.Get("X-Contract"), Params: h.Get("X-Contract-Params"),
 		Model: x.client.Model, Schema: x.client.Schema})
@@ -326,6 +329,9 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) 
 // ladder runs the repair ladder on the first answer. It returns nil when
 // the caller went away: nothing was learnt about the model.
 func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.Outcome {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil // the client left during the first answer: validate nothing
+	}
 	route := x.route
 	allow, done := true, func(bool) {}
 	if g.RepairGate != nil {

@@ -208,6 +208,8 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		})
 		var le *contracts.SchemaLimitError
 		switch {
+		case errors.As(err, &le) && le.Limit == contracts.LimitExpanded:
+			return nil, fmt.Errorf("format %v", le)
 		case errors.As(err, &le):
 			return nil, fmt.Errorf("format: %v (a client's schema may have at most %d bytes, nesting %d deep, %d subschemas)",
 				le, contracts.DefaultSchemaLimits.MaxBytes, contracts.DefaultSchemaLimits.MaxDepth, contracts.DefaultSchemaLimits.MaxSubschemas)
