@@ -105,7 +105,7 @@ func scopedOriginal(array string, doc *strictjson.Value, indices []int) (string,
 		if it == nil {
 			return "", false
 		}
-		obj.Members = append(obj.Members, strictjson.Member{Key: itemKey(name, i), KeyOffset: -1, Value: it.Clone()})
+		obj.Set(itemKey(name, i), it.Clone())
 	}
 	return string(strictjson.MarshalIndent(obj, "  ")), true
 }

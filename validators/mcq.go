@@ -557,19 +557,11 @@ func mcqUnknownWeights(n int) string {
 // and hard set to counts, every other member and the member order kept, so
 // that the fix changes nothing but the three numbers.
 func mcqReplaceCounts(prof *strictjson.Value, counts [3]int) json.RawMessage {
-	out := &strictjson.Value{Kind: strictjson.KindObject, Offset: -1}
-	for _, mem := range prof.Members {
-		if k := slices.Index(mcqProfileKeys[:], mem.Key); k >= 0 {
-			mem.Value = strictjson.Int(int64(counts[k]))
-		}
-		mem.KeyOffset = -1
-		out.Members = append(out.Members, mem)
-	}
-	// A missing count is derived like a wrong one, added after the others.
+	out := strictjson.Object(slices.Clone(prof.Members)...)
+	// Set keeps a present count in its place; a missing count is derived
+	// like a wrong one and added after the others.
 	for k, key := range mcqProfileKeys {
-		if !prof.Has(key) {
-			out.Members = append(out.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: strictjson.Int(int64(counts[k]))})
-		}
+		out.Set(key, strictjson.Int(int64(counts[k])))
 	}
 	return json.RawMessage(strictjson.Marshal(out))
 }
