@@ -1,3 +1,9 @@
+// Package syntax turns a model's broken JSON text into strict JSON without
+// knowing any contract: it finds the value among think sections, fences and
+// prose, fixes each syntax fault where the one linear scan meets it, and
+// records every edit as a Change, so that the repair ladder above it can
+// report what was changed and why. The only value it ever writes is null
+// for a member whose value the model left out.
 package syntax
 
 import (
