@@ -16,8 +16,8 @@ import (
 // FuzzParse checks Parse against encoding/json and checks the canonical
 // encoding against Parse.
 //
-// encoding/json's scanner differs from RFC 8259 as SPEC §2 reads it in
-// exactly two ways: it accepts invalid UTF-8 inside strings (Unmarshal
+// encoding/json's scanner differs from RFC 8259 with Parse's restrictions
+// in exactly two ways: it accepts invalid UTF-8 inside strings (Unmarshal
 // turns it into U+FFFD) and it accepts duplicate object keys. Both use the
 // same nesting limit (MaxDepth). So for input that is valid UTF-8, Parse
 // must accept exactly what json.Valid accepts, except documents with a

@@ -95,7 +95,7 @@ func trimmed(text string, start, end int) Extraction {
 	return Extraction{Text: t, Offset: off}
 }
 
-// Extract finds the one JSON value in a model's output (SPEC §2): think
+// Extract finds the one JSON value in a model's output: think
 // sections are removed first; then one ```json block is taken, else one
 // ``` block without a tag, else the bare text. Two or more ```json blocks,
 // or two or more plain blocks when there is no ```json block, are

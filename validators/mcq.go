@@ -7,8 +7,16 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 )
 
-// mcqRules is the "mcq" rule pack: rules C1–C7 of seed 000 plus the derived
-// rules of SPEC §4. The schema has already checked types; every rule here
+// mcqRules is the "mcq" rule pack. Its rules are named C1–C7 in the code:
+// C1 the meta values derived from the questions (question_count,
+// difficulty_profile, test_duration_minutes), C2 the number of options and
+// the answer index, C3 weight 1/2/3 as cognitive level
+// Reproduction/Application/Analysis, C4 the extended explanation (null for
+// weight 1, else title, 2 to 6 steps and content), C5 question ids
+// Q001, Q002, … and the "1. " numbering of question texts, C6 distinct and
+// specific options (no "all of the above"), C7 multi-line code in a fence
+// with a language, its lines numbered "1: ", "2: ", …. The caller's
+// question_count and difficulty add rules of their own. The schema has already checked types; every rule here
 // skips values of the wrong type silently, because the schema reports them
 // and a second violation for the same defect would only confuse a repair.
 //
@@ -97,7 +105,7 @@ func (m *mcqRules) Check(doc *strictjson.Value, p Params, e *Emitter) {
 	w := mcqCollectWeights(items)
 
 	// The number of questions the document must end up with: the caller's
-	// when given, else the one it has (seed 000: derive from the length).
+	// when given, else the one it has: counts derive from the questions.
 	target, haveTarget := cfg.count, cfg.count > 0
 	if !haveTarget && haveQs {
 		target, haveTarget = len(items), true

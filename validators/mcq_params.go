@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// mcqParams are the question-set settings of SPEC §4, parsed.
+// mcqParams are the question-set settings a caller may give, parsed.
 type mcqParams struct {
 	options          string // "A", "B" or "C"
 	minOpts, maxOpts int

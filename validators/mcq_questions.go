@@ -220,8 +220,8 @@ func (f *firstSeen) add(items []*strictjson.Value, j int, text string) int {
 	return -1
 }
 
-// foldKey is s under full Unicode case folding (SPEC §4: options are
-// distinct "after case folding"): "Weniger gießen" and "WENIGER GIESSEN"
+// foldKey is s under full Unicode case folding (options must be distinct
+// after case folding): "Weniger gießen" and "WENIGER GIESSEN"
 // fold to the same text, which simple folding (strings.EqualFold) misses.
 // A Caser keeps state between calls, so each call makes its own; ASCII
 // text, almost every option, folds by lowering its letters, without one.

@@ -86,7 +86,7 @@ type Result struct {
 	Extraction Extraction
 }
 
-// Validate runs the whole pipeline of SPEC §1 on raw model text: think
+// Validate runs the whole validation on raw model text: think
 // sections removed, one JSON value extracted, strictly parsed, shape
 // normalised, then schema and rule packs. params must come from Params.
 func (v *Validator) Validate(text string, params Params) Result {
@@ -160,7 +160,7 @@ func (v *Validator) report(vs []Violation) Report {
 	return r
 }
 
-// normalize applies the contract's shape rules (seed 004): unwrap a
+// normalize applies the contract's shape rules: unwrap a
 // {"data": …} style wrapper, wrap a lone object where an array is expected.
 // A wrapper holding one object where the contract wants an array is first
 // unwrapped, then its object wrapped ({"link_plan": {…}} → [{…}]): wrapping
