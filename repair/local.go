@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -49,7 +48,7 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	// container contract wants: syntactic repair unwraps it.
 	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
 	if res.Doc == nil || stringified {
-		doc, changes, report, truncated := recoverSyntax(v, text, params, res.Report)
+		doc, changes, report, truncated := recoverSyntax(v, res.Answer, params, res.Report)
 		if doc != nil && res.Doc == nil {
 			markSyntaxFixable(&out.Before)
 		}
@@ -95,15 +94,17 @@ func markSyntaxFixable(r *validators.Report) {
 }
 
 // recoverSyntax handles a report whose document could not be parsed: it
-// chooses among several blocks, or repairs the text's syntax.
-func recoverSyntax(v *validators.Validator, text string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
+// chooses among several blocks, or repairs the text's syntax. answer is the
+// model's text without its think sections (validators.Result.Answer), so
+// that they are read once per text.
+func recoverSyntax(v *validators.Validator, answer string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
 	if hasCode(before, "MULTIPLE_JSON_BLOCKS") {
-		if doc, changes, report, ok := chooseBlock(v, text, params); ok {
+		if doc, changes, report, ok := chooseBlock(v, answer, params); ok {
 			return doc, changes, report, false
 		}
 		return nil, nil, before, false
 	}
-	sr, err := syntax.Repair([]byte(extract.StripThink(text)), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
+	sr, err := syntax.Repair([]byte(answer), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
 	if err != nil {
 		return nil, nil, before, false
 	}
@@ -159,9 +160,9 @@ func shapeChanges(r validators.Report) []Change {
 // version: …"), so a later valid block supersedes an earlier one,
 // even a valid one. The choice is a change (choose_block: how many blocks,
 // which one, 1-based). False when no block validates: the text stays
-// MULTIPLE_JSON_BLOCKS.
-func chooseBlock(v *validators.Validator, text string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
-	jsonBlocks, plain, _ := validators.Candidates(extract.StripThink(text))
+// MULTIPLE_JSON_BLOCKS. answer is the text without its think sections.
+func chooseBlock(v *validators.Validator, answer string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
+	jsonBlocks, plain, _ := validators.Candidates(answer)
 	blocks := jsonBlocks
 	if len(blocks) == 0 {
 		blocks = plain

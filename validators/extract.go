@@ -102,7 +102,13 @@ func trimmed(text string, start, end int) Extraction {
 // MULTIPLE_JSON_BLOCKS; nothing at all is NO_JSON_BLOCK. On a violation the
 // returned Extraction is the zero value.
 func Extract(text string) (Extraction, *Violation) {
-	js, plain, bare := Candidates(extract.StripThink(text))
+	return extractAnswer(extract.StripThink(text))
+}
+
+// extractAnswer is Extract on text whose think sections are already
+// removed.
+func extractAnswer(answer string) (Extraction, *Violation) {
+	js, plain, bare := Candidates(answer)
 	switch {
 	case len(js) == 1:
 		return js[0], nil
