@@ -26,13 +26,14 @@ import (
 )
 
 // Shape says which top-level JSON shape the contract expects and which
-// harmless deviations are normalised locally (seed 004's stages).
+// harmless deviations are normalised locally, before the schema applies.
 type Shape struct {
 	// Expect is "object", "array" or "any" (the zero value means "any").
 	Expect string `json:"expect,omitempty"`
 	// Unwrap lists wrapper keys ("data", "link_plan"): an object with one of
 	// them, whose value has the expected shape, is replaced by that value
-	// (seed 004 takes parsed["data"] whatever else the object holds).
+	// whatever else the object holds, as a caller reading parsed["data"]
+	// would.
 	Unwrap []string `json:"unwrap,omitempty"`
 	// WrapSingle wraps a lone object in an array when Expect is "array".
 	WrapSingle bool `json:"wrap_single,omitempty"`
@@ -43,14 +44,15 @@ type Policy struct {
 	// MaxRepairs is the number of LLM repair calls (rung 2). Zero means none.
 	MaxRepairs int `json:"max_repairs"`
 	// RepairPrompt names the system prompt of LLM repair: "repair-engine"
-	// (seed 000, the default) or "only-valid-json" (seed 002).
+	// (the default: fix the listed violations, change nothing else) or
+	// "only-valid-json" (a short retry asking for valid JSON only).
 	RepairPrompt string `json:"repair_prompt,omitempty"`
 	// PartialRegeneration enables rung 3 for contracts with an ItemArray.
 	PartialRegeneration bool `json:"partial_regeneration,omitempty"`
 	// ScopedRepair makes the first LLM repair call item-scoped when every
 	// remaining error sits inside items of the ItemArray (or is one that
 	// local repair re-derives from them, such as a count): only those items
-	// and their violations are sent, with seed 000's repair prompt, and only
+	// and their violations are sent, with the repair-engine prompt, and only
 	// they are taken back. A scoped call costs tokens in proportion to the
 	// broken items rather than to the document, and the items not sent
 	// cannot change. It needs an ItemArray; false (the default) sends the
@@ -61,8 +63,8 @@ type Policy struct {
 	ScopedRepair bool `json:"scoped_repair,omitempty"`
 	// Temperatures is the re-run schedule (rung 4); empty means no re-run.
 	Temperatures []float64 `json:"temperatures,omitempty"`
-	// ScheduleFirst makes the first attempt part of the schedule (seed
-	// 001: "3 attempts at 0.3/0.2/0.1"): when the client set no
+	// ScheduleFirst makes the first attempt part of the schedule (0.3/0.2/0.1
+	// is then three attempts in all, not four): when the client set no
 	// temperature, the first request goes out at Temperatures[0] and the
 	// re-runs use the rest. False (the default): the first attempt keeps
 	// the client's options and every temperature is a re-run.
@@ -187,7 +189,7 @@ func Load(fsys fs.FS, dir string) (*Contract, error) {
 }
 
 // FromSchema builds the ad-hoc, schema-only contract that guards a request
-// which carries a JSON Schema as Ollama `format` (SPEC §8). Its fallback is
+// which carries a JSON Schema as Ollama `format`. Its fallback is
 // best_effort: an app that worked before never gets an error it did not get
 // before. The schema is a client's: one over DefaultSchemaLimits is refused
 // with a *SchemaLimitError before anything is compiled.

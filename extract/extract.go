@@ -1,7 +1,7 @@
 // Package extract finds what surrounds the JSON in a model's text: the
 // reasoning sections thinking models write ("<think>…</think>") and
 // Markdown code fences. It is the one reading of both that the rest of the
-// gateway shares: validators takes the JSON value from it (SPEC §2), and
+// gateway shares: validators takes the JSON value from it, and
 // the syntactic repairer skips the same sections and fences when it looks
 // for a broken document in prose. Which fence tags announce JSON is each
 // caller's choice: strict extraction wants "json", repair also takes

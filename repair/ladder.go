@@ -32,7 +32,7 @@ type Model interface {
 }
 
 // Reply is one model answer: its text and what it cost. Tokens are the
-// measure of a repair's cost on a local model (SPEC §6): the time a call
+// measure of a repair's cost on a local model: the time a call
 // takes is mostly the tokens the model must write.
 type Reply struct {
 	Text string
@@ -70,7 +70,7 @@ type ModelRequest struct {
 }
 
 // DefaultMaxLLMCalls is the budget of model calls of one job when
-// Job.MaxLLMCalls is zero (SPEC §1: max_llm_calls, default 6).
+// Job.MaxLLMCalls is zero (the max_llm_calls setting's default).
 const DefaultMaxLLMCalls = 6
 
 // Job is one guarded response to bring into contract.
@@ -168,7 +168,8 @@ type Outcome struct {
 //     budget. The schedule lists re-runs, unless the first answer was
 //     already asked at its first temperature (Job.FirstScheduled, from
 //     Policy.ScheduleFirst): then the re-runs use the rest, and
-//     oracle-score's 0.3/0.2/0.1 is seed 001's three attempts exactly;
+//     oracle-score's 0.3/0.2/0.1 is three attempts in all, the first
+//     answer included;
 //  5. the fallback.
 //
 // Every model call counts against the job's budget; when it or ctx runs out

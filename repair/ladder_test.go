@@ -528,9 +528,9 @@ func TestRun(t *testing.T) {
 	}
 }
 
-// TestPromptsVerbatim checks the prompts against the seed texts, copied
-// verbatim into testdata: seed 000's repair system prompt and partial
-// regeneration instruction, seed 002's retry text.
+// TestPromptsVerbatim checks the prompts byte for byte against the
+// reference texts in testdata: the repair system prompt, the partial
+// regeneration instruction and the only-valid-json retry text.
 func TestPromptsVerbatim(t *testing.T) {
 	tests := []struct {
 		file string

@@ -330,7 +330,7 @@ func noJSON(a attempt) bool {
 	return a.doc == nil && len(a.raw) > maxProseRepair && slices.Contains(a.report.Codes(), "NO_JSON_BLOCK")
 }
 
-// wholeRepair is one whole-document repair call (seed 000's payload) and
+// wholeRepair is one whole-document repair call (RepairPayload) and
 // its reply after local repair and merge; false when the call failed.
 func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) {
 	original := base.original()
@@ -362,7 +362,7 @@ func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) 
 	return a, true
 }
 
-// scopedRepair is one item-scoped repair call (SPEC §6): seed 000's system
+// scopedRepair is one item-scoped repair call: the repair system
 // prompt, a payload of only the named items and their violations, and only
 // those items taken back and spliced into base, whose other items stay
 // byte-identical; inside a taken item, only what its violations allow may
@@ -434,8 +434,8 @@ func sameErrors(a, b validators.Report) bool {
 // in items of the item array, one call regenerates exactly those items;
 // only they are taken from the reply and spliced into the best attempt,
 // whose other items stay byte-identical, then rung 1 re-derives ids,
-// numbering and meta. Seed 000 gives the instruction as the user message,
-// so the call has no system prompt; it uses the repair call's options
+// numbering and meta. The instruction is the user message, whole, so the
+// call has no system prompt; it uses the repair call's options
 // (temperature 0, top_p 1): the violations shown say what to write, and a
 // deterministic answer keeps the rung reproducible.
 func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
@@ -506,7 +506,7 @@ func parseReply(text string, container bool) (*strictjson.Value, bool) {
 }
 
 // rerun is rung 4: the original request again at each temperature of the
-// schedule. Each answer enters the ladder again (SPEC §1): local repair,
+// schedule. Each answer enters the ladder again: local repair,
 // then LLM repair and partial regeneration as the policy allows, all within
 // the same budget, so a re-run that is nearly right is finished rather than
 // thrown away.

@@ -1,5 +1,5 @@
 // Package repair turns invalid model output into contract-valid JSON, cheapest
-// rung first (SPEC §1): local repair without a model (syntax, lossless
+// rung first: local repair without a model (syntax, lossless
 // coercion, derivable fixes), then — through a one-method Model interface —
 // LLM repair (item-scoped when the errors sit in items, then the whole
 // document, each reply blind-merged field by field), partial regeneration
@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -49,7 +48,7 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	// container contract wants: syntactic repair unwraps it.
 	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
 	if res.Doc == nil || stringified {
-		doc, changes, report, truncated := recoverSyntax(v, text, params, res.Report)
+		doc, changes, report, truncated := recoverSyntax(v, res.Answer, params, res.Report)
 		if doc != nil && res.Doc == nil {
 			markSyntaxFixable(&out.Before)
 		}
@@ -71,7 +70,7 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 }
 
 // Check is the violation report on text as the model wrote it, with each
-// violation's fixable saying whether local repair fixes it (SPEC §3). The
+// violation's fixable saying whether local repair fixes it. The
 // validators alone cannot say so of a syntax error: only the syntactic
 // repairer can try. What validates answers it (the validate command, the
 // admin validate route), so that a person reading a report learns what the
@@ -82,8 +81,7 @@ func Check(v *validators.Validator, text string, params validators.Params) valid
 
 // markSyntaxFixable sets fixable on the JSON_SYNTAX and MULTIPLE_JSON_BLOCKS
 // violations of r: the syntactic repairer, run on the block, made it parse,
-// or one of the blocks validated (SPEC §3: fixable when local repair can fix
-// it). A copy of the violations is changed, so that
+// or one of the blocks validated (fixable means local repair can fix it). A copy of the violations is changed, so that
 // reports sharing them stay as they were.
 func markSyntaxFixable(r *validators.Report) {
 	vs := append([]validators.Violation(nil), r.Violations...)
@@ -96,15 +94,17 @@ func markSyntaxFixable(r *validators.Report) {
 }
 
 // recoverSyntax handles a report whose document could not be parsed: it
-// chooses among several blocks, or repairs the text's syntax.
-func recoverSyntax(v *validators.Validator, text string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
+// chooses among several blocks, or repairs the text's syntax. answer is the
+// model's text without its think sections (validators.Result.Answer), so
+// that they are read once per text.
+func recoverSyntax(v *validators.Validator, answer string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
 	if hasCode(before, "MULTIPLE_JSON_BLOCKS") {
-		if doc, changes, report, ok := chooseBlock(v, text, params); ok {
+		if doc, changes, report, ok := chooseBlock(v, answer, params); ok {
 			return doc, changes, report, false
 		}
 		return nil, nil, before, false
 	}
-	sr, err := syntax.Repair([]byte(extract.StripThink(text)), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
+	sr, err := syntax.Repair([]byte(answer), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
 	if err != nil {
 		return nil, nil, before, false
 	}
@@ -130,7 +130,7 @@ func recoverSyntax(v *validators.Validator, text string, params validators.Param
 	return doc, append(sr.Changes, shapeChanges(report)...), report, false
 }
 
-// Fixers of shape normalisation (seed 004), recorded from the validator's
+// Fixers of shape normalisation, recorded from the validator's
 // SHAPE_UNWRAPPED and SHAPE_WRAPPED warnings: the validator normalises the
 // shape while it checks, and repair reports it like any other edit.
 const (
@@ -157,12 +157,12 @@ func shapeChanges(r validators.Report) []Change {
 // chooseBlock picks, among several candidate blocks, the last one that
 // validates against the contract (after local repair): models write a draft
 // first and the corrected block last ("First attempt: … Corrected
-// version: …", SPEC §2), so a later valid block supersedes an earlier one,
+// version: …"), so a later valid block supersedes an earlier one,
 // even a valid one. The choice is a change (choose_block: how many blocks,
 // which one, 1-based). False when no block validates: the text stays
-// MULTIPLE_JSON_BLOCKS.
-func chooseBlock(v *validators.Validator, text string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
-	jsonBlocks, plain, _ := validators.Candidates(extract.StripThink(text))
+// MULTIPLE_JSON_BLOCKS. answer is the text without its think sections.
+func chooseBlock(v *validators.Validator, answer string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
+	jsonBlocks, plain, _ := validators.Candidates(answer)
 	blocks := jsonBlocks
 	if len(blocks) == 0 {
 		blocks = plain

@@ -210,7 +210,7 @@ func TestLocalUnwrapsStringifiedDocument(t *testing.T) {
 }
 
 // TestLocalRecordsShapeChanges checks that shape normalisation is reported
-// as changes (SPEC §5), in the order made: unwrap, then wrap.
+// as changes, in the order made: unwrap, then wrap.
 func TestLocalRecordsShapeChanges(t *testing.T) {
 	v, err := validators.Builtin("link-plan")
 	if err != nil {
@@ -247,7 +247,7 @@ func TestLocalRecordsShapeChanges(t *testing.T) {
 	}
 }
 
-// TestLocalSyntaxFixable checks SPEC §3: a JSON_SYNTAX violation is fixable
+// TestLocalSyntaxFixable checks that a JSON_SYNTAX violation is fixable
 // when the syntactic repairer makes the block parse, and not otherwise.
 func TestLocalSyntaxFixable(t *testing.T) {
 	v, err := validators.Builtin("json")

@@ -114,8 +114,8 @@ func violationsIn(array string, r validators.Report, indices []int) []validators
 }
 
 // mergeItems restores, in reply, the items of the item array that the report
-// sent to the model gave no cause to change (seed 003: the model never gets
-// to change what must be preserved). base is the document the model was
+// sent to the model gave no cause to change (the blind merge: the model
+// never gets to change what must be preserved). base is the document the model was
 // given, sent the report about it. reply is changed in place; the number of
 // restored items is returned. An item that a violation outside the items
 // lets the fix reach (validators.FixScope.ItemFields) is left to
@@ -244,7 +244,7 @@ func splice(array string, doc *strictjson.Value, repl map[int]*strictjson.Value)
 	return out, true
 }
 
-// mergeFields is the field-level blind merge (seed 003) inside the items the
+// mergeFields is the field-level blind merge inside the items the
 // report sent gave cause to change: only the members its violations name,
 // those each violation's code declares its fix may touch, and those a
 // violation outside the items lets its fix set in any item

@@ -9,9 +9,9 @@ import (
 	"github.com/contractgateway/gateway/validators"
 )
 
-// RepairSystemPrompt is the system prompt of LLM repair (rung 2): seed 000's
-// "Repair-Systemprompt", verbatim. Models are tuned against its exact
-// wording in the field, so it is never paraphrased or extended here.
+// RepairSystemPrompt is the system prompt of LLM repair (rung 2). Models
+// are tuned against its exact wording in the field, so it is never
+// paraphrased or extended here; TestPromptsVerbatim pins its bytes.
 const RepairSystemPrompt = "You are a JSON repair engine.\n" +
 	"You will receive:\n" +
 	"1) A violation report describing exactly what is invalid.\n" +
@@ -25,7 +25,8 @@ const RepairSystemPrompt = "You are a JSON repair engine.\n" +
 	"- Ensure strict JSON validity (no trailing commas, no unescaped newlines)."
 
 // OnlyValidJSONPrompt is the system prompt of LLM repair for contracts whose
-// policy names "only-valid-json": seed 002's retry text, verbatim.
+// policy names "only-valid-json": a short retry asking for valid JSON
+// only, kept byte for byte like RepairSystemPrompt.
 const OnlyValidJSONPrompt = "Your previous response was invalid JSON. Please respond ONLY with valid JSON."
 
 // Repair prompt names of contracts.Policy.RepairPrompt.
@@ -43,7 +44,7 @@ func systemPrompt(name string) string {
 	return RepairSystemPrompt
 }
 
-// RepairPayload is the user message of one LLM repair call (seed 000):
+// RepairPayload is the user message of one LLM repair call:
 //
 //	VIOLATION_REPORT:
 //	<report json>
@@ -57,10 +58,11 @@ func RepairPayload(report validators.Report, original string) string {
 	return "VIOLATION_REPORT:\n" + string(indentJSON(report)) + "\n\nORIGINAL_JSON:\n" + original
 }
 
-// PartialInstruction is seed 000's partial regeneration instruction for the
-// item array named name ("questions") and the given 0-based indices. For
-// "questions" it is the seed's text verbatim; other item arrays get the same
-// instruction without the MCQ-specific meta rules.
+// PartialInstruction is the partial regeneration instruction for the item
+// array named name ("questions") and the given 0-based indices. For
+// "questions" its wording is fixed, like RepairSystemPrompt's, and pinned
+// by TestPromptsVerbatim; other item arrays get the same instruction
+// without the MCQ-specific meta rules.
 func PartialInstruction(name string, indices []int) string {
 	list := formatIndices(indices)
 	if name == "questions" {

@@ -105,14 +105,14 @@ func scopedOriginal(array string, doc *strictjson.Value, indices []int) (string,
 		if it == nil {
 			return "", false
 		}
-		obj.Members = append(obj.Members, strictjson.Member{Key: itemKey(name, i), KeyOffset: -1, Value: it.Clone()})
+		obj.Set(itemKey(name, i), it.Clone())
 	}
 	return string(strictjson.MarshalIndent(obj, "  ")), true
 }
 
 // scopedItems reads the reply of a scoped call. The model was asked for an
 // object keyed like ORIGINAL_JSON; it may also answer one item alone, the
-// items as an array, or the whole document (SPEC §6). Only the named
+// items as an array, or the whole document. Only the named
 // indices are taken. It returns false when the reply cannot be mapped onto
 // them: then the reply is of no use and whole-document repair follows.
 func scopedItems(array string, reply *strictjson.Value, indices []int, n int) (map[int]*strictjson.Value, bool) {
@@ -141,7 +141,7 @@ func scopedItems(array string, reply *strictjson.Value, indices []int, n int) (m
 }
 
 // ScopedInstruction is the request of an item-scoped repair call, placed
-// before seed 000's payload: which items are shown, how they are keyed, and
+// before RepairPayload: which items are shown, how they are keyed, and
 // what to answer.
 func ScopedInstruction(name string, indices []int) string {
 	keys := make([]string, len(indices))
@@ -156,7 +156,7 @@ func ScopedInstruction(name string, indices []int) string {
 }
 
 // ScopedPayload is the user message of an item-scoped repair call: the
-// instruction, then seed 000's payload with the scoped report and items.
+// instruction, then RepairPayload with the scoped report and items.
 func ScopedPayload(name string, indices []int, report validators.Report, items string) string {
 	return ScopedInstruction(name, indices) + "\n\n" + RepairPayload(report, items)
 }

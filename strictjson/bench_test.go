@@ -18,7 +18,7 @@ var benchSizes = []struct {
 	{"200KB", 200 << 10},
 }
 
-// The shape of a generated multiple-choice document (SPEC §4, contract mcq).
+// The shape of a generated multiple-choice document (contract mcq).
 type (
 	mcqGlossary struct {
 		Term       string `json:"term"`

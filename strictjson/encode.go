@@ -5,8 +5,8 @@ import (
 )
 
 // AppendJSON appends the canonical encoding of v to dst and returns the
-// extended buffer. The canonical form is what a guarded route returns (SPEC
-// §2): compact, UTF-8, members in stored order, numbers exactly as stored in
+// extended buffer. The canonical form is what a guarded route returns:
+// compact, UTF-8, members in stored order, numbers exactly as stored in
 // Num, strings escaped minimally (see AppendString). Nothing is HTML-escaped:
 // "<", ">" and "&" in a question stay as the model wrote them.
 //

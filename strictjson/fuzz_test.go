@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,8 +16,8 @@ import (
 // FuzzParse checks Parse against encoding/json and checks the canonical
 // encoding against Parse.
 //
-// encoding/json's scanner differs from RFC 8259 as SPEC §2 reads it in
-// exactly two ways: it accepts invalid UTF-8 inside strings (Unmarshal
+// encoding/json's scanner differs from RFC 8259 with Parse's restrictions
+// in exactly two ways: it accepts invalid UTF-8 inside strings (Unmarshal
 // turns it into U+FFFD) and it accepts duplicate object keys. Both use the
 // same nesting limit (MaxDepth). So for input that is valid UTF-8, Parse
 // must accept exactly what json.Valid accepts, except documents with a
@@ -88,7 +89,68 @@ func FuzzParse(f *testing.F) {
 		if c := v.Clone(); !Equal(v, c) || !bytes.Equal(Marshal(c), out) {
 			t.Fatalf("Clone of %q differs", data)
 		}
+		checkSetDelete(t, data, v)
 	})
+}
+
+// checkSetDelete edits a parsed object with Set and Delete on a clone and
+// checks the result against the same edit made on the decoded map: every
+// other member is kept, in its order, and the output still parses.
+func checkSetDelete(t *testing.T, data []byte, v *Value) {
+	t.Helper()
+	if v.Kind != KindObject {
+		return
+	}
+	keys := []string{"", "a"}
+	if len(v.Members) > 0 {
+		keys = append(keys, v.Members[0].Key, v.Members[len(v.Members)-1].Key)
+	}
+	for _, key := range keys {
+		c := v.Clone()
+		c.Set(key, String("set"))
+		want := v.Interface().(map[string]any)
+		want[key] = "set"
+		if got := c.Interface(); !reflect.DeepEqual(want, got) {
+			t.Fatalf("Set(%q) on %q (-want +got):\n%s", key, data, cmp.Diff(want, got))
+		}
+		if n := len(v.Members) + btoi(!v.Has(key)); len(c.Members) != n {
+			t.Fatalf("Set(%q) on %q left %d members, want %d", key, data, len(c.Members), n)
+		}
+		if ok := c.Delete(key); !ok {
+			t.Fatalf("Delete(%q) after Set on %q = false", key, data)
+		}
+		delete(want, key)
+		if got := c.Interface(); !reflect.DeepEqual(want, got) {
+			t.Fatalf("Set then Delete(%q) on %q (-want +got):\n%s", key, data, cmp.Diff(want, got))
+		}
+		// Other members keep their order.
+		var kept []string
+		for _, m := range v.Members {
+			if m.Key != key {
+				kept = append(kept, m.Key)
+			}
+		}
+		var got []string
+		for _, m := range c.Members {
+			got = append(got, m.Key)
+		}
+		if !slices.Equal(kept, got) {
+			t.Fatalf("Delete(%q) on %q: keys %q, want %q", key, data, got, kept)
+		}
+		if _, err := Parse(Marshal(c)); err != nil {
+			t.Fatalf("Marshal after Set/Delete(%q) on %q does not parse: %v", key, data, err)
+		}
+		if c.Delete(key) {
+			t.Fatalf("second Delete(%q) on %q = true", key, data)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func checkSyntaxError(t *testing.T, data []byte, err error) {

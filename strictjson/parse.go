@@ -77,9 +77,9 @@ func (r Reason) String() string {
 }
 
 // SyntaxError describes why Parse rejected a document and where. Every field
-// is meant for machines as much as for people: the violation report of SPEC
-// §3 copies Char into "actual", Expected into "expected" and Line:Col into
-// "path", and local repair dispatches on Reason.
+// is meant for machines as much as for people: a violation report copies
+// Char into "actual", Expected into "expected" and Line:Col into "path",
+// and local repair dispatches on Reason.
 type SyntaxError struct {
 	// Offset is the byte offset of the offending character, len(input) when
 	// the input ended too early.
@@ -116,7 +116,7 @@ func (e *SyntaxError) Error() string {
 }
 
 // Expected values shared by several errors. They are part of the report
-// format (SPEC §3 "expected"), so tests pin them.
+// format (a violation's "expected"), so tests pin them.
 const (
 	expValue    = "value"
 	expKey      = "string (object key)"
@@ -133,8 +133,8 @@ const (
 )
 
 // Parse parses data as exactly one JSON value as RFC 8259 defines it, with
-// the restrictions SPEC §2 adds: no duplicate keys, valid UTF-8 only, no byte
-// order mark, and at most MaxDepth levels of nesting. Whitespace may surround
+// the restrictions a contract's answer needs: no duplicate keys, valid
+// UTF-8 only, no byte order mark, and at most MaxDepth levels of nesting. Whitespace may surround
 // the value; nothing else may. Escapes decode like encoding/json, so a lone
 // UTF-16 surrogate becomes U+FFFD.
 //

@@ -107,7 +107,7 @@ func TestParseRejects(t *testing.T) {
 		{"equals instead of colon", `{"key" = 1}`, SyntaxError{Offset: 7, Line: 1, Col: 8, Char: "=", Expected: "':'", Reason: ReasonUnexpected}},
 		{"mismatched bracket", `[1}`, SyntaxError{Offset: 2, Line: 1, Col: 3, Char: "}", Expected: "',' or ']'", Reason: ReasonUnexpected}},
 		{"mismatched brace", `{"a": 1]`, SyntaxError{Offset: 7, Line: 1, Col: 8, Char: "]", Expected: "',' or '}'", Reason: ReasonUnexpected}},
-		{"array separator of seed 004", `[{"a": 1}], {"b": 2}]`, SyntaxError{Offset: 10, Line: 1, Col: 11, Char: ",", Expected: "end of input", Reason: ReasonTrailingData}},
+		{"array separator between objects", `[{"a": 1}], {"b": 2}]`, SyntaxError{Offset: 10, Line: 1, Col: 11, Char: ",", Expected: "end of input", Reason: ReasonTrailingData}},
 		{"lone closing bracket", `]`, SyntaxError{Offset: 0, Line: 1, Col: 1, Char: "]", Expected: "value", Reason: ReasonUnexpected}},
 
 		{"too deep arrays", deep, SyntaxError{Offset: MaxDepth, Line: 1, Col: MaxDepth + 1, Char: "[", Expected: expMaxDepth, Reason: ReasonDepth}},

@@ -100,6 +100,43 @@ func (v *Value) Has(key string) bool {
 	return false
 }
 
+// Set makes v's member key hold nv: an existing member keeps its place in
+// the member order (and its KeyOffset) and gets the new value; a new key is
+// appended at the end, so that a canonical re-encoding changes nothing but
+// that member. nv is linked in, not copied. Set panics when v is not an
+// object, like an assignment to a nil map: a caller that sets members on a
+// number has a bug that a silent no-op would hide.
+func (v *Value) Set(key string, nv *Value) {
+	if v == nil || v.Kind != KindObject {
+		panic("strictjson: Set on a value that is not an object")
+	}
+	for i := range v.Members {
+		if v.Members[i].Key == key {
+			v.Members[i].Value = nv
+			return
+		}
+	}
+	v.Members = append(v.Members, Member{Key: key, KeyOffset: -1, Value: nv})
+}
+
+// Delete removes v's member key and reports whether there was one; the
+// other members keep their order. It returns false when v is not an object.
+// The remaining members go to a new slice rather than being shifted inside
+// the old one, so a shallow copy of v, or a range loop over v.Members in
+// progress, still sees the members it had.
+func (v *Value) Delete(key string) bool {
+	if v == nil || v.Kind != KindObject {
+		return false
+	}
+	for i := range v.Members {
+		if v.Members[i].Key == key {
+			v.Members = append(v.Members[:i:i], v.Members[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
 // Index returns the i-th item of an array, or nil.
 func (v *Value) Index(i int) *Value {
 	if v == nil || v.Kind != KindArray || i < 0 || i >= len(v.Items) {

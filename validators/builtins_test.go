@@ -58,8 +58,8 @@ func TestBuiltinFixtures(t *testing.T) {
 	}
 }
 
-// TestExtractionVersionsCompatible checks seed 002's rule for schema
-// evolution: every valid fixture of version 1 is valid under version 2.
+// TestExtractionVersionsCompatible checks the rule for schema evolution
+// (versions only add optional members): every valid fixture of version 1 is valid under version 2.
 func TestExtractionVersionsCompatible(t *testing.T) {
 	v2 := compileFileSchema(t, filepath.Join(builtinDir, "extraction", "schema.json"))
 	v1 := compileFileSchema(t, filepath.Join(builtinDir, "extraction@1", "schema.json"))

@@ -1,9 +1,9 @@
 package validators
 
-// Codes lists every violation code the validators emit, by class (SPEC §4):
-// logs, metrics and clients depend on them, so a code is added here when a
-// rule starts emitting it and never renamed. Shape normalisation (seed
-// 004) has codes of its own, warnings of class SCHEMA: SHAPE_UNWRAPPED for a
+// Codes lists every violation code the validators emit, by class: logs,
+// metrics and clients depend on them, so a code is added here when a rule
+// starts emitting it and never renamed. Shape normalisation has codes of
+// its own, warnings of class SCHEMA: SHAPE_UNWRAPPED for a
 // {"data": …} style wrapper removed, SHAPE_WRAPPED for a lone object put in
 // an array.
 var Codes = map[string]Class{

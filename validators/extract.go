@@ -95,14 +95,20 @@ func trimmed(text string, start, end int) Extraction {
 	return Extraction{Text: t, Offset: off}
 }
 
-// Extract finds the one JSON value in a model's output (SPEC §2): think
+// Extract finds the one JSON value in a model's output: think
 // sections are removed first; then one ```json block is taken, else one
 // ``` block without a tag, else the bare text. Two or more ```json blocks,
 // or two or more plain blocks when there is no ```json block, are
 // MULTIPLE_JSON_BLOCKS; nothing at all is NO_JSON_BLOCK. On a violation the
 // returned Extraction is the zero value.
 func Extract(text string) (Extraction, *Violation) {
-	js, plain, bare := Candidates(extract.StripThink(text))
+	return extractAnswer(extract.StripThink(text))
+}
+
+// extractAnswer is Extract on text whose think sections are already
+// removed.
+func extractAnswer(answer string) (Extraction, *Violation) {
+	js, plain, bare := Candidates(answer)
 	switch {
 	case len(js) == 1:
 		return js[0], nil

@@ -3,7 +3,7 @@ package validators
 import "fmt"
 
 // FixScope is what a fix of one violation code may change, beside the field
-// the violation names. Repair uses it for the blind merge (seed 003): a
+// the violation names. Repair uses it for the blind merge: a
 // repaired item keeps every other field of the original, and an item no
 // violation names keeps all of them, so a model that "improves" an
 // explanation while fixing an answer index cannot slip the rewrite through.

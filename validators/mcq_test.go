@@ -732,3 +732,31 @@ func ruleJaccard(a, b string) float64 {
 	}
 	return float64(inter) / float64(len(x)+len(y)-inter)
 }
+
+// TestMCQReplaceCounts pins the fix of a difficulty_profile: only the three
+// counts change, every other member and the member order stay, and a
+// missing count is added after the others.
+func TestMCQReplaceCounts(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"all present", `{"easy":1,"medium":1,"hard":1}`, `{"easy":2,"medium":3,"hard":4}`},
+		{"order and extras kept", `{"note":"x","hard":0,"easy":0,"medium":0}`, `{"note":"x","hard":4,"easy":2,"medium":3}`},
+		{"missing counts appended in order", `{"medium":9}`, `{"medium":3,"easy":2,"hard":4}`},
+		{"empty", `{}`, `{"easy":2,"medium":3,"hard":4}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prof, err := strictjson.Parse([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(mcqReplaceCounts(prof, [3]int{2, 3, 4})); got != tt.want {
+				t.Errorf("mcqReplaceCounts(%s) = %s, want %s", tt.in, got, tt.want)
+			}
+			if got := string(strictjson.Marshal(prof)); got != tt.in {
+				t.Errorf("mcqReplaceCounts changed its input to %s", got)
+			}
+		})
+	}
+}

@@ -6,14 +6,14 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 )
 
-// oracleRules is the "oracle-score" rule pack (seed 001): the total score
-// must agree with its weighted breakdown.
+// oracleRules is the "oracle-score" rule pack: the total score must agree
+// with its weighted breakdown.
 //
-// Seed 001 writes the expected score as the weighted sum divided by 10,
-// which lands on a 0–100 scale, while score and the 20-point tolerance are
-// on 0–1000. The pack uses the 0–1000 reading (SPEC §4): the weighted sum
-// itself, whose weights add up to 10 so that a breakdown of all 100s
-// expects exactly 1000.
+// The score and the 20-point tolerance are on 0–1000 while each breakdown
+// value is on 0–100, so the expected score is the weighted sum itself,
+// whose weights add up to 10: a breakdown of all 100s expects exactly
+// 1000. Dividing the sum by 10 would land on 0–100, and a score written
+// on that scale is reported as a mismatch.
 type oracleRules struct{}
 
 var _ RulePack = oracleRules{}

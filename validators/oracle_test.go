@@ -19,7 +19,7 @@ func TestOracleRules(t *testing.T) {
 		{name: "score 20 below passes", edits: []docEdit{setAt("/score", "660")}},
 		{name: "SCORE_MISMATCH 21 above", edits: []docEdit{setAt("/score", "701")},
 			want: []ruleHit{errHit("SCORE_MISMATCH", "score", "/score", "680", "701", "")}},
-		{name: "SCORE_MISMATCH on the 0-100 scale of seed 001", edits: []docEdit{setAt("/score", "68")},
+		{name: "SCORE_MISMATCH for a score on the 0-100 scale", edits: []docEdit{setAt("/score", "68")},
 			want: []ruleHit{errHit("SCORE_MISMATCH", "score", "/score", "680", "68", "")}},
 		{name: "SCORE_MISMATCH with a half point expected", edits: []docEdit{setAt("/scoreBreakdown/riskBehavior", "51"), setAt("/score", "600")},
 			want: []ruleHit{errHit("SCORE_MISMATCH", "score", "/score", "682.5", "600", "")}},

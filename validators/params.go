@@ -70,7 +70,8 @@ func quoteAll(ss []string) []string {
 	return out
 }
 
-// ParamSpecs implements ParamDeclarer: SPEC §4's question-set settings.
+// ParamSpecs implements ParamDeclarer: the question-set settings a caller
+// may give (option set, number of questions, difficulty counts).
 func (m *mcqRules) ParamSpecs() []ParamSpec {
 	return []ParamSpec{
 		{Name: "options", Form: "A (exactly 4 options), B (exactly 5) or C (3 to 5, the default)"},

@@ -8,8 +8,8 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 )
 
-// ParseViolation turns a strict-parse failure into the JSON_PARSE violation
-// of SPEC §2: JSON_TRUNCATED when the input ended inside a value, else
+// ParseViolation turns a strict-parse failure into a violation of class
+// JSON_PARSE: JSON_TRUNCATED when the input ended inside a value, else
 // JSON_SYNTAX, with path "line:col" of the offending character (in the text
 // that was parsed, Extraction.Text, not the raw model output), expected and
 // actual taken from the error, and a hint that names the one edit to make.

@@ -7,12 +7,12 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 )
 
-// extractionRules is the "extraction" rule pack (seed 002): the conditions
-// between fields of an item, and between items and the top-level question,
-// that a JSON Schema of the seed's shape does not express.
+// extractionRules is the "extraction" rule pack: the conditions between
+// fields of an item, and between items and the top-level question, that
+// the contract's JSON Schema does not express.
 type extractionRules struct{}
 
-// planningRules is the "planning" rule pack (seed 002): the day plan's task
+// planningRules is the "planning" rule pack: the day plan's task
 // ids must name distinct tasks.
 type planningRules struct{}
 
@@ -37,8 +37,8 @@ func (extractionRules) FixScopes() map[string]FixScope {
 
 // Check reports DURATION_RANGE for a task whose duration_min exceeds its
 // duration_max, and EVENT_NEEDS_QUESTION when an event has no start_time and
-// the document asks no question to learn it (seed 002: "event ohne
-// start_time ist erlaubt, wenn Question vorhanden").
+// the document asks no question to learn it: an event may lack its
+// start_time only while the answer asks the user for it.
 func (extractionRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
 	items := doc.Get("items")
 	if items == nil || items.Kind != strictjson.KindArray {

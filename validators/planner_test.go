@@ -7,7 +7,7 @@ import (
 )
 
 func TestExtractionRules(t *testing.T) {
-	// Seed 002's first example.
+	// A task and a timed event, as an extraction answer typically reads.
 	const base = `{"items": [
 		{"type": "task", "title": "Email an Chef schreiben", "duration_min": 10, "duration_max": 15, "importance": "normal", "confidence": 0.9},
 		{"type": "event", "title": "Meeting", "start_time": "14:00", "confidence": 0.7},
@@ -18,7 +18,7 @@ func TestExtractionRules(t *testing.T) {
 		edits []docEdit
 		want  []ruleHit
 	}{
-		{name: "seed example is valid"},
+		{name: "a task and a timed event are valid"},
 		{name: "DURATION_RANGE min above max", edits: []docEdit{setAt("/items/2/duration_min", "150")},
 			want: []ruleHit{errHit("DURATION_RANGE", "items[2].duration_min", "/items/2/duration_min", `"0..120"`, "150", "")}},
 		{name: "DURATION_RANGE equal bounds pass", edits: []docEdit{setAt("/items/0/duration_min", "15")}},
@@ -30,7 +30,7 @@ func TestExtractionRules(t *testing.T) {
 			want: []ruleHit{errHit("EVENT_NEEDS_QUESTION", "question", "/question", `"object"`, "null", "")}},
 		{name: "EVENT_NEEDS_QUESTION with a null start_time and a null question", edits: []docEdit{setAt("/items/1/start_time", "null"), setAt("/items", `[{"type": "event", "title": "Arzt", "start_time": null, "confidence": 0.4}]`)},
 			want: []ruleHit{errHit("EVENT_NEEDS_QUESTION", "question", "/question", `"object"`, "null", "")}},
-		{name: "EVENT_NEEDS_QUESTION passes with a question (seed 002's second example)",
+		{name: "EVENT_NEEDS_QUESTION passes with a question asking for the start time",
 			edits: []docEdit{setAt("", `{"items": [{"type": "event", "title": "Arzt", "confidence": 0.4}], "question": {"question": "Wann findet der Arzttermin statt?", "field": "start_time"}}`)}},
 		{name: "items of the wrong type are left to the schema", edits: []docEdit{setAt("/items", `{"type": "event"}`)}},
 	}

@@ -10,7 +10,8 @@ import (
 // report's repair_type.
 type Class string
 
-// The violation classes of SPEC §3.
+// The violation classes, one per stage: strict parsing, the JSON Schema,
+// the rule packs.
 const (
 	ClassParse    Class = "JSON_PARSE"
 	ClassSchema   Class = "SCHEMA"
@@ -64,8 +65,8 @@ type Violation struct {
 	Expected any    `json:"expected"`
 	Actual   any    `json:"actual"`
 	Hint     string `json:"hint"`
-	// Fixable says local repair fixes the violation without a model
-	// (SPEC §3). Validation sets it for the derivable rules; of a syntax
+	// Fixable says local repair fixes the violation without a model.
+	// Validation sets it for the derivable rules; of a syntax
 	// error or several blocks only repair can tell, and repair.Check sets
 	// it there.
 	Fixable bool `json:"fixable"`
@@ -78,8 +79,8 @@ type Violation struct {
 	seq int
 }
 
-// Report is the machine-readable result of validating one model output
-// (SPEC §3).
+// Report is the machine-readable result of validating one model output:
+// every violation, not the first, in document order.
 type Report struct {
 	Contract   string      `json:"contract"`
 	Valid      bool        `json:"valid"`

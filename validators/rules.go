@@ -32,8 +32,8 @@ type RulePack interface {
 // Seg is one step of a path: a string member name or an int array index.
 type Seg = any
 
-// PathOf renders segments as the dotted path of SPEC §3 ("questions[3].answer")
-// and as an RFC 6901 pointer ("/questions/3/answer").
+// PathOf renders segments as the dotted path a report shows
+// ("questions[3].answer") and as an RFC 6901 pointer ("/questions/3/answer").
 func PathOf(segs ...Seg) (dotted, pointer string) {
 	var d, p strings.Builder
 	for _, s := range segs {

@@ -89,7 +89,7 @@ func walkAlternatives(ve *jsonschema.ValidationError, want string, doc *strictjs
 // dependentRequired, dependentSchemas) by ranging over Go maps, so its
 // order changes from run to run; violations at one document position would
 // then change order too, and reports must be byte-identical for the same
-// input (SPEC §3).
+// input.
 func sortedCauses(ve *jsonschema.ValidationError) []*jsonschema.ValidationError {
 	cs := ve.Causes
 	if len(cs) < 2 {

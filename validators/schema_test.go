@@ -276,7 +276,7 @@ func TestShapeUnwrappedPointer(t *testing.T) {
 	}
 }
 
-// TestShapeUnwrapThenWrap checks seed 004's order: a wrapper holding one
+// TestShapeUnwrapThenWrap checks the shape rules' order: a wrapper holding one
 // object where an array is expected is unwrapped first, then the lone
 // object is wrapped, and the document validates.
 func TestShapeUnwrapThenWrap(t *testing.T) {

@@ -84,14 +84,20 @@ type Result struct {
 	Doc *strictjson.Value
 	// Extraction is the JSON text that was parsed and where it came from.
 	Extraction Extraction
+	// Answer is the model text without its think sections, as extraction
+	// read it; it shares the text's memory when there were none. Repair
+	// reads blocks and broken JSON from it rather than scanning the text
+	// for think sections again.
+	Answer string
 }
 
-// Validate runs the whole pipeline of SPEC §1 on raw model text: think
+// Validate runs the whole validation on raw model text: think
 // sections removed, one JSON value extracted, strictly parsed, shape
 // normalised, then schema and rule packs. params must come from Params.
 func (v *Validator) Validate(text string, params Params) Result {
 	var res Result
-	ex, viol := Extract(text)
+	res.Answer = extract.StripThink(text)
+	ex, viol := extractAnswer(res.Answer)
 	res.Extraction = ex
 	if viol != nil {
 		res.Report = v.report([]Violation{*viol})
@@ -100,7 +106,7 @@ func (v *Validator) Validate(text string, params Params) Result {
 	doc, err := strictjson.Parse([]byte(ex.Text))
 	if err != nil {
 		pv := ParseViolation(err)
-		pv.RawPath = rawPath(text, ex, pv.pos)
+		pv.RawPath = rawPath(text, res.Answer, ex, pv.pos)
 		res.Report = v.report([]Violation{pv})
 		return res
 	}
@@ -109,13 +115,13 @@ func (v *Validator) Validate(text string, params Params) Result {
 }
 
 // rawPath is "line:col" in the raw model text of byte off of the extracted
-// block. The block's offset is one in the think-stripped text; when think
-// sections were removed, the block is found again in the raw text at or
-// after that offset (removing text only moves it left). "" when it cannot
-// be found.
-func rawPath(raw string, ex Extraction, off int) string {
+// block. The block's offset is one in answer, the think-stripped text; when
+// think sections were removed (answer is shorter: stripping only removes),
+// the block is found again in the raw text at or after that offset
+// (removing text only moves it left). "" when it cannot be found.
+func rawPath(raw, answer string, ex Extraction, off int) string {
 	start := ex.Offset
-	if extract.StripThink(raw) != raw {
+	if len(answer) != len(raw) {
 		from := min(ex.Offset, len(raw))
 		k := strings.Index(raw[from:], ex.Text)
 		if k < 0 {
@@ -160,7 +166,7 @@ func (v *Validator) report(vs []Violation) Report {
 	return r
 }
 
-// normalize applies the contract's shape rules (seed 004): unwrap a
+// normalize applies the contract's shape rules: unwrap a
 // {"data": …} style wrapper, wrap a lone object where an array is expected.
 // A wrapper holding one object where the contract wants an array is first
 // unwrapped, then its object wrapped ({"link_plan": {…}} → [{…}]): wrapping

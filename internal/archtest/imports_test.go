@@ -8,25 +8,46 @@
 package archtest
 
 import (
+	"errors"
+	"fmt"
 	"os/exec"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/contractgateway/gateway"
 
-// deps lists the packages pkg depends on, transitively, via `go list -deps`.
-func deps(t *testing.T, pkg string) []string {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+// goList runs `go list` with args and returns the packages it prints. A
+// package it cannot find is an error, never an empty list: a row whose
+// package was renamed or removed would otherwise pass whatever the new
+// package imports.
+func goList(args ...string) ([]string, error) {
+	out, err := exec.Command("go", append([]string{"list"}, args...)...).Output()
 	if err != nil {
-		if files, _ := filepath.Glob("../../" + pkg + "/*.go"); len(files) == 0 {
-			t.Skipf("package %s has no Go files yet", pkg)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+			// The first line names the package; the rest is go get advice.
+			msg, _, _ := strings.Cut(strings.TrimSpace(string(ee.Stderr)), "\n")
+			return nil, fmt.Errorf("go list %s: %v: %s", strings.Join(args, " "), err, msg)
 		}
-		t.Fatalf("go list -deps %s: %v", pkg, err)
+		return nil, fmt.Errorf("go list %s: %v", strings.Join(args, " "), err)
 	}
-	return strings.Fields(string(out))
+	return strings.Fields(string(out)), nil
+}
+
+// deps lists the packages pkg (a path inside the module) depends on,
+// transitively, via `go list -deps`; the list includes pkg itself.
+func deps(pkg string) ([]string, error) {
+	return goList("-deps", module+"/"+pkg)
+}
+
+// checkExist returns an error naming the first of paths that is no
+// package: a forbidden package that was renamed is no longer forbidden,
+// so its rows would pass without checking anything.
+func checkExist(paths []string) error {
+	_, err := goList(paths...)
+	return err
 }
 
 func TestImportsFlowOneWay(t *testing.T) {
@@ -46,10 +67,22 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"config", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache"}},
 		{"middleware", []string{module + "/gateway"}},
 	}
+	var forbidden []string
+	for _, tt := range tests {
+		forbidden = append(forbidden, tt.forbidden...)
+	}
+	slices.Sort(forbidden)
+	if err := checkExist(slices.Compact(forbidden)); err != nil {
+		t.Fatalf("a forbidden package does not exist; rename it in its rows: %v", err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {
+			list, err := deps(tt.pkg)
+			if err != nil {
+				t.Fatalf("package %s: %v; rename or remove its row", tt.pkg, err)
+			}
 			got := map[string]bool{}
-			for _, d := range deps(t, tt.pkg) {
+			for _, d := range list {
 				got[d] = true
 			}
 			for _, f := range tt.forbidden {
@@ -58,5 +91,42 @@ func TestImportsFlowOneWay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMissingPackageFails checks that the helpers fail on a package that
+// does not exist rather than report it as importing nothing.
+func TestMissingPackageFails(t *testing.T) {
+	tests := []struct {
+		name string
+		err  func() error
+	}{
+		{"deps of a missing package", func() error { _, err := deps("no/such/package"); return err }},
+		{"deps of a directory without Go files", func() error { _, err := deps("internal"); return err }},
+		{"forbidden package missing", func() error { return checkExist([]string{"net/http", module + "/no/such/package"}) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.err(); err == nil {
+				t.Errorf("%s: err = nil, want an error", tt.name)
+			}
+		})
+	}
+}
+
+// TestDepsListsThePackage checks the positive case the rows rely on: an
+// existing package lists itself and what it imports.
+func TestDepsListsThePackage(t *testing.T) {
+	got, err := deps("validators")
+	if err != nil {
+		t.Fatalf("deps(validators) = %v", err)
+	}
+	for _, want := range []string{module + "/validators", module + "/strictjson"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("deps(validators) lacks %s", want)
+		}
+	}
+	if err := checkExist([]string{"net/http", module + "/strictjson"}); err != nil {
+		t.Errorf("checkExist of existing packages = %v", err)
 	}
 }

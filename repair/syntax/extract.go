@@ -21,7 +21,8 @@ type mark struct {
 	contentEnd int    // fences: where the closing marker starts
 }
 
-// locate finds where the JSON value starts, following SPEC §2: think
+// locate finds where the JSON value starts, following the validators'
+// extraction: think
 // sections are skipped; text that starts with a container is taken as it is;
 // otherwise the content of the one ```json fence is preferred, then the one
 // plain ``` fence holding JSON, then the first '{' or '[' in the prose that

@@ -1,3 +1,9 @@
+// Package syntax turns a model's broken JSON text into strict JSON without
+// knowing any contract: it finds the value among think sections, fences and
+// prose, fixes each syntax fault where the one linear scan meets it, and
+// records every edit as a Change, so that the repair ladder above it can
+// report what was changed and why. The only value it ever writes is null
+// for a member whose value the model left out.
 package syntax
 
 import (
@@ -113,7 +119,8 @@ type Result struct {
 	// Text is the repaired JSON text. When the input needed no change it
 	// shares the input's memory (valid input then costs only the strict
 	// parse that proves it valid); callers must not modify it. It is strict
-	// RFC 8259 JSON (SPEC §2) when Truncated is false, but for duplicate
+	// RFC 8259 JSON, as strictjson.Parse reads it, when Truncated is false,
+	// but for duplicate
 	// keys, which are no syntax fault.
 	Text []byte
 	// Changes lists every edit in document order, with Path "line:col" of
@@ -134,7 +141,7 @@ var (
 	// ErrMultipleJSON means the text holds two or more ```json blocks (or,
 	// without one, two or more plain ``` blocks with JSON in them). Picking
 	// one is a decision about content, so syntactic repair leaves it to the
-	// caller (SPEC §2, MULTIPLE_JSON_BLOCKS).
+	// caller (the validators report MULTIPLE_JSON_BLOCKS).
 	ErrMultipleJSON = errors.New("repair: more than one JSON block")
 	// ErrTooDeep means containers are nested deeper than maxDepth, which no
 	// contract needs and encoding/json refuses.
@@ -277,7 +284,7 @@ func repairDoc(src []byte, opt Options, unwrap bool) (docRun, error) {
 	return docRun{text: s.out, log: s.changeLog, truncated: s.truncated, missing: s.missing}, nil
 }
 
-// validJSON is the fast path's test: the strict parse of SPEC §2 itself,
+// validJSON is the fast path's test: the pipeline's strict parse itself,
 // so that valid input costs what the pipeline's own parse costs (measured
 // faster than encoding/json.Valid plus a UTF-8 check, which it also
 // replaces: encoding/json accepts invalid UTF-8 inside strings). A document
@@ -556,8 +563,8 @@ func trimBounds(b []byte) (lo, hi int) {
 	return lo, hi
 }
 
-// Change records one edit made by local repair. Every edit is reported (SPEC
-// §5), so that a client, a log line or a person reviewing the debug store can
+// Change records one edit made by local repair. Every edit is reported,
+// so that a client, a log line or a person reviewing the debug store can
 // see exactly what the gateway changed in the model's output and why.
 type Change struct {
 	// Path locates the edit. Syntactic fixes use "line:col" of the input text,

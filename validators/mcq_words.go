@@ -1,0 +1,137 @@
+package validators
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+)
+
+// mcqForbiddenPhrases are catch-all options in English, German, Russian,
+// French and Spanish, written as they read; newMCQRules normalises them the
+// way options are normalised, so that case, punctuation and spacing never
+// matter.
+var mcqForbiddenPhrases = []string{
+	// English.
+	"all of the above", "none of the above", "all the above", "none the above",
+	"all of these", "none of these", "all of them are correct", "none of them is correct",
+	"all of the options", "none of the options", "all of the answers", "none of the answers",
+	"all answers are correct", "all options are correct", "all are correct",
+	"none are correct", "none is correct", "neither of the above", "both of the above",
+	"all of the mentioned", "none of the mentioned",
+	// German.
+	"alle oben genannten", "alle der oben genannten", "alle genannten", "alle der genannten",
+	"keine der genannten", "keine der oben genannten", "keine der obigen", "alle obigen",
+	"keine davon", "keine der antworten", "keine antwort ist richtig", "keine antwort ist korrekt",
+	"alle antworten sind richtig", "alle antworten sind korrekt", "alle aussagen sind richtig",
+	"alle aussagen sind korrekt", "keine der aussagen",
+	// Russian (ё is normalised to е).
+	"все вышеперечисленные", "все вышеперечисленное", "все выше перечисленные",
+	"все перечисленные", "все перечисленное", "ничего из вышеперечисленного",
+	"ничего из перечисленного", "ни один из вышеперечисленных", "ни одно из вышеперечисленного",
+	"ни один из перечисленных", "ни один из вариантов", "все ответы верны", "все ответы правильные",
+	"все варианты верны", "все варианты правильные", "нет правильного ответа",
+	// French and Spanish.
+	"toutes les réponses", "aucune de ces réponses", "aucune des réponses",
+	"todas las anteriores", "ninguna de las anteriores", "todas las respuestas",
+}
+
+// mcqForbiddenPatterns catch "both A and B" with any pair of option
+// letters; mcqLetter stands for one letter a–f (or Cyrillic а–е).
+var mcqForbiddenPatterns = []string{
+	"both " + mcqLetter + " and " + mcqLetter,
+	"sowohl " + mcqLetter + " als auch " + mcqLetter,
+	"и " + mcqLetter + " и " + mcqLetter,
+}
+
+// mcqLetter is the placeholder for an option letter in a forbidden pattern.
+const mcqLetter = "\x00letter"
+
+// isForbidden reports whether an option contains a catch-all phrase as
+// whole words, ignoring case, punctuation and spacing.
+func (m *mcqRules) isForbidden(option string, sc *mcqScratch) bool {
+	words := sc.words(option)
+	for i, w := range words {
+		for _, rest := range m.forbidden[string(w)] {
+			if mcqWordsMatch(words[i+1:], rest) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func mcqWordsMatch(words [][]byte, pattern []string) bool {
+	if len(words) < len(pattern) {
+		return false
+	}
+	for j, p := range pattern {
+		if p == mcqLetter {
+			r, size := utf8.DecodeRune(words[j])
+			if size != len(words[j]) || !(r >= 'a' && r <= 'f' || r >= 'а' && r <= 'е') {
+				return false
+			}
+			continue
+		}
+		if string(words[j]) != p {
+			return false
+		}
+	}
+	return true
+}
+
+// mcqScratch holds buffers that one Check call reuses for every string it
+// splits into words, so that the word-based rules allocate only while the
+// buffers grow. A pack is shared by concurrent requests; its scratch
+// space therefore lives in the call, never in the pack.
+type mcqScratch struct {
+	buf []byte
+	ws  [][]byte
+}
+
+// words returns the words of s as mcqNormalize folds them. The result is
+// valid until the next call.
+func (sc *mcqScratch) words(s string) [][]byte {
+	sc.buf, sc.ws = sc.buf[:0], sc.ws[:0]
+	start := -1
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			// ASCII, nearly all of the text: no Unicode tables needed.
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			} else if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+				if start >= 0 {
+					sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+					start = -1
+				}
+				continue
+			}
+		case r == 'ё' || r == 'Ё':
+			r = 'е'
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			r = unicode.ToLower(r)
+		default:
+			if start >= 0 {
+				sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+				start = -1
+			}
+			continue
+		}
+		if start < 0 {
+			start = len(sc.buf)
+		}
+		sc.buf = utf8.AppendRune(sc.buf, r)
+	}
+	if start >= 0 {
+		sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+	}
+	return sc.ws
+}
+
+// mcqNormalize folds text the way option and question words are compared:
+// lower case, ё as е, every run of characters other than letters and
+// digits as one space, no leading or trailing space.
+func mcqNormalize(s string) string {
+	var sc mcqScratch
+	return string(bytes.Join(sc.words(s), []byte{' '}))
+}
