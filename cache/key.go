@@ -33,6 +33,14 @@ type Request struct {
 	Contract string
 	// Params are the contract's bound parameters.
 	Params map[string]string
+	// Output is how the answer's document is written ("bare", "fenced"):
+	// two routes over one model and contract that render differently are
+	// two answers, not one.
+	Output string
+	// Report names what the answer's summary reports beyond the default
+	// ("corrections"), "" for nothing: the stored answer carries it, so a
+	// request that asks for it is not answered by one that did not.
+	Report string
 	// Body is the request as sent upstream, model already the upstream
 	// model.
 	Body *strictjson.Value
@@ -56,7 +64,8 @@ var ignoredOptions = []string{"num_batch", "num_gpu", "main_gpu", "use_mmap", "n
 // to change the answer.
 func NewKey(r Request) Key {
 	w := keyWriter{b: make([]byte, 0, 4096)}
-	w.str("contract-gateway/cache/v1")
+	// v2: the output mode and the report are part of the key.
+	w.str("contract-gateway/cache/v2")
 	w.str(r.Endpoint)
 	w.str(r.Contract)
 	keys := make([]string, 0, len(r.Params))
@@ -69,6 +78,8 @@ func NewKey(r Request) Key {
 		w.str(k)
 		w.str(r.Params[k])
 	}
+	w.str(r.Output)
+	w.str(r.Report)
 	w.value(r.Body, 0)
 	return sha256.Sum256(w.b)
 }

@@ -18,7 +18,8 @@ func mustParse(t testing.TB, s string) *strictjson.Value {
 const baseBody = `{"model":"llama3.2","system":"be brief","prompt":"quiz","format":{"type":"object"},"options":{"temperature":0.3,"seed":42,"top_p":0.9,"num_predict":100,"stop":["\n\n"]},"think":false,"images":["aGk="],"tools":[{"type":"function","function":{"name":"f"}}]}`
 
 func baseRequest(t testing.TB, body string) Request {
-	return Request{Endpoint: "/api/generate", Contract: "mcq@1", Params: map[string]string{"options": "A", "question_count": "10"}, Body: mustParse(t, body)}
+	return Request{Endpoint: "/api/generate", Contract: "mcq@1", Params: map[string]string{"options": "A", "question_count": "10"},
+		Output: "bare", Body: mustParse(t, body)}
 }
 
 // TestNewKeySame: what does not change the answer does not change the key.
@@ -76,6 +77,10 @@ func TestNewKeyDiffers(t *testing.T) {
 		{"param missing", func(r *Request) { r.Params = map[string]string{"options": "A"} }},
 		{"contract version", func(r *Request) { r.Contract = "mcq@2" }},
 		{"endpoint", func(r *Request) { r.Endpoint = "/api/chat" }},
+		{"output mode", func(r *Request) { r.Output = "fenced" }},
+		{"report", func(r *Request) { r.Report = "corrections" }},
+		{"output mode and report", func(r *Request) { r.Output, r.Report = "fenced", "corrections" }},
+		{"output moved to report", func(r *Request) { r.Output, r.Report = "", "bare" }},
 		{"string vs number", func(r *Request) { r.Body.Get("options").Members[1].Value = strictjson.String("42") }},
 		{"split strings", func(r *Request) {
 			r.Body.Members[1].Value = strictjson.String("be")

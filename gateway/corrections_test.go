@@ -108,3 +108,42 @@ func TestCorrectionsReport(t *testing.T) {
 		}
 	})
 }
+
+// TestCorrectionsReportCacheHit: a repeated request whose answer was
+// repaired gets from the cache the corrections the first one got.
+func TestCorrectionsReportCacheHit(t *testing.T) {
+	ask := map[string]string{"X-Contract": "mcq", "X-Contract-Report": "corrections"}
+	quiz := func(c *config.Config) {
+		c.Routes = []config.Route{{Model: "quiz", Upstream: "m", Contract: "mcq", Report: "corrections"}}
+	}
+	tests := []struct {
+		name    string
+		answers []string
+		edit    func(*config.Config)
+		body    string
+		hdr     map[string]string
+	}{
+		{"local repair", []string{readFixture(t, "mcq_derivable.txt")}, nil, `{"model":"m","stream":false,"prompt":"quiz"}`, ask},
+		{"model repair", []string{readFixture(t, "mcq_content_fault.json"), readFixture(t, "mcq_valid.json")}, nil,
+			`{"model":"m","stream":false,"prompt":"quiz"}`, ask},
+		{"route setting", []string{readFixture(t, "mcq_content_fault.json"), readFixture(t, "mcq_valid.json")}, quiz,
+			`{"model":"quiz","stream":false,"prompt":"quiz"}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gw := newGuardedGateway(t, &scriptedUpstream{answers: tt.answers}, tt.edit)
+			miss := summaryOf(t, gw.URL+"/api/generate", tt.body, tt.hdr)
+			hit := summaryOf(t, gw.URL+"/api/generate", tt.body, tt.hdr)
+			if string(miss["cache"]) != `"miss"` || string(hit["cache"]) != `"hit"` {
+				t.Fatalf("cache %s then %s, want miss then hit", miss["cache"], hit["cache"])
+			}
+			want := correctionsOf(t, miss)
+			if len(want) == 0 {
+				t.Fatal("the first answer reports no corrections; want a repaired answer's")
+			}
+			if diff := cmp.Diff(want, correctionsOf(t, hit)); diff != "" {
+				t.Errorf("corrections of the hit (-miss +hit):\n%s", diff)
+			}
+		})
+	}
+}

@@ -71,12 +71,13 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	if x.cache.noRead && x.cache.noWrite {
 		return run(ctx, x)
 	}
-	key := cache.NewKey(cache.Request{Endpoint: x.codec.Path(), Contract: x.route.Validator.Contract.ID(),
-		Params: x.route.Params, Body: x.up.Body})
+	key := x.cacheKey()
 	if !x.cache.noRead {
 		ev.Cache = cacheMiss
 		if v, ok, err := c.store.Get(ctx, key); err == nil && ok {
-			if res, err := decodeEntry(v); err == nil {
+			// An entry without the corrections a request reports (one
+			// written before entries kept them) cannot answer it.
+			if res, err := decodeEntry(v); err == nil && (x.report() == "" || res.corrections != nil) {
 				ev.Cache = cacheHit
 				return res
 			}
@@ -104,6 +105,15 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	return res
 }
 
+// cacheKey is the key of x's answer: everything that changes its bytes.
+// The body as sent upstream holds the model, the format and the options;
+// the route adds the contract, its parameters, and how the answer is
+// rendered and reported.
+func (x *exchange) cacheKey() cache.Key {
+	return cache.NewKey(cache.Request{Endpoint: x.codec.Path(), Contract: x.route.Validator.Contract.ID(),
+		Params: x.route.Params, Output: x.route.output(), Report: x.report(), Body: x.up.Body})
+}
+
 func (c *Cache) set(ctx context.Context, key cache.Key, res *result) {
 	// The answer is made: a client that left meanwhile does not stop it
 	// from being kept.
@@ -111,17 +121,25 @@ func (c *Cache) set(ctx context.Context, key cache.Key, res *result) {
 }
 
 // entry is a stored result: what the encode stage needs to answer again.
+// Corrections is the list a request with a corrections report got; it is
+// absent from entries of other requests and from entries written before
+// it was kept, which still decode.
 type entry struct {
-	Status   string          `json:"status"`
-	Contract string          `json:"contract"`
-	Repairs  int             `json:"repairs"`
-	Text     string          `json:"text"`
-	Obj      json.RawMessage `json:"obj"`
+	Status      string          `json:"status"`
+	Contract    string          `json:"contract"`
+	Repairs     int             `json:"repairs"`
+	Text        string          `json:"text"`
+	Obj         json.RawMessage `json:"obj"`
+	Corrections json.RawMessage `json:"corrections,omitempty"`
 }
 
 func encodeEntry(res *result) []byte {
-	b, _ := json.Marshal(entry{Status: res.status, Contract: res.contract, Repairs: res.repairs, Text: res.text,
-		Obj: strictjson.Marshal(res.obj)})
+	e := entry{Status: res.status, Contract: res.contract, Repairs: res.repairs, Text: res.text,
+		Obj: strictjson.Marshal(res.obj)}
+	if res.corrections != nil {
+		e.Corrections = strictjson.Marshal(res.corrections)
+	}
+	b, _ := json.Marshal(e)
 	return b
 }
 
@@ -137,5 +155,16 @@ func decodeEntry(b []byte) (*result, error) {
 	if obj.Kind != strictjson.KindObject || e.Status == "" {
 		return nil, errors.New("cache entry: not an answer")
 	}
-	return &result{status: e.Status, contract: e.Contract, repairs: e.Repairs, text: e.Text, obj: obj}, nil
+	res := &result{status: e.Status, contract: e.Contract, repairs: e.Repairs, text: e.Text, obj: obj}
+	if e.Corrections != nil {
+		list, err := strictjson.Parse(e.Corrections)
+		if err != nil {
+			return nil, err
+		}
+		if list.Kind != strictjson.KindArray {
+			return nil, errors.New("cache entry: corrections not a list")
+		}
+		res.corrections = list
+	}
+	return res, nil
 }

@@ -13,9 +13,12 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/cache"
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/strictjson"
 )
 
 // funcUpstream is an Upstream in the test's own process: no sockets, so
@@ -34,10 +37,15 @@ func answerResponse(text string) *http.Response {
 // a handler that must never be reached (every request here is guarded).
 func cachedApp(t *testing.T, up Upstream) *echo.Echo {
 	t.Helper()
-	routes := builtinRoutes(t)
+	return cachedAppWith(t, builtinRoutes(t), cache.NewMemory(cache.MemoryConfig{}), up)
+}
+
+// cachedAppWith is cachedApp with the given routes and store.
+func cachedAppWith(t *testing.T, routes *Routes, store CacheStore, up Upstream) *echo.Echo {
+	t.Helper()
 	cfg := DefaultGuardConfig
 	cfg.Resolver, cfg.Upstream = routes, up
-	cfg.Cache = NewCache(cache.NewMemory(cache.MemoryConfig{}))
+	cfg.Cache = NewCache(store)
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	mw, err := cfg.ToMiddleware()
 	if err != nil {
@@ -209,6 +217,271 @@ func TestCacheWaiterLeaves(t *testing.T) {
 		synctest.Wait()
 		if up.Err() == nil {
 			t.Error("the upstream call goes on after every client left")
+		}
+	})
+}
+
+// renderingRoutes are three virtual models over one upstream model and
+// one contract that differ only in how the answer is rendered: quiz bare,
+// quizfenced fenced, quizreport bare with the corrections reported.
+func renderingRoutes(t *testing.T) *Routes {
+	t.Helper()
+	reg, err := contracts.LoadRegistry("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes, err := NewRoutes(reg, []RouteSpec{
+		{Model: "quiz", Upstream: "m", Contract: "json"},
+		{Model: "quizfenced", Upstream: "m", Contract: "json", Output: "fenced"},
+		{Model: "quizreport", Upstream: "m", Contract: "json", Report: ReportCorrections},
+	}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return routes
+}
+
+// ask is one request of the rendering tests: a virtual model, and
+// whether the client asks for the corrections report.
+type ask struct {
+	model  string
+	report bool
+}
+
+// answerOf is the parts of a guarded /api/generate answer the cache tests
+// look at.
+type answerOf struct {
+	cache       string
+	response    string
+	corrections json.RawMessage // nil when the summary has none
+}
+
+func (a ask) serve(t *testing.T, e *echo.Echo) answerOf {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, "/api/generate",
+		strings.NewReader(`{"model":"`+a.model+`","prompt":"p","stream":false}`))
+	if a.report {
+		req.Header.Set("X-Contract-Report", ReportCorrections)
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("%+v: %d %s", a, rec.Code, rec.Body)
+	}
+	var body struct {
+		Response string                     `json:"response"`
+		Contract map[string]json.RawMessage `json:"contract"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("%+v: %v in %s", a, err, rec.Body)
+	}
+	return answerOf{cache: rec.Header().Get("X-Cache"), response: body.Response, corrections: body.Contract["corrections"]}
+}
+
+// repairedText is an answer local repair fixes (a trailing comma), so that
+// its corrections list is not empty.
+const repairedText = `{"a":1,}`
+
+// TestCacheKeysOnRendering: two routes over the same model and contract
+// that render or report the answer differently do not share cache
+// entries: the second is a miss and gets its own shape. Routes that render
+// alike still share.
+func TestCacheKeysOnRendering(t *testing.T) {
+	tests := []struct {
+		name            string
+		first, second   ask
+		wantCache       string
+		wantFenced      bool
+		wantCorrections bool
+	}{
+		{"same route", ask{"quiz", false}, ask{"quiz", false}, cacheHit, false, false},
+		{"bare then fenced", ask{"quiz", false}, ask{"quizfenced", false}, cacheMiss, true, false},
+		{"fenced then bare", ask{"quizfenced", false}, ask{"quiz", false}, cacheMiss, false, false},
+		{"report asked by the client", ask{"quiz", false}, ask{"quiz", true}, cacheMiss, false, true},
+		{"report set by the route", ask{"quiz", false}, ask{"quizreport", false}, cacheMiss, false, true},
+		{"report dropped", ask{"quizreport", false}, ask{"quiz", false}, cacheMiss, false, false},
+		{"report by route and by client alike", ask{"quizreport", false}, ask{"quiz", true}, cacheHit, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			e := cachedAppWith(t, renderingRoutes(t), cache.NewMemory(cache.MemoryConfig{}),
+				funcUpstream(func(*http.Request) (*http.Response, error) {
+					calls.Add(1)
+					return answerResponse(repairedText), nil
+				}))
+			tt.first.serve(t, e)
+			got := tt.second.serve(t, e)
+			if got.cache != tt.wantCache {
+				t.Errorf("second request: X-Cache %q, want %q", got.cache, tt.wantCache)
+			}
+			if fenced := strings.HasPrefix(got.response, "```json\n"); fenced != tt.wantFenced {
+				t.Errorf("second request: response %q, fenced %v, want %v", got.response, fenced, tt.wantFenced)
+			}
+			if has := len(got.corrections) > 0 && string(got.corrections) != "[]"; has != tt.wantCorrections {
+				t.Errorf("second request: corrections %s, want some: %v", got.corrections, tt.wantCorrections)
+			}
+			wantCalls := int32(2)
+			if tt.wantCache == cacheHit {
+				wantCalls = 1
+			}
+			if calls.Load() != wantCalls {
+				t.Errorf("%d upstream calls, want %d", calls.Load(), wantCalls)
+			}
+		})
+	}
+}
+
+// TestCacheHitKeepsCorrections: a repeated request that reports the
+// corrections of a repaired answer gets the same corrections from the
+// cache as the miss that made them.
+func TestCacheHitKeepsCorrections(t *testing.T) {
+	tests := []struct {
+		name string
+		ask  ask
+	}{
+		{"asked by the client", ask{"quiz", true}},
+		{"set by the route", ask{"quizreport", false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := cachedAppWith(t, renderingRoutes(t), cache.NewMemory(cache.MemoryConfig{}),
+				funcUpstream(func(*http.Request) (*http.Response, error) { return answerResponse(repairedText), nil }))
+			miss, hit := tt.ask.serve(t, e), tt.ask.serve(t, e)
+			if miss.cache != cacheMiss || hit.cache != cacheHit {
+				t.Fatalf("X-Cache %q then %q, want miss then hit", miss.cache, hit.cache)
+			}
+			var want, got []map[string]any
+			if err := json.Unmarshal(miss.corrections, &want); err != nil || len(want) == 0 {
+				t.Fatalf("the miss reports corrections %s (%v), want a repaired answer's", miss.corrections, err)
+			}
+			if err := json.Unmarshal(hit.corrections, &got); err != nil {
+				t.Fatalf("the hit's corrections %s: %v", hit.corrections, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("corrections of the hit (-miss +hit):\n%s", diff)
+			}
+		})
+	}
+}
+
+// keysStore is a memory store that remembers the keys written to it.
+type keysStore struct {
+	*cache.Memory
+	mu   sync.Mutex
+	keys []cache.Key
+}
+
+func (s *keysStore) Set(ctx context.Context, k cache.Key, v []byte) error {
+	s.mu.Lock()
+	s.keys = append(s.keys, k)
+	s.mu.Unlock()
+	return s.Memory.Set(ctx, k, v)
+}
+
+// TestCacheEntryWithoutCorrections: an entry written before entries kept
+// the corrections still answers a request that does not report them, and
+// is a miss for one that does (it cannot give the list).
+func TestCacheEntryWithoutCorrections(t *testing.T) {
+	oldEntry := `{"status":"repaired","contract":"json@1","repairs":1,"text":"{\"a\":1}",` +
+		`"obj":{"model":"m","response":"{\"a\":1}","done":true,"contract":{"id":"json@1","status":"repaired"}}}`
+	tests := []struct {
+		name      string
+		ask       ask
+		wantCache string
+	}{
+		{"not reporting", ask{"quiz", false}, cacheHit},
+		{"reporting", ask{"quiz", true}, cacheMiss},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			store := &keysStore{Memory: cache.NewMemory(cache.MemoryConfig{})}
+			var calls atomic.Int32
+			e := cachedAppWith(t, renderingRoutes(t), store, funcUpstream(func(*http.Request) (*http.Response, error) {
+				calls.Add(1)
+				return answerResponse(repairedText), nil
+			}))
+			tt.ask.serve(t, e)
+			if len(store.keys) != 1 {
+				t.Fatalf("%d entries written, want 1", len(store.keys))
+			}
+			if err := store.Memory.Set(context.Background(), store.keys[0], []byte(oldEntry)); err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.ask.serve(t, e); got.cache != tt.wantCache {
+				t.Errorf("X-Cache %q over an entry without corrections, want %q", got.cache, tt.wantCache)
+			}
+		})
+	}
+}
+
+// TestCacheEntryRoundTrip: what the cache stores (in memory or shared in
+// Redis) decodes to the same answer and corrections.
+func TestCacheEntryRoundTrip(t *testing.T) {
+	obj := func(s string) *strictjson.Value {
+		v, err := strictjson.Parse([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	tests := []struct {
+		name string
+		res  *result
+	}{
+		{"without corrections", &result{status: "valid", contract: "json@1", text: `{"a":1}`, obj: obj(`{"response":"{\"a\":1}"}`)}},
+		{"with corrections", &result{status: "repaired", contract: "json@1", repairs: 1, text: `{"a":1}`, obj: obj(`{"response":"{\"a\":1}"}`),
+			corrections: obj(`[{"path":"1:7","rung":"local","before":",","after":"","kind":"minor","fixer":"remove_extra_comma"}]`)}},
+		{"with no corrections", &result{status: "valid", contract: "json@1", text: `{"a":1}`, obj: obj(`{"response":"{\"a\":1}"}`),
+			corrections: obj(`[]`)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeEntry(encodeEntry(tt.res))
+			if err != nil {
+				t.Fatalf("decodeEntry(encodeEntry(%+v)) = %v", tt.res, err)
+			}
+			if got.status != tt.res.status || got.contract != tt.res.contract || got.repairs != tt.res.repairs || got.text != tt.res.text {
+				t.Errorf("decoded %+v, want %+v", got, tt.res)
+			}
+			if a, b := string(strictjson.Marshal(got.obj)), string(strictjson.Marshal(tt.res.obj)); a != b {
+				t.Errorf("obj %s, want %s", a, b)
+			}
+			if (got.corrections == nil) != (tt.res.corrections == nil) {
+				t.Fatalf("corrections %v, want %v", got.corrections, tt.res.corrections)
+			}
+			if tt.res.corrections != nil {
+				if a, b := string(strictjson.Marshal(got.corrections)), string(strictjson.Marshal(tt.res.corrections)); a != b {
+					t.Errorf("corrections %s, want %s", a, b)
+				}
+			}
+		})
+	}
+	if _, err := decodeEntry([]byte(`{"status":"valid","obj":{},"corrections":{}}`)); err == nil {
+		t.Error("decodeEntry accepts corrections that are not a list")
+	}
+}
+
+// FuzzDecodeEntry: a stored entry from anywhere (a Redis shared with
+// other versions, a corrupted value) is decoded or refused without a
+// panic, and what decodes encodes to an entry that decodes the same.
+func FuzzDecodeEntry(f *testing.F) {
+	f.Add(`{"status":"valid","contract":"json@1","repairs":0,"text":"{}","obj":{"response":"{}"}}`)
+	f.Add(`{"status":"repaired","contract":"json@1","repairs":1,"text":"{\"a\":1}","obj":{"response":"{\"a\":1}"},` +
+		`"corrections":[{"path":"1:7","rung":"local","before":",","after":"","kind":"minor"}]}`)
+	f.Add(`{"status":"valid","obj":{},"corrections":null}`)
+	f.Add(`{"status":"valid","obj":[],"corrections":[]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		res, err := decodeEntry([]byte(s))
+		if err != nil {
+			return
+		}
+		again, err := decodeEntry(encodeEntry(res))
+		if err != nil {
+			t.Fatalf("re-encoded entry of %q does not decode: %v", s, err)
+		}
+		if a, b := string(encodeEntry(again)), string(encodeEntry(res)); a != b {
+			t.Fatalf("entry changed by a round trip:\n%s\n%s", a, b)
 		}
 	})
 }

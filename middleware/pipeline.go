@@ -53,6 +53,25 @@ type exchange struct {
 	corrections bool
 }
 
+// report is what the answer's summary reports beyond the default: the
+// corrections when the client or the route asks for them, else "". It
+// changes the answer, so the cache keys on it.
+func (x *exchange) report() string {
+	if x.corrections || x.route.Corrections {
+		return ReportCorrections
+	}
+	return ""
+}
+
+// output is the route's output mode: its own, else its contract's. It
+// changes the answer's text, so the cache keys on it.
+func (r *Route) output() string {
+	if r.Output != "" {
+		return r.Output
+	}
+	return r.Validator.Contract.Output
+}
+
 // result is what the upstream and the ladder made of one exchange: the
 // answer to encode, or the error. Coalesced requests share one result, and
 // the cache stores the valid ones.
@@ -76,6 +95,10 @@ type result struct {
 	// log, the debug store and the corrections report.
 	first       string
 	firstTokens repair.Usage
+	// corrections is the corrections list (an array) of an answer whose
+	// request reports them, made once when the answer is made and kept
+	// with it in the cache; nil when not asked.
+	corrections *strictjson.Value
 }
 
 func (r *result) storable() bool {
@@ -268,6 +291,13 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	res := g.runAnswer(ctx, x, first)
 	res.first = first.Text
 	res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	if x.report() == ReportCorrections && res.err == nil && res.report == nil && !res.bare {
+		list := []Correction{}
+		if res.outcome != nil {
+			list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+		}
+		res.corrections = correctionsValue(list)
+	}
 	if res.outcome != nil && g.Record != nil {
 		g.record(x, res)
 	}
@@ -384,11 +414,7 @@ func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result 
 		res.report = &out.Report
 		return res
 	}
-	mode := x.route.Validator.Contract.Output
-	if x.route.Output != "" {
-		mode = x.route.Output
-	}
-	res.text = render(mode, out.Doc)
+	res.text = render(x.route.output(), out.Doc)
 	res.obj = x.codec.WithText(first.Obj, res.text)
 	set(res.obj, "contract", summaryWithStop(x.codec, res.obj, summary(out)))
 	return res
@@ -423,12 +449,14 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
 		sum = shallow(sum)
 		set(sum, "cache", strictjson.String(cacheStatus))
-		if x.corrections || x.route.Corrections {
-			list := []Correction{}
-			if res.outcome != nil {
-				list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+		if x.report() == ReportCorrections {
+			// Made with the answer (a cache hit has no outcome to make
+			// them from); an empty list only if none were made.
+			list := res.corrections
+			if list == nil {
+				list = strictjson.Array()
 			}
-			set(sum, "corrections", correctionsValue(list))
+			set(sum, "corrections", list)
 		}
 		set(obj, "contract", sum)
 	}
