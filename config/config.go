@@ -57,6 +57,30 @@ type Config struct {
 	// built-in ones. Empty means built-in contracts only.
 	ContractsDir string `yaml:"contracts_dir"`
 
+	// AllowedHosts lists host names, besides the local ones, that a
+	// request's Host header may name while the gateway listens on a
+	// loopback address. Ollama refuses any other Host there, so that a web
+	// page whose domain is rebound to 127.0.0.1 (DNS rebinding) cannot
+	// reach it; the gateway keeps that defence at its edge. Local names are
+	// always allowed: localhost, *.localhost, *.local, *.internal, the
+	// machine's hostname, the listen address's own host, and loopback,
+	// private and this machine's IP addresses. Entries are host names or IP
+	// addresses without port, matched case-insensitively. Empty means the
+	// local names only. Not consulted when the gateway listens on another
+	// address, as Ollama does not check Host there.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+
+	// AllowedOrigins lists the browser origins, besides Ollama's defaults,
+	// that may call the gateway (OLLAMA_ORIGINS's rule): a request with an
+	// Origin header that matches none gets 403, and one that matches gets
+	// CORS headers. Entries are scheme://host[:port] (http, https or a
+	// browser extension's scheme) and may hold one "*" as a wildcard
+	// ("https://*.example.com", "chrome-extension://*"); "*" alone allows
+	// every origin. Empty means Ollama's defaults only: http(s) on
+	// localhost, 127.0.0.1 and 0.0.0.0 on any port, and app://, file://,
+	// tauri://, vscode-webview:// and vscode-file://.
+	AllowedOrigins []string `yaml:"allowed_origins"`
+
 	// AdminToken, when set, is required as "Authorization: Bearer TOKEN" on
 	// every admin route except /healthz. Empty leaves admin routes open
 	// (fine on loopback, not on a shared network).

@@ -237,6 +237,16 @@ func TestValidate(t *testing.T) {
 				{Model: "x", Contract: "mcq", Output: "yaml"},
 			}
 		}, []string{"routes[1].model \"quiz\": duplicate of routes[0]", "routes[2].model: required", "routes[2].contract: required", "routes[3].output \"yaml\""}},
+		{"allowed hosts", func(c *Config) { c.AllowedHosts = []string{"gpu-box.lan", "Ollama.Example.COM", "10.0.0.7", "::1"} }, nil},
+		{"bad allowed hosts", func(c *Config) { c.AllowedHosts = []string{"", "host:11435", "http://host", "a b"} },
+			[]string{"allowed_hosts[0] \"\": empty", "allowed_hosts[1]", "allowed_hosts[2]", "allowed_hosts[3]"}},
+		{"allowed origins", func(c *Config) {
+			c.AllowedOrigins = []string{"https://app.example.com", "http://10.0.0.7:8080", "https://*.example.com", "chrome-extension://*", "chrome-extension://abc", "*"}
+		}, nil},
+		{"bad allowed origins", func(c *Config) {
+			c.AllowedOrigins = []string{"", "app.example.com", "http://*.*.example.com", "ftp://x"}
+		},
+			[]string{"allowed_origins[0] \"\": empty", "allowed_origins[1]", "only one * is allowed", "allowed_origins[3]"}},
 		{"every problem at once", func(c *Config) { c.Listen, c.Upstream, c.Breaker.FailureThreshold = "", "", -1 },
 			[]string{"listen: empty", "upstream: empty", "breaker.failure_threshold"}},
 	}
@@ -331,5 +341,19 @@ func TestExampleConfig(t *testing.T) {
 	want.Breaker = Breaker{FailureThreshold: 5, OpenTimeout: 30 * time.Second, HalfOpenMaxRequests: 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("examples/config.yaml differs from the defaults it claims (-default +file):\n%s", diff)
+	}
+}
+
+func TestLoadEdgeKeys(t *testing.T) {
+	cfg := Default()
+	err := decode([]byte("allowed_hosts: [gpu-box.lan]\nallowed_origins: [\"https://*.example.com\"]\n"), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"gpu-box.lan"}, cfg.AllowedHosts); diff != "" {
+		t.Errorf("allowed_hosts (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"https://*.example.com"}, cfg.AllowedOrigins); diff != "" {
+		t.Errorf("allowed_origins (-want +got):\n%s", diff)
 	}
 }

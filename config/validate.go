@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,6 +20,16 @@ func (cfg Config) Validate() error {
 
 	if err := validListen(cfg.Listen); err != nil {
 		add("listen: %v", err)
+	}
+	for i, h := range cfg.AllowedHosts {
+		if err := validAllowedHost(h); err != nil {
+			add("allowed_hosts[%d] %q: %v", i, h, err)
+		}
+	}
+	for i, o := range cfg.AllowedOrigins {
+		if err := validAllowedOrigin(o); err != nil {
+			add("allowed_origins[%d] %q: %v", i, o, err)
+		}
 	}
 	up, err := ValidUpstream(cfg.Upstream)
 	if err != nil {
@@ -102,6 +113,54 @@ func (cfg Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validAllowedHost accepts a host name or an IP address, without port,
+// scheme or path: what the Host header names once its port is cut off.
+func validAllowedHost(h string) error {
+	if h == "" {
+		return errors.New("empty; want a host name such as gpu-box.lan")
+	}
+	if _, err := netip.ParseAddr(h); err == nil {
+		return nil
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_') {
+			return errors.New("want a host name or IP address without port, scheme or path")
+		}
+	}
+	return nil
+}
+
+// originSchemes are the schemes an origin without a wildcard may have:
+// gin-contrib/cors's default and browser-extension schemas, which Ollama
+// enables (AllowBrowserExtensions).
+var originSchemes = []string{
+	"http://", "https://",
+	"chrome-extension://", "safari-extension://", "moz-extension://", "ms-browser-extension://",
+}
+
+// validAllowedOrigin applies gin-contrib/cors's Config.Validate and
+// parseWildcardRules to one entry, whose failures make Ollama panic at
+// startup: at most one "*", and an entry without one must start with an
+// allowed scheme.
+func validAllowedOrigin(o string) error {
+	o = strings.TrimSpace(o)
+	switch n := strings.Count(o, "*"); {
+	case o == "":
+		return errors.New("empty; want an origin such as https://app.example.com")
+	case n > 1:
+		return errors.New("only one * is allowed")
+	case n == 1:
+		return nil
+	}
+	for _, s := range originSchemes {
+		if strings.HasPrefix(o, s) {
+			return nil
+		}
+	}
+	return fmt.Errorf("want scheme://host[:port] with scheme %s, or a * wildcard", strings.Join(originSchemes, ", "))
 }
 
 func validListen(addr string) error {

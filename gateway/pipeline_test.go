@@ -220,7 +220,7 @@ func TestGuardChunkedOversizeBody(t *testing.T) {
 	}
 	defer conn.Close()
 	go func() {
-		io.WriteString(conn, "POST /api/generate HTTP/1.1\r\nHost: x\r\nX-Contract: json\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n")
+		io.WriteString(conn, "POST /api/generate HTTP/1.1\r\nHost: localhost\r\nX-Contract: json\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n")
 		chunk := strings.Repeat("x", 64<<10)
 		for i := 0; i < 640; i++ {
 			if _, err := io.WriteString(conn, "10000\r\n"+chunk+"\r\n"); err != nil {

@@ -160,6 +160,7 @@ func (s *Server) routes(opts Options) error {
 			},
 		}),
 		s.logRequests,
+		newEdgePolicy(s.cfg).middleware, // Ollama's Origin and Host rules, before any route
 		echomw.RecoverWithConfig(echomw.RecoverConfig{
 			LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 				return &HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error",

@@ -65,7 +65,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: x\r\nX-Contract: json\r\nContent-Length: 100\r\n\r\n{\"model\":", path)
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: localhost\r\nX-Contract: json\r\nContent-Length: 100\r\n\r\n{\"model\":", path)
 		got := readUntilClosed(t, conn, 5*time.Second)
 		conn.Close()
 		if path == "/api/generate" && !strings.HasPrefix(got, "HTTP/1.1 408") {
@@ -120,7 +120,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /api/tags HTTP/1.1\r\nHost: x\r\n\r\n")
+	fmt.Fprintf(conn, "GET /api/tags HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		t.Fatal(err)
