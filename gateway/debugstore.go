@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,28 +20,60 @@ import (
 	"github.com/contractgateway/gateway/validators"
 )
 
-// Defaults of the debug store.
+// Defaults and bounds of the debug store.
 const (
 	DefaultDebugStoreMaxBytes = 16 << 20
 	DefaultDebugStoreTTL      = 15 * time.Minute
+
+	// DebugRecordMaxBytes bounds one request's record (its JSON), so that
+	// one answer cannot take the store, nor its memory while it is kept.
+	// A record over it keeps its first and final texts cut to a quarter of
+	// the bound each; a record still over it keeps only its summary (ids,
+	// status, rungs, calls and the first violation codes), and Truncated
+	// says what was cut. When the store itself is smaller, its size is the
+	// bound.
+	DebugRecordMaxBytes = 1 << 20
+
+	// DebugMaxDepth bounds the nesting of a document the store rewrites to
+	// redact it: values nested deeper are replaced by a marker. Contract
+	// documents are a few levels deep; a 10,000-level answer would
+	// otherwise be walked and copied level by level.
+	DebugMaxDepth = 64
 )
 
 // redacted replaces a value named by debug_store_redact.
 const redacted = "[redacted]"
 
+// tooDeep replaces a value nested deeper than DebugMaxDepth.
+var tooDeep = "[omitted: nested deeper than " + strconv.Itoa(DebugMaxDepth) + " levels]"
+
 // debugStore keeps recent guarded requests in memory for GET
 // /admin/requests: their first and final texts, reports and corrections.
-// It is bounded by bytes (oldest first out) and by TTL, and blanks the
-// configured paths before keeping anything.
+// It is bounded by bytes (oldest first out), per record
+// (DebugRecordMaxBytes) and by TTL, and blanks the configured paths before
+// keeping anything.
+//
+// A record is never replaced by another request's: a guarded request whose
+// X-Request-Id is already kept, or in flight, is given a fresh id
+// (ownIDs), so that the id each client got back opens its own record.
 type debugStore struct {
 	maxBytes int64
 	ttl      time.Duration
 	redact   [][]string
+	// maxSegs is the number of leading path segments that decide whether
+	// a value is redacted: the longest path plus the two segments a
+	// wrapper and an array index add (covered).
+	maxSegs int
 
 	mu    sync.Mutex
 	order *list.List // of *debugEntry, oldest first
-	byID  map[string]*list.Element
-	bytes int64
+	// byID holds the newest entry of each id. Two entries share an id only
+	// when a record lands after its request has ended (a coalesced run
+	// whose first client left) and the id was given out again meanwhile.
+	byID map[string]*list.Element
+	// inFlight holds the ids of guarded requests being answered.
+	inFlight map[string]bool
+	bytes    int64
 }
 
 type debugEntry struct {
@@ -64,6 +98,9 @@ type DebugRecord struct {
 	LLMCalls    int                     `json:"llm_calls"`
 	Tokens      repair.Usage            `json:"repair_tokens"`
 	Corrections []middleware.Correction `json:"corrections"`
+	// Truncated, when not empty, says what of the record was cut to keep
+	// it within DebugRecordMaxBytes.
+	Truncated string `json:"truncated,omitempty"`
 }
 
 // DebugSummary is one row of GET /admin/requests.
@@ -84,13 +121,15 @@ func newDebugStore(maxBytes int64, ttl time.Duration, redact []string) (*debugSt
 	if ttl <= 0 {
 		ttl = DefaultDebugStoreTTL
 	}
-	s := &debugStore{maxBytes: maxBytes, ttl: ttl, order: list.New(), byID: map[string]*list.Element{}}
+	s := &debugStore{maxBytes: maxBytes, ttl: ttl, order: list.New(), byID: map[string]*list.Element{},
+		inFlight: map[string]bool{}}
 	for _, p := range redact {
 		segs, err := redactPath(p)
 		if err != nil {
 			return nil, fmt.Errorf("debug_store_redact %q: %w", p, err)
 		}
 		s.redact = append(s.redact, segs)
+		s.maxSegs = max(s.maxSegs, len(segs)+2)
 	}
 	return s, nil
 }
@@ -132,23 +171,48 @@ func dottedSegments(p string) []string {
 }
 
 // covered says whether a value at segs lies at or below a redacted path.
+// A path names a value of the answer's document wherever the document
+// sits in the answer, as the contract's shape rules find it: at the root,
+// under a top-level wrapper member ({"data": …}: any member, so every
+// contract's unwrap keys are among them), in each element of a top-level
+// array, and in each element of a wrapped array ({"data": [ … ]}). Only the
+// first maxSegs segments can decide it.
 func (s *debugStore) covered(segs []string) bool {
 	for _, r := range s.redact {
-		if len(segs) < len(r) {
-			continue
-		}
-		match := true
-		for i, seg := range r {
-			if seg != "*" && seg != segs[i] {
-				match = false
+		for off := 0; off <= 2; off++ {
+			if len(segs) < off+len(r) {
 				break
 			}
-		}
-		if match {
-			return true
+			if off == 2 && !isIndex(segs[1]) {
+				break
+			}
+			if matchPath(r, segs[off:off+len(r)]) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+func matchPath(pattern, segs []string) bool {
+	for i, seg := range pattern {
+		if seg != "*" && seg != segs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isIndex(seg string) bool {
+	if seg == "" {
+		return false
+	}
+	for i := 0; i < len(seg); i++ {
+		if seg[i] < '0' || seg[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // isTextPosition says whether a path is a "line:col" of raw text, which no
@@ -160,59 +224,116 @@ func isTextPosition(path string) bool {
 	return ok && e1 == nil && e2 == nil
 }
 
-// blank reports whether the value at a report or correction path must not
-// be kept.
-func (s *debugStore) blank(path string) bool {
-	if len(s.redact) == 0 {
-		return false
+// segments returns the leading segments of a report or correction path
+// that decide redaction (pointer preferred: a dotted path cannot say a
+// key holds a dot), and whether the path names the whole text: the
+// document itself ("") or a position in the raw text, where every value
+// must be blanked.
+func (s *debugStore) segments(dotted, pointer string) (segs []string, whole bool) {
+	switch {
+	case pointer != "":
+		p, err := strictjson.ParsePointer(pointer)
+		if err != nil {
+			return nil, true
+		}
+		segs = p
+	case dotted == "" || isTextPosition(dotted):
+		return nil, true
+	default:
+		segs = dottedSegments(dotted)
 	}
-	return path == "" || isTextPosition(path) || s.covered(dottedSegments(path))
+	return segs[:min(len(segs), s.maxSegs)], false
 }
 
-// redactText blanks the redacted paths of a JSON text; text that is not
-// JSON cannot be redacted by path and is not kept.
+// redactText blanks the redacted paths of the JSON document in a model's
+// text, found as the guard finds it (think sections dropped, one fenced
+// block or the bare text, validators.Extract). What lies around the
+// document (prose, think sections) cannot be redacted by path and is not
+// kept; text without a parseable document is not kept at all.
 func (s *debugStore) redactText(text string) string {
 	if len(s.redact) == 0 || text == "" {
 		return text
 	}
-	trimmed := strings.TrimSpace(text)
-	fenced := false
-	if body, ok := strings.CutPrefix(trimmed, "```json\n"); ok && strings.HasSuffix(body, "\n```") {
-		trimmed, fenced = strings.TrimSuffix(body, "\n```"), true
+	ex, vio := validators.Extract(text)
+	if vio != nil {
+		return redacted
 	}
-	doc, err := strictjson.Parse([]byte(trimmed))
+	doc, err := strictjson.Parse([]byte(ex.Text))
 	if err != nil {
 		return redacted
 	}
-	doc = s.redactValue(doc, nil)
-	if fenced {
-		return "```json\n" + string(strictjson.MarshalIndent(doc, "  ")) + "\n```"
+	out := string(strictjson.Marshal(s.redactValue(doc, nil, 0)))
+	switch ex.Source {
+	case validators.SourceFenceJSON:
+		return "```json\n" + out + "\n```"
+	case validators.SourceFencePlain:
+		return "```\n" + out + "\n```"
 	}
-	return string(strictjson.Marshal(doc))
+	return out
 }
 
-func (s *debugStore) redactValue(v *strictjson.Value, segs []string) *strictjson.Value {
+// redactValue returns a copy of v, found at segs, with the covered values
+// blanked and the values nested deeper than DebugMaxDepth below v replaced
+// by a marker, so that the walk (recursive) is at most DebugMaxDepth deep
+// whatever the document. v itself is not changed: a parsed value may be
+// shared.
+func (s *debugStore) redactValue(v *strictjson.Value, segs []string, depth int) *strictjson.Value {
 	if len(segs) > 0 && s.covered(segs) {
 		return strictjson.String(redacted)
 	}
-	switch v.Kind {
-	case strictjson.KindObject:
-		out := *v
+	if v.Kind != strictjson.KindObject && v.Kind != strictjson.KindArray {
+		return v
+	}
+	if depth >= DebugMaxDepth {
+		return strictjson.String(tooDeep)
+	}
+	// Below maxSegs segments nothing more can be covered: the path stops
+	// growing, so a long path costs nothing per level.
+	child := func(seg string) []string {
+		if len(segs) >= s.maxSegs {
+			return segs
+		}
+		return append(segs[:len(segs):len(segs)], seg)
+	}
+	out := *v
+	if v.Kind == strictjson.KindObject {
 		out.Members = make([]strictjson.Member, len(v.Members))
 		for i, m := range v.Members {
-			m.Value = s.redactValue(m.Value, append(segs[:len(segs):len(segs)], m.Key))
+			m.Value = s.redactValue(m.Value, child(m.Key), depth+1)
 			out.Members[i] = m
 		}
 		return &out
-	case strictjson.KindArray:
-		out := *v
-		out.Items = make([]*strictjson.Value, len(v.Items))
-		for i, it := range v.Items {
-			out.Items[i] = s.redactValue(it, append(segs[:len(segs):len(segs)], strconv.Itoa(i)))
-		}
-		return &out
 	}
-	return v
+	out.Items = make([]*strictjson.Value, len(v.Items))
+	for i, it := range v.Items {
+		out.Items[i] = s.redactValue(it, child(strconv.Itoa(i)), depth+1)
+	}
+	return &out
+}
+
+// redactAt returns x, a value found at segs (a violation's actual or
+// expected value, a correction's before or after), with its covered parts
+// blanked: a covered value whole, an object or array member by member.
+func (s *debugStore) redactAt(x any, segs []string) any {
+	if s.covered(segs) {
+		return redacted
+	}
+	switch x.(type) {
+	case nil, string, bool, float64, int, int64:
+		return x
+	}
+	b, err := json.Marshal(x)
+	if err != nil {
+		return redacted
+	}
+	doc, err := strictjson.Parse(b)
+	if err != nil {
+		return redacted
+	}
+	if doc.Kind != strictjson.KindObject && doc.Kind != strictjson.KindArray {
+		return x
+	}
+	return json.RawMessage(strictjson.Marshal(s.redactValue(doc, segs, 0)))
 }
 
 func (s *debugStore) redactReport(r validators.Report) validators.Report {
@@ -222,16 +343,49 @@ func (s *debugStore) redactReport(r validators.Report) validators.Report {
 	out := r
 	out.Violations = make([]validators.Violation, len(r.Violations))
 	for i, v := range r.Violations {
-		if s.blank(v.Path) {
-			v.Actual, v.Expected, v.Fix = redacted, redacted, nil
+		segs, whole := s.segments(v.Path, v.Pointer)
+		if whole || s.covered(segs) {
+			// A hint may quote the value it is about.
+			v.Actual, v.Expected, v.Hint, v.Fix = redacted, redacted, redacted, nil
+		} else {
+			v.Actual, v.Expected = s.redactAt(v.Actual, segs), s.redactAt(v.Expected, segs)
+			if v.Fix != nil {
+				fix := *v.Fix
+				fsegs, fwhole := s.segments("", fix.Path)
+				if fwhole || s.covered(fsegs) {
+					fix.Value = json.RawMessage(strconv.Quote(redacted))
+				} else if fix.Value != nil {
+					if b, err := json.Marshal(s.redactAt(fix.Value, fsegs)); err == nil {
+						fix.Value = b
+					}
+				}
+				v.Fix = &fix
+			}
 		}
 		out.Violations[i] = v
 	}
 	return out
 }
 
-// add keeps one request (GuardConfig.Record).
+func (s *debugStore) redactCorrection(c middleware.Correction) middleware.Correction {
+	if len(s.redact) == 0 {
+		return c
+	}
+	segs, whole := s.segments(c.Path, "")
+	if whole || s.covered(segs) {
+		c.Before, c.After = redacted, redacted
+		return c
+	}
+	c.Before, c.After = s.redactAt(c.Before, segs), s.redactAt(c.After, segs)
+	return c
+}
+
+// add keeps one request (GuardConfig.Record). It never replaces another
+// request's record (see byID).
 func (s *debugStore) add(r middleware.Record) {
+	if r.RequestID == "" {
+		return
+	}
 	rec := DebugRecord{RequestID: r.RequestID, Time: r.Time.UTC(), Route: r.Route, Contract: r.Contract, Model: r.Model,
 		Status: r.Status, First: s.redactText(r.First), Final: s.redactText(r.Final),
 		Before: s.redactReport(r.Before), After: s.redactReport(r.After), Corrections: []middleware.Correction{}}
@@ -239,25 +393,15 @@ func (s *debugStore) add(r middleware.Record) {
 		rec.Rungs, rec.LLMCalls, rec.Tokens = r.Outcome.Rungs, r.Outcome.LLMCalls, r.Outcome.Tokens
 	}
 	for _, c := range r.Corrections {
-		if s.blank(c.Path) {
-			c.Before, c.After = redacted, redacted
-		}
-		rec.Corrections = append(rec.Corrections, c)
+		rec.Corrections = append(rec.Corrections, s.redactCorrection(c))
 	}
-	if rec.RequestID == "" {
+	rec, size, ok := s.bound(rec)
+	if !ok {
 		return
 	}
-	b, err := json.Marshal(rec)
-	if err != nil || int64(len(b)) > s.maxBytes {
-		return
-	}
-	size := int64(len(b))
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if el, ok := s.byID[rec.RequestID]; ok {
-		s.remove(el)
-	}
 	s.expire(now)
 	for s.bytes+size > s.maxBytes && s.order.Len() > 0 {
 		s.remove(s.order.Front())
@@ -266,9 +410,79 @@ func (s *debugStore) add(r middleware.Record) {
 	s.bytes += size
 }
 
+// Bounds of a record cut to its summary.
+const (
+	summaryViolations = 100 // violations kept of each report
+	summaryString     = 256 // bytes kept of a path, model or route
+)
+
+// bound returns rec within the per-record bound (DebugRecordMaxBytes or
+// the store's size), with its size; false when not even its summary fits
+// the store.
+func (s *debugStore) bound(rec DebugRecord) (DebugRecord, int64, bool) {
+	limit := min(int64(DebugRecordMaxBytes), s.maxBytes)
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return rec, 0, false
+	}
+	full := len(b)
+	if int64(full) > limit {
+		rec.First, rec.Final = clip(rec.First, int(limit/4)), clip(rec.Final, int(limit/4))
+		rec.Truncated = fmt.Sprintf("record of %d bytes over the bound of %d: first and final texts cut", full, limit)
+		if b, err = json.Marshal(rec); err != nil {
+			return rec, 0, false
+		}
+	}
+	if int64(len(b)) > limit {
+		rec = summary(rec)
+		rec.Truncated = fmt.Sprintf("record of %d bytes over the bound of %d: texts, violation details and corrections omitted", full, limit)
+		if b, err = json.Marshal(rec); err != nil {
+			return rec, 0, false
+		}
+	}
+	return rec, int64(len(b)), int64(len(b)) <= s.maxBytes
+}
+
+// summary is rec without its texts, corrections and violation details.
+func summary(rec DebugRecord) DebugRecord {
+	out := DebugRecord{RequestID: rec.RequestID, Time: rec.Time, Route: clip(rec.Route, summaryString),
+		Contract: clip(rec.Contract, summaryString), Model: clip(rec.Model, summaryString), Status: rec.Status,
+		Before: summaryReport(rec.Before), After: summaryReport(rec.After), Rungs: rec.Rungs,
+		LLMCalls: rec.LLMCalls, Tokens: rec.Tokens, Corrections: []middleware.Correction{}}
+	if len(out.Rungs) > summaryViolations {
+		out.Rungs = out.Rungs[:summaryViolations]
+	}
+	return out
+}
+
+func summaryReport(r validators.Report) validators.Report {
+	out := validators.Report{Contract: clip(r.Contract, summaryString), Valid: r.Valid, RepairType: r.RepairType,
+		Violations: []validators.Violation{}}
+	for _, v := range r.Violations[:min(len(r.Violations), summaryViolations)] {
+		out.Violations = append(out.Violations, validators.Violation{Class: v.Class, Code: clip(v.Code, summaryString),
+			Severity: v.Severity, Path: clip(v.Path, summaryString)})
+	}
+	return out
+}
+
+// clip cuts s to at most n bytes, on a character boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	mark := fmt.Sprintf("…[cut: %d bytes in all]", len(s))
+	keep := max(0, n-len(mark))
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + mark
+}
+
 func (s *debugStore) remove(el *list.Element) {
 	e := s.order.Remove(el).(*debugEntry)
-	delete(s.byID, e.rec.RequestID)
+	if s.byID[e.rec.RequestID] == el {
+		delete(s.byID, e.rec.RequestID)
+	}
 	s.bytes -= e.size
 }
 
@@ -279,6 +493,45 @@ func (s *debugStore) expire(now time.Time) {
 			return
 		}
 		s.remove(el)
+	}
+}
+
+// claim returns the id a guarded request is kept under: id itself when no
+// kept record and no request in flight has it, a fresh one otherwise. The
+// id stays taken until release is called.
+func (s *debugStore) claim(id string) (string, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expire(time.Now())
+	for id == "" || s.byID[id] != nil || s.inFlight[id] {
+		id = newRequestID()
+	}
+	s.inFlight[id] = true
+	return id, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.inFlight, id)
+	}
+}
+
+// ownIDs wraps the guard so that each guarded request has an id of its
+// own in the store: a client that reuses an X-Request-Id already kept, or
+// in flight, gets a fresh one back in X-Request-Id (and the upstream and
+// the logs see that one), instead of its record replacing another
+// request's or opening under another request's id.
+func (s *debugStore) ownIDs(guard echo.MiddlewareFunc) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		h := guard(next)
+		return func(c echo.Context) error {
+			sent := c.Response().Header().Get(echo.HeaderXRequestID)
+			id, release := s.claim(sent)
+			defer release()
+			if id != sent {
+				c.Response().Header().Set(echo.HeaderXRequestID, id)
+				c.Request().Header.Set(echo.HeaderXRequestID, id)
+			}
+			return h(c)
+		}
 	}
 }
 
@@ -319,7 +572,7 @@ func (s *debugStore) usage() (int64, int) {
 }
 
 // debugRoutes registers GET /admin/requests (?status=&model=&contract=&limit=)
-// and GET /admin/requests/:id.
+// and GET /admin/requests/{id}.
 func debugRoutes(g *echo.Group, s *debugStore) {
 	g.GET("/admin/requests", func(c echo.Context) error {
 		limit := 100
@@ -333,11 +586,29 @@ func debugRoutes(g *echo.Group, s *debugStore) {
 		return c.JSON(http.StatusOK, map[string]any{
 			"requests": s.list(c.QueryParam("status"), c.QueryParam("model"), c.QueryParam("contract"), limit)})
 	})
-	g.GET("/admin/requests/:id", func(c echo.Context) error {
-		rec, ok := s.get(c.Param("id"))
+	// The id is the rest of the path, so that an id with "/" opens whether
+	// the client escaped it (the dashboard's encodeURIComponent) or not.
+	g.GET("/admin/requests/*", func(c echo.Context) error {
+		id, err := pathRest(c)
+		if err != nil {
+			return &HTTPError{Code: http.StatusBadRequest, Msg: "request id: " + err.Error(), Err: err}
+		}
+		rec, ok := s.get(id)
 		if !ok {
-			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("request %q is not in the debug store (expired, evicted or never kept)", c.Param("id"))}
+			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("request %q is not in the debug store (expired, evicted or never kept)", id)}
 		}
 		return c.JSON(http.StatusOK, rec)
 	})
+}
+
+// pathRest is the decoded rest of the path matched by a route's "*". Echo
+// routes on the escaped path when the request's differs from the default
+// escaping (%3A, %2F, %2B, %3D), and its parameters are then still escaped;
+// otherwise they are already decoded and must not be decoded twice.
+func pathRest(c echo.Context) (string, error) {
+	rest := c.Param("*")
+	if c.Request().URL.RawPath == "" {
+		return rest, nil
+	}
+	return url.PathUnescape(rest)
 }

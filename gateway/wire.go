@@ -79,7 +79,11 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			gc.Record = ds.add
 		}
 		gc.TracerProvider = tp
-		return gc.ToMiddleware()
+		mw, err := gc.ToMiddleware()
+		if ds != nil && err == nil {
+			mw = ds.ownIDs(mw)
+		}
+		return mw, err
 	}
 	return New(cfg, Options{
 		Logger: logger,

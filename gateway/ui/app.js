@@ -85,8 +85,14 @@
     $("debug-on").hidden = !s.debug_store.enabled;
   }
 
+  // pretty indents a JSON text, inside its fence when it has one (a fenced
+  // answer, or a redacted one, which the store keeps compact).
   function pretty(text) {
-    try { return JSON.stringify(JSON.parse(text), null, 2); } catch (e) { return text; }
+    var m = /^(```(?:json)?\n)([\s\S]*)(\n```)$/.exec(text || "");
+    try {
+      var body = JSON.stringify(JSON.parse(m ? m[2] : text), null, 2);
+      return m ? m[1] + body + m[3] : body;
+    } catch (e) { return text; }
   }
 
   // diffLines is a longest-common-subsequence line diff.
