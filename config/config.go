@@ -113,6 +113,14 @@ type Config struct {
 	// disconnect and, on guarded routes, Deadline still apply).
 	UpstreamTimeout time.Duration `yaml:"upstream_timeout"`
 
+	// UpstreamMaxConns bounds the connections open to the upstream at
+	// once, pass-through and guarded calls together: a request beyond it
+	// waits for one to free (or for its client to leave) instead of
+	// opening another, so that many slow clients cannot make the gateway
+	// open one upstream connection each. Zero means the default, 256; a
+	// negative value means no bound.
+	UpstreamMaxConns int `yaml:"upstream_max_conns"`
+
 	// IdleTimeout closes a keep-alive connection that carries no request
 	// for this long. Zero means the default, 120s; a negative value means
 	// none.

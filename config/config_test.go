@@ -337,6 +337,7 @@ func TestExampleConfig(t *testing.T) {
 	want.MaxBodyBytes, want.MaxResponseBytes, want.ShutdownGrace = 32<<20, 64<<20, 10*time.Second
 	want.Deadline, want.MaxLLMCalls = 120*time.Second, 6
 	want.IdleTimeout, want.BodyReadTimeout = 120*time.Second, 60*time.Second
+	want.UpstreamMaxConns = 256
 	want.Cache = Cache{MaxBytes: 64 << 20, TTL: time.Hour}
 	want.Breaker = Breaker{FailureThreshold: 5, OpenTimeout: 30 * time.Second, HalfOpenMaxRequests: 1}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -33,8 +33,9 @@ type BreakerSettings struct {
 	// that opens the breaker. A failure is a transport error (refused
 	// connection, reset, response header timeout) or a 5xx response. A
 	// request whose own context ended (the client left, the gateway's
-	// deadline for it ran out), or whose body was over its limit, is
-	// neither a success nor a failure. Default 5; zero means the default.
+	// deadline for it ran out), or whose body was over its limit or could
+	// not be read from the client (malformed chunked framing, shorter than
+	// announced), is neither a success nor a failure. Default 5; zero means the default.
 	FailureThreshold int
 
 	// OpenTimeout is how long the breaker stays open, failing round trips
@@ -150,6 +151,13 @@ func (e *circuitOpenError) Is(target error) bool { return target == ErrCircuitOp
 // outcome classifies a round trip for the breaker.
 func outcome(req *http.Request, resp *http.Response, err error) error {
 	var mbe *http.MaxBytesError
+	if cbe := clientBodyFailure(req, err); cbe != nil {
+		// The client's body broke (malformed framing, short, cut): the
+		// upstream never got the request whole, and whatever it did says
+		// nothing of its health. Counted, any client could open the
+		// breaker for every other one with a few bad bodies.
+		return fmt.Errorf("%w: %w", errExcluded, cbe)
+	}
 	switch {
 	case err == nil && resp.StatusCode >= 500:
 		return errStatus5xx

@@ -188,3 +188,47 @@ func TestBreakerInServer(t *testing.T) {
 		t.Errorf("no log line for the transition to open:\n%s", f.logs)
 	}
 }
+
+// failingReader fails its first read with err, as the server's reader of
+// a malformed or short request body does.
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
+
+// TestBreakerExcludesClientBodyErrors: a round trip that failed because
+// the client's body could not be read is not the upstream's failure,
+// whether the transport returns the body's error or another one of the
+// same teardown; with a
+// threshold of one, a single count would open the breaker.
+func TestBreakerExcludesClientBodyErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		bodyErr error
+		// report maps the body's error to what the transport returns.
+		report func(bodyErr error) error
+	}{
+		{"malformed chunked framing", errors.New("invalid byte in chunk length"), func(err error) error { return err }},
+		{"short body", io.ErrUnexpectedEOF, func(err error) error { return err }},
+		{"short body, reported as the connection's end", io.ErrUnexpectedEOF, func(error) error { return errors.New("write: broken pipe") }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := &scriptedTransport{next: func(req *http.Request) (*http.Response, error) {
+				_, err := io.ReadAll(req.Body)
+				return nil, tt.report(err)
+			}}
+			bt := NewBreakerTransport(base, BreakerSettings{FailureThreshold: 1})
+			for i := range 3 {
+				b := &clientBody{ReadCloser: io.NopCloser(failingReader{tt.bodyErr})}
+				ctx := context.WithValue(context.Background(), ctxKeyClientBody{}, b)
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://upstream/api/embed", b)
+				if _, err := bt.RoundTrip(req); errors.Is(err, ErrCircuitOpen) {
+					t.Fatalf("round trip %d: %v, want the body's error", i, err)
+				}
+			}
+			if got := bt.State(); got != gobreaker.StateClosed {
+				t.Errorf("State() = %v after 3 client body errors, want closed", got)
+			}
+		})
+	}
+}

@@ -1,18 +1,22 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sony/gobreaker/v2"
 	"go.uber.org/goleak"
 
 	"github.com/contractgateway/gateway/config"
@@ -226,4 +230,115 @@ func runFault(t *testing.T, f fault, guarded, stream, expect bool) {
 	if guarded && resp.StatusCode == http.StatusOK && resp.Header.Get("X-Contract-Status") == "" {
 		t.Errorf("a guarded 200 without X-Contract-Status: a silent pass")
 	}
+}
+
+// clientFault is a request whose body breaks on the client's side: its
+// framing is malformed, or it ends before it should. The upstream never
+// sees a whole request, so none of these is the upstream's failure.
+type clientFault struct {
+	name string
+	// raw is everything after the request line's path: the headers, the
+	// blank line and the (broken) body.
+	raw string
+	// halfClose ends the client's sending side after raw, as a client
+	// that has sent all it will send and waits for the answer.
+	halfClose bool
+}
+
+func clientFaults() []clientFault {
+	const doc = `{"model":"m","input":"x"}`
+	return []clientFault{
+		{"bare LF after the chunk size", "Transfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n", false},
+		{"bad hex chunk size", "Transfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n", false},
+		{"chunk size overflow", "Transfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\nhello\r\n0\r\n\r\n", false},
+		{"truncated chunked body", "Transfer-Encoding: chunked\r\n\r\n40\r\n" + doc[:10], true},
+		{"chunked body without its last chunk", "Transfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n", len(doc), doc), true},
+		{"short Content-Length body", fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(doc)+50, doc), true},
+	}
+}
+
+// TestClientFaultsAreTheClients sends each malformed body, over and over,
+// to pass-through routes (one the guard reads first and lets through, one
+// it never sees): every one is a 400 in Ollama's shape, never a 5xx or an
+// empty 200, and none counts against the upstream: the breaker stays
+// closed and the next well-formed request reaches the upstream.
+func TestClientFaultsAreTheClients(t *testing.T) {
+	const repeat = 10 // twice the default failure threshold
+	paths := []string{"/api/embed", "/api/generate"}
+	for _, cf := range clientFaults() {
+		for _, path := range paths {
+			t.Run(cf.name+path, func(t *testing.T) {
+				var reached atomic.Int32
+				up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if _, err := io.Copy(io.Discard, r.Body); err != nil {
+						return // a cut body: the upstream answers nothing
+					}
+					reached.Add(1)
+					w.Header().Set("Content-Type", "application/json")
+					io.WriteString(w, `{"model":"m","embeddings":[[1]],"response":"ok","done":true}`)
+				}))
+				defer up.Close()
+				cfg := config.Default()
+				cfg.Upstream = up.URL
+				srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				gw := httptest.NewServer(srv.Handler())
+				defer gw.Close()
+
+				for i := range repeat {
+					status, body := sendRaw(t, gw.Listener.Addr().String(), "POST "+path+" HTTP/1.1\r\nHost: gw\r\n"+cf.raw, cf.halfClose)
+					if status != http.StatusBadRequest {
+						t.Fatalf("request %d: status %d %q, want 400", i, status, body)
+					}
+					var e map[string]any
+					if err := json.Unmarshal([]byte(body), &e); err != nil || len(e) != 1 || e["error"] == nil {
+						t.Fatalf("request %d: body %q, want Ollama's {\"error\": …}", i, body)
+					}
+				}
+				if s := srv.Breaker().State(); s != gobreaker.StateClosed {
+					t.Fatalf("breaker %v after %d malformed bodies, want closed", s, repeat)
+				}
+				resp, body := sendRequest(t, gw.URL, http.MethodPost, path, strings.NewReader(`{"model":"m","input":"x","prompt":"p","stream":false}`), nil)
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("a well-formed request after them: %d %s, want 200", resp.StatusCode, body)
+				}
+				if n := reached.Load(); n != 1 {
+					t.Errorf("the upstream got %d whole requests, want 1 (the well-formed one)", n)
+				}
+			})
+		}
+	}
+}
+
+// sendRaw writes request on a new connection, half-closes it when asked,
+// and returns the status and body of the answer.
+func sendRaw(t *testing.T, addr, request string, halfClose bool) (int, string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	if halfClose {
+		if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer: %v", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	return resp.StatusCode, string(b)
 }

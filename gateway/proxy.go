@@ -10,14 +10,22 @@ import (
 	"net/http/httputil"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/contractgateway/gateway/middleware"
 )
 
 // ctxKeyEcho carries the echo.Context of a proxied request into the
 // ReverseProxy's ErrorHandler, so that proxy errors go through WriteError
 // and reach the request's log line.
 type ctxKeyEcho struct{}
+
+// ctxKeyClientBody carries a proxied request's *clientBody to the breaker
+// and the ErrorHandler, which get the ReverseProxy's outgoing request: its
+// Body is the proxy's own wrapper of the client's.
+type ctxKeyClientBody struct{}
 
 // newProxy is the pass-through: the client's request, bytes and headers
 // as they came (hop-by-hop headers aside), to the upstream, and the
@@ -52,41 +60,100 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 // guard's.
 func (s *Server) proxyHandler(c echo.Context) error {
 	req := c.Request()
+	ctx := context.WithValue(req.Context(), ctxKeyEcho{}, c)
 	if req.Body != nil && req.Body != http.NoBody {
-		req.Body = &latchedBody{ReadCloser: req.Body}
+		b := &clientBody{ReadCloser: req.Body}
+		req.Body = b
+		ctx = context.WithValue(ctx, ctxKeyClientBody{}, b)
 	}
-	req = req.WithContext(context.WithValue(req.Context(), ctxKeyEcho{}, c))
+	req = req.WithContext(ctx)
 	s.proxy.ServeHTTP(c.Response(), req)
 	return nil
 }
 
-// latchedBody is a request body that answers io.EOF once it has returned
-// it, without reading the underlying body again.
+// clientBody is the client's request body on its way to the upstream. It
+// keeps the first error of reading it, so that a round trip that failed
+// because of the client's body (malformed chunked framing, a body shorter
+// than announced, a client that stopped sending or left) is answered as
+// the client's error and never counted against the upstream, which did
+// not even get the request whole. The transport returns such an error as
+// the round trip's, but may report a cancellation instead when the same
+// read also ended the request's context (a client that half-closes after
+// a short body), hence the record.
 //
-// After sending Content-Length bytes, the upstream transport reads the
-// body once more to check that it is not longer. By then the upstream may
-// have answered and the proxy written the response headers, at which point
-// an HTTP/1 server closes the request body; the late read then fails, the
-// transport drops the upstream connection and a stream already on its way
-// is cut (golang/go#40747). A read after the server closed the body is
-// also taken as its end: the server only does so once it has consumed it.
-// (ResponseController.EnableFullDuplex avoids the close, but with it
-// net/http panics with "invalid concurrent Body.Read call" on the next
-// request of a connection whose upstream was unreachable.)
-type latchedBody struct {
+// It also answers io.EOF once it has returned it, without reading the
+// underlying body again. After sending Content-Length bytes, the upstream
+// transport reads the body once more to check that it is not longer. By
+// then the upstream may have answered and the proxy written the response
+// headers, at which point an HTTP/1 server closes the request body; the
+// late read then fails, the transport drops the upstream connection and a
+// stream already on its way is cut (golang/go#40747). A read after the
+// server closed the body is also taken as its end: the server only does
+// so once it has consumed it. (ResponseController.EnableFullDuplex avoids
+// the close, but with it net/http panics with "invalid concurrent
+// Body.Read call" on the next request of a connection whose upstream was
+// unreachable.)
+type clientBody struct {
 	io.ReadCloser
 	eof bool
+	// failed is read by the handler's goroutine while the transport's
+	// goroutine may still be reading the body.
+	failed atomic.Pointer[clientBodyError]
 }
 
-func (b *latchedBody) Read(p []byte) (int, error) {
+func (b *clientBody) Read(p []byte) (int, error) {
 	if b.eof {
 		return 0, io.EOF
 	}
 	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF || errors.Is(err, http.ErrBodyReadAfterClose) {
+	switch {
+	case err == nil:
+	case err == io.EOF || errors.Is(err, http.ErrBodyReadAfterClose):
 		b.eof, err = true, io.EOF
+	default:
+		cbe := &clientBodyError{err: err}
+		b.failed.CompareAndSwap(nil, cbe)
+		err = cbe
 	}
 	return n, err
+}
+
+// clientBodyError is an error reading the client's request body: the
+// client's doing, never the upstream's.
+type clientBodyError struct{ err error }
+
+func (e *clientBodyError) Error() string {
+	return "reading the client's request body: " + e.err.Error()
+}
+func (e *clientBodyError) Unwrap() error { return e.err }
+
+// clientBodyFailure returns the error of reading req's client body, as
+// the round trip's err says or as the body recorded it; nil when the body
+// was read without error (or is not the client's).
+func clientBodyFailure(req *http.Request, err error) *clientBodyError {
+	var cbe *clientBodyError
+	if errors.As(err, &cbe) {
+		return cbe
+	}
+	if b, ok := req.Context().Value(ctxKeyClientBody{}).(*clientBody); ok {
+		return b.failed.Load()
+	}
+	return nil
+}
+
+// clientBodyHTTPError maps an error of reading the client's body to the
+// client's answer, as the guard answers the same body on its routes
+// (middleware.BodyReadError): 413 over the limit, 408 when it stopped
+// sending, 400 for malformed framing or a body shorter than announced —
+// even when that short read also ended the request's context, since a
+// client that half-closed is still waiting for the answer. A connection
+// that broke (reset) is the client gone: 499, logged and not sent.
+func clientBodyHTTPError(cbe *clientBodyError) *HTTPError {
+	var ne net.Error
+	if errors.As(cbe.err, &ne) && !ne.Timeout() {
+		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: cbe}
+	}
+	return toHTTPError(middleware.BodyReadError(cbe))
 }
 
 // proxyError answers a failed round trip (nothing was written yet).
@@ -109,6 +176,9 @@ func upstreamError(r *http.Request, err error) *HTTPError {
 		mbe *http.MaxBytesError
 		ne  net.Error
 	)
+	if cbe := clientBodyFailure(r, err); cbe != nil {
+		return clientBodyHTTPError(cbe)
+	}
 	switch {
 	case errors.As(err, &mbe), errors.Is(err, ErrCircuitOpen):
 		return toHTTPError(err)

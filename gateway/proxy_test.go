@@ -615,3 +615,36 @@ func TestStreamsAfterRequestBodyAreWhole(t *testing.T) {
 		t.Errorf("%d of 2000 streams cut short", cut)
 	}
 }
+
+// TestUpstreamConnectionCap: the upstream transport is built with a bound
+// on its connections (upstream_max_conns), so that slow pass-through
+// clients cannot open one upstream connection each; zero is the default
+// bound and a negative value none.
+func TestUpstreamConnectionCap(t *testing.T) {
+	tests := []struct {
+		name   string
+		config int
+		want   int // http.Transport.MaxConnsPerHost; 0 is no bound
+	}{
+		{"default", 0, DefaultUpstreamMaxConns},
+		{"set", 8, 8},
+		{"none", -1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := config.Default()
+			cfg.UpstreamMaxConns = tt.config
+			srv, err := New(cfg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			if got := srv.base.MaxConnsPerHost; got != tt.want {
+				t.Errorf("upstream_max_conns %d: MaxConnsPerHost = %d, want %d", tt.config, got, tt.want)
+			}
+			if got := srv.up.breaker.base; got != http.RoundTripper(srv.base) {
+				t.Errorf("the guard's upstream does not share the bounded transport")
+			}
+		})
+	}
+}

@@ -129,6 +129,12 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	return s, nil
 }
 
+// DefaultUpstreamMaxConns bounds the connections open to the upstream at
+// once when the config's upstream_max_conns is zero. It is the size of the
+// idle pool, and far more than the requests one Ollama runs in parallel
+// (the rest wait in its queue anyway): only a crowd is held back.
+const DefaultUpstreamMaxConns = 256
+
 // newUpstreamTransport is the connection pool to the upstream.
 func newUpstreamTransport(cfg config.Config) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
@@ -139,6 +145,17 @@ func newUpstreamTransport(cfg config.Config) *http.Transport {
 	// connections per host would close and redial most of them.
 	t.MaxIdleConns = 256
 	t.MaxIdleConnsPerHost = 256
+	// A pass-through request holds its upstream connection as long as its
+	// client takes to send the body and read the answer: without a bound,
+	// a crowd of slow clients opens as many upstream connections. Beyond
+	// the bound a request waits for a connection, or for its client to
+	// leave.
+	switch {
+	case cfg.UpstreamMaxConns == 0:
+		t.MaxConnsPerHost = DefaultUpstreamMaxConns
+	case cfg.UpstreamMaxConns > 0:
+		t.MaxConnsPerHost = cfg.UpstreamMaxConns
+	}
 	t.ResponseHeaderTimeout = cfg.UpstreamTimeout
 	return t
 }

@@ -105,7 +105,10 @@ func decodeCommon(raw []byte, streamDefault bool) (*Request, error) {
 		if !ok {
 			return nil, fmt.Errorf("%w: \"model\" must be a string", errBadRequest)
 		}
-		r.Model = s
+		// A copy: the parsed string shares the body's memory, and the
+		// model name outlives the request (metric labels, stats), where
+		// it would keep a body of megabytes alive for good.
+		r.Model = strings.Clone(s)
 	}
 	if s := body.Get("stream"); s != nil && s.Kind == strictjson.KindBool {
 		r.Stream = s.Bool

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
@@ -165,11 +166,16 @@ func upstreamFailure(ctx context.Context, err error) *HTTPError {
 // upstreamStatus turns an upstream's error answer into the client's: the
 // same status and message (Ollama's {"error": …}, or OpenAI's
 // {"error": {"message": …}}), and the headers that go with it
-// (Retry-After on a 503).
+// (Retry-After on a 503). The message and the body kept for the log are
+// clipped to maxLoggedErrorBody: both end up in the request's log line,
+// and an upstream (or a proxy in front of it) that answers with a page of
+// tens of kilobytes must not make one line of it.
 func upstreamStatus(resp *http.Response) *HTTPError {
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
+	more := len(body) > maxErrorBody
+	body = body[:min(len(body), maxErrorBody)]
 	he := &HTTPError{Code: resp.StatusCode,
-		Err: fmt.Errorf("upstream status %d: %s", resp.StatusCode, bytes.TrimSpace(body))}
+		Err: fmt.Errorf("upstream status %d: %s", resp.StatusCode, clip(bytes.TrimSpace(body), maxLoggedErrorBody, more))}
 	var native struct {
 		Error json.RawMessage `json:"error"`
 	}
@@ -180,9 +186,9 @@ func upstreamStatus(resp *http.Response) *HTTPError {
 		}
 		switch {
 		case json.Unmarshal(native.Error, &s) == nil:
-			he.Msg = s
+			he.Msg = clip([]byte(s), maxLoggedErrorBody, false)
 		case json.Unmarshal(native.Error, &oai) == nil:
-			he.Msg = oai.Message
+			he.Msg = clip([]byte(oai.Message), maxLoggedErrorBody, false)
 		}
 	}
 	if he.Msg == "" {
@@ -192,6 +198,29 @@ func upstreamStatus(resp *http.Response) *HTTPError {
 		he.Header = http.Header{"Retry-After": {ra}}
 	}
 	return he
+}
+
+// maxLoggedErrorBody bounds how much of an upstream's error body, and of
+// the message in it, is kept, in bytes. Ollama's messages are one short
+// line; the rest of a longer body is counted, not kept.
+const maxLoggedErrorBody = 512
+
+// clip returns b whole when it is at most n bytes long, else its first n
+// bytes (cut back to a UTF-8 boundary) and the count of the bytes left
+// out; more says that the body went on past b, unread.
+func clip(b []byte, n int, more bool) string {
+	if len(b) <= n && !more {
+		return string(b)
+	}
+	cut := min(n, len(b))
+	for cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	plus := ""
+	if more {
+		plus = "+"
+	}
+	return fmt.Sprintf("%s… (%d%s bytes left out)", b[:cut], len(b)-cut, plus)
 }
 
 // maxRepairPrompt bounds one repair or regeneration prompt. A repair
