@@ -289,7 +289,7 @@ func TestClientFaultsAreTheClients(t *testing.T) {
 				defer gw.Close()
 
 				for i := range repeat {
-					status, body := sendRaw(t, gw.Listener.Addr().String(), "POST "+path+" HTTP/1.1\r\nHost: gw\r\n"+cf.raw, cf.halfClose)
+					status, body := sendRaw(t, gw.Listener.Addr().String(), "POST "+path+" HTTP/1.1\r\nHost: localhost\r\n"+cf.raw, cf.halfClose)
 					if status != http.StatusBadRequest {
 						t.Fatalf("request %d: status %d %q, want 400", i, status, body)
 					}
