@@ -44,14 +44,15 @@ type modelHandlers struct {
 	pass echo.HandlerFunc
 }
 
-// virtual returns the virtual model called name ("quiz" and "quiz:latest"
-// alike).
+// virtual returns the virtual model called name, matched by Ollama's name
+// rules (middleware.ModelKey): "quiz", "quiz:latest", "library/quiz" and
+// "registry.ollama.ai/library/quiz:latest" alike.
 func (m *modelHandlers) virtual(name string) (middleware.VirtualModel, bool) {
 	if name == "" {
 		return middleware.VirtualModel{}, false
 	}
 	for _, vm := range m.list() {
-		if withTag(vm.Name) == withTag(name) {
+		if middleware.ModelKey(vm.Name) == middleware.ModelKey(name) {
 			return vm, true
 		}
 	}
@@ -186,11 +187,11 @@ func (m *modelHandlers) tags(c echo.Context) error {
 			// The virtual model shadows the upstream's model of its name.
 			continue
 		}
-		byName[withTag(name)] = it
+		byName[middleware.ModelKey(name)] = it
 		kept = append(kept, it)
 	}
 	for _, vm := range m.list() {
-		up, ok := byName[withTag(vm.Upstream)]
+		up, ok := byName[middleware.ModelKey(vm.Upstream)]
 		if !ok {
 			continue
 		}
@@ -221,11 +222,11 @@ func (m *modelHandlers) openAIList(c echo.Context) error {
 		if _, virtual := m.virtual(id); virtual {
 			continue
 		}
-		byID[withTag(id)] = it
+		byID[middleware.ModelKey(id)] = it
 		kept = append(kept, it)
 	}
 	for _, vm := range m.list() {
-		up, ok := byID[withTag(vm.Upstream)]
+		up, ok := byID[middleware.ModelKey(vm.Upstream)]
 		if !ok {
 			continue
 		}

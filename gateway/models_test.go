@@ -119,3 +119,37 @@ func TestModelEndpointsPassThroughWithoutVirtualModels(t *testing.T) {
 		t.Errorf("GET /api/tags = %d %s, want the upstream's bytes", resp.StatusCode, body)
 	}
 }
+
+// TestVirtualModelOllamaNames: the model endpoints know a virtual model
+// under every name Ollama gives the same model.
+func TestVirtualModelOllamaNames(t *testing.T) {
+	up := &fakeModels{}
+	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		upstream                 []string
+	}{
+		{"pull library", "POST", "/api/pull", `{"model":"library/story-json","stream":false}`, 200, []string{"POST /api/show"}},
+		{"pull fully qualified", "POST", "/api/pull", `{"model":"registry.ollama.ai/library/story-json:latest","stream":false}`, 200, []string{"POST /api/show"}},
+		{"pull other case", "POST", "/api/pull", `{"model":"Story-JSON","stream":false}`, 200, []string{"POST /api/show"}},
+		{"delete library", "DELETE", "/api/delete", `{"model":"library/story-json:latest"}`, 400, nil},
+		{"delete fully qualified", "DELETE", "/api/delete", `{"model":"registry.ollama.ai/library/story-json"}`, 400, nil},
+		{"copy onto fully qualified", "POST", "/api/copy", `{"source":"stories","destination":"registry.ollama.ai/library/story-json:latest"}`, 400, nil},
+		{"show library", "POST", "/api/show", `{"model":"library/story-json"}`, 200, []string{"POST /api/show"}},
+		{"delete another namespace passes", "DELETE", "/api/delete", `{"model":"someone/story-json"}`, 200, []string{"DELETE /api/delete"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(up.asked())
+			resp, body := f.do(t, tt.method, tt.path, strings.NewReader(tt.body), nil)
+			if resp.StatusCode != tt.status {
+				t.Errorf("%s %s %s = %d %s, want %d", tt.method, tt.path, tt.body, resp.StatusCode, body, tt.status)
+			}
+			if diff := cmp.Diff(tt.upstream, up.asked()[before:], cmpEmpty); diff != "" {
+				t.Errorf("upstream asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
