@@ -130,7 +130,9 @@ func readName(c echo.Context, keys ...string) (name string, body *strictjson.Val
 	req := c.Request()
 	raw, err := io.ReadAll(req.Body)
 	if err != nil {
-		return "", nil, err
+		// A body cut short is the client's (400), a slow one 408, one
+		// over the limit 413: never the gateway's 500.
+		return "", nil, middleware.BodyReadError(err)
 	}
 	req.Body = io.NopCloser(bytes.NewReader(raw))
 	req.ContentLength = int64(len(raw))

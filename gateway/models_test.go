@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -149,6 +153,44 @@ func TestVirtualModelOllamaNames(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.upstream, up.asked()[before:], cmpEmpty); diff != "" {
 				t.Errorf("upstream asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestModelEndpointShortBody: a body shorter than its Content-Length on a
+// virtual-model endpoint is the client's error, 400 in Ollama's shape.
+func TestModelEndpointShortBody(t *testing.T) {
+	up := &fakeModels{}
+	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	tests := []struct{ method, path string }{
+		{"DELETE", "/api/delete"},
+		{"POST", "/api/pull"},
+		{"POST", "/api/show"},
+		{"POST", "/api/copy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			conn, err := net.Dial("tcp", f.gw.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":", tt.method, tt.path)
+			conn.(*net.TCPConn).CloseWrite()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("%s %s with a short body = %d %s, want 400", tt.method, tt.path, resp.StatusCode, body)
+			}
+			ollamaError(t, resp, body)
+			if got := up.asked(); len(got) != 0 {
+				t.Errorf("upstream asked %q, want nothing", got)
 			}
 		})
 	}
