@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	ollamamodel "github.com/ollama/ollama/types/model"
@@ -319,4 +320,28 @@ func (rs *Routes) VirtualModel(name string) (VirtualModel, bool) {
 		}
 	}
 	return VirtualModel{}, false
+}
+
+// ContractHeader reads the X-Contract header of h. Every value counts, and
+// each may be a comma-separated list (RFC 9110 §5.3: several header lines
+// are one list): reading only the first would leave a request with an
+// empty first line and a contract in the second unguarded, while Ollama
+// never sees the header at all. Empty values are ignored; the same
+// contract named twice is that contract; two different names are the
+// client's error.
+func ContractHeader(h http.Header) (string, error) {
+	var name string
+	for _, v := range h.Values("X-Contract") {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			switch {
+			case part == "" || part == name:
+			case name == "":
+				name = part
+			default:
+				return "", fmt.Errorf("X-Contract names two contracts, %q and %q: send one", name, part)
+			}
+		}
+	}
+	return name, nil
 }
