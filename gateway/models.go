@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -148,6 +149,36 @@ func readName(c echo.Context, keys ...string) (name string, body *strictjson.Val
 	return "", v, nil
 }
 
+// readName is readName, and refuses with 400 a body the strict parser
+// refuses but Ollama's encoding/json reads as naming a virtual model
+// (duplicate members, invalid UTF-8, "Model"): passed through, such a
+// pull would start a download, such a delete remove the upstream model of
+// the virtual model's name.
+func (m *modelHandlers) readName(c echo.Context, keys ...string) (string, *strictjson.Value, error) {
+	name, body, err := readName(c, keys...)
+	if err != nil || body != nil {
+		return name, body, err
+	}
+	raw, _ := io.ReadAll(c.Request().Body)
+	c.Request().Body = io.NopCloser(bytes.NewReader(raw))
+	var lenient struct {
+		Model       string `json:"model"`
+		Name        string `json:"name"`
+		Source      string `json:"source"`
+		Destination string `json:"destination"`
+	}
+	if json.Unmarshal(raw, &lenient) != nil {
+		return "", nil, nil
+	}
+	for _, n := range []string{lenient.Model, lenient.Name, lenient.Source, lenient.Destination} {
+		if _, ok := m.virtual(n); ok {
+			return "", nil, &HTTPError{Code: http.StatusBadRequest,
+				Msg: fmt.Sprintf("invalid JSON body naming the virtual model %s: send it as strict JSON (no duplicate members, valid UTF-8)", n)}
+		}
+	}
+	return "", nil, nil
+}
+
 // setMember replaces or appends obj's member key.
 func setMember(obj *strictjson.Value, key string, v *strictjson.Value) {
 	for i := range obj.Members {
@@ -259,7 +290,7 @@ func (m *modelHandlers) openAIRetrieve(c echo.Context) error {
 // show answers /api/show of a virtual model: the upstream's answer for its
 // upstream model, the name in the Modelfile replaced.
 func (m *modelHandlers) show(c echo.Context) error {
-	name, body, err := readName(c, "model", "name")
+	name, body, err := m.readName(c, "model", "name")
 	if err != nil {
 		return err
 	}
@@ -290,7 +321,7 @@ func (m *modelHandlers) show(c echo.Context) error {
 // the upstream has its upstream model, else an error saying so. It never
 // passes such a pull upstream, where it would start a download.
 func (m *modelHandlers) pull(c echo.Context) error {
-	name, body, err := readName(c, "model", "name")
+	name, body, err := m.readName(c, "model", "name")
 	if err != nil {
 		return err
 	}
@@ -322,7 +353,7 @@ func (m *modelHandlers) pull(c echo.Context) error {
 // copy, create) with 400; keys are the members that name models.
 func (m *modelHandlers) refuse(keys ...string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, body, err := readName(c)
+		_, body, err := m.readName(c, "model", "name", "source", "destination")
 		if err != nil {
 			return err
 		}

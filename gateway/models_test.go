@@ -195,3 +195,34 @@ func TestModelEndpointShortBody(t *testing.T) {
 		})
 	}
 }
+
+// TestModelEndpointsLenientBodies: a body the strict parser refuses but
+// encoding/json reads as naming a virtual model never reaches the
+// upstream.
+func TestModelEndpointsLenientBodies(t *testing.T) {
+	up := &fakeModels{}
+	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		upstream                 []string
+	}{
+		{"pull duplicate model", "POST", "/api/pull", `{"model":"stories","model":"story-json"}`, 400, nil},
+		{"delete duplicate model", "DELETE", "/api/delete", `{"model":"x","model":"story-json"}`, 400, nil},
+		{"copy invalid UTF-8", "POST", "/api/copy", "{\"source\":\"\xff\",\"destination\":\"story-json\"}", 400, nil},
+		{"pull duplicate of another model passes", "POST", "/api/pull", `{"model":"x","model":"stories"}`, 200, []string{"POST /api/pull"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(up.asked())
+			resp, body := f.do(t, tt.method, tt.path, strings.NewReader(tt.body), nil)
+			if resp.StatusCode != tt.status {
+				t.Errorf("%s %s %s = %d %s, want %d", tt.method, tt.path, tt.body, resp.StatusCode, body, tt.status)
+			}
+			if diff := cmp.Diff(tt.upstream, up.asked()[before:], cmpEmpty); diff != "" {
+				t.Errorf("upstream asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
