@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -44,14 +45,15 @@ type modelHandlers struct {
 	pass echo.HandlerFunc
 }
 
-// virtual returns the virtual model called name ("quiz" and "quiz:latest"
-// alike).
+// virtual returns the virtual model called name, matched by Ollama's name
+// rules (middleware.ModelKey): "quiz", "quiz:latest", "library/quiz" and
+// "registry.ollama.ai/library/quiz:latest" alike.
 func (m *modelHandlers) virtual(name string) (middleware.VirtualModel, bool) {
 	if name == "" {
 		return middleware.VirtualModel{}, false
 	}
 	for _, vm := range m.list() {
-		if withTag(vm.Name) == withTag(name) {
+		if middleware.ModelKey(vm.Name) == middleware.ModelKey(name) {
 			return vm, true
 		}
 	}
@@ -129,7 +131,9 @@ func readName(c echo.Context, keys ...string) (name string, body *strictjson.Val
 	req := c.Request()
 	raw, err := io.ReadAll(req.Body)
 	if err != nil {
-		return "", nil, err
+		// A body cut short is the client's (400), a slow one 408, one
+		// over the limit 413: never the gateway's 500.
+		return "", nil, middleware.BodyReadError(err)
 	}
 	req.Body = io.NopCloser(bytes.NewReader(raw))
 	req.ContentLength = int64(len(raw))
@@ -143,6 +147,36 @@ func readName(c echo.Context, keys ...string) (name string, body *strictjson.Val
 		}
 	}
 	return "", v, nil
+}
+
+// readName is readName, and refuses with 400 a body the strict parser
+// refuses but Ollama's encoding/json reads as naming a virtual model
+// (duplicate members, invalid UTF-8, "Model"): passed through, such a
+// pull would start a download, such a delete remove the upstream model of
+// the virtual model's name.
+func (m *modelHandlers) readName(c echo.Context, keys ...string) (string, *strictjson.Value, error) {
+	name, body, err := readName(c, keys...)
+	if err != nil || body != nil {
+		return name, body, err
+	}
+	raw, _ := io.ReadAll(c.Request().Body)
+	c.Request().Body = io.NopCloser(bytes.NewReader(raw))
+	var lenient struct {
+		Model       string `json:"model"`
+		Name        string `json:"name"`
+		Source      string `json:"source"`
+		Destination string `json:"destination"`
+	}
+	if json.Unmarshal(raw, &lenient) != nil {
+		return "", nil, nil
+	}
+	for _, n := range []string{lenient.Model, lenient.Name, lenient.Source, lenient.Destination} {
+		if _, ok := m.virtual(n); ok {
+			return "", nil, &HTTPError{Code: http.StatusBadRequest,
+				Msg: fmt.Sprintf("invalid JSON body naming the virtual model %s: send it as strict JSON (no duplicate members, valid UTF-8)", n)}
+		}
+	}
+	return "", nil, nil
 }
 
 // setMember replaces or appends obj's member key.
@@ -186,11 +220,11 @@ func (m *modelHandlers) tags(c echo.Context) error {
 			// The virtual model shadows the upstream's model of its name.
 			continue
 		}
-		byName[withTag(name)] = it
+		byName[middleware.ModelKey(name)] = it
 		kept = append(kept, it)
 	}
 	for _, vm := range m.list() {
-		up, ok := byName[withTag(vm.Upstream)]
+		up, ok := byName[middleware.ModelKey(vm.Upstream)]
 		if !ok {
 			continue
 		}
@@ -221,11 +255,11 @@ func (m *modelHandlers) openAIList(c echo.Context) error {
 		if _, virtual := m.virtual(id); virtual {
 			continue
 		}
-		byID[withTag(id)] = it
+		byID[middleware.ModelKey(id)] = it
 		kept = append(kept, it)
 	}
 	for _, vm := range m.list() {
-		up, ok := byID[withTag(vm.Upstream)]
+		up, ok := byID[middleware.ModelKey(vm.Upstream)]
 		if !ok {
 			continue
 		}
@@ -256,7 +290,7 @@ func (m *modelHandlers) openAIRetrieve(c echo.Context) error {
 // show answers /api/show of a virtual model: the upstream's answer for its
 // upstream model, the name in the Modelfile replaced.
 func (m *modelHandlers) show(c echo.Context) error {
-	name, body, err := readName(c, "model", "name")
+	name, body, err := m.readName(c, "model", "name")
 	if err != nil {
 		return err
 	}
@@ -287,7 +321,7 @@ func (m *modelHandlers) show(c echo.Context) error {
 // the upstream has its upstream model, else an error saying so. It never
 // passes such a pull upstream, where it would start a download.
 func (m *modelHandlers) pull(c echo.Context) error {
-	name, body, err := readName(c, "model", "name")
+	name, body, err := m.readName(c, "model", "name")
 	if err != nil {
 		return err
 	}
@@ -319,7 +353,7 @@ func (m *modelHandlers) pull(c echo.Context) error {
 // copy, create) with 400; keys are the members that name models.
 func (m *modelHandlers) refuse(keys ...string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, body, err := readName(c)
+		_, body, err := m.readName(c, "model", "name", "source", "destination")
 		if err != nil {
 			return err
 		}

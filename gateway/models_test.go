@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -117,5 +121,108 @@ func TestModelEndpointsPassThroughWithoutVirtualModels(t *testing.T) {
 	resp, body := f.do(t, "GET", "/api/tags", nil, nil)
 	if want := `{"models":[{"name":"stories:latest","model":"stories:latest","size":1185,"details":{"family":"llama"}}]}`; resp.StatusCode != 200 || string(body) != want {
 		t.Errorf("GET /api/tags = %d %s, want the upstream's bytes", resp.StatusCode, body)
+	}
+}
+
+// TestVirtualModelOllamaNames: the model endpoints know a virtual model
+// under every name Ollama gives the same model.
+func TestVirtualModelOllamaNames(t *testing.T) {
+	up := &fakeModels{}
+	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		upstream                 []string
+	}{
+		{"pull library", "POST", "/api/pull", `{"model":"library/story-json","stream":false}`, 200, []string{"POST /api/show"}},
+		{"pull fully qualified", "POST", "/api/pull", `{"model":"registry.ollama.ai/library/story-json:latest","stream":false}`, 200, []string{"POST /api/show"}},
+		{"pull other case", "POST", "/api/pull", `{"model":"Story-JSON","stream":false}`, 200, []string{"POST /api/show"}},
+		{"delete library", "DELETE", "/api/delete", `{"model":"library/story-json:latest"}`, 400, nil},
+		{"delete fully qualified", "DELETE", "/api/delete", `{"model":"registry.ollama.ai/library/story-json"}`, 400, nil},
+		{"copy onto fully qualified", "POST", "/api/copy", `{"source":"stories","destination":"registry.ollama.ai/library/story-json:latest"}`, 400, nil},
+		{"show library", "POST", "/api/show", `{"model":"library/story-json"}`, 200, []string{"POST /api/show"}},
+		{"delete another namespace passes", "DELETE", "/api/delete", `{"model":"someone/story-json"}`, 200, []string{"DELETE /api/delete"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(up.asked())
+			resp, body := f.do(t, tt.method, tt.path, strings.NewReader(tt.body), nil)
+			if resp.StatusCode != tt.status {
+				t.Errorf("%s %s %s = %d %s, want %d", tt.method, tt.path, tt.body, resp.StatusCode, body, tt.status)
+			}
+			if diff := cmp.Diff(tt.upstream, up.asked()[before:], cmpEmpty); diff != "" {
+				t.Errorf("upstream asked (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestModelEndpointShortBody: a body shorter than its Content-Length on a
+// virtual-model endpoint is the client's error, 400 in Ollama's shape.
+func TestModelEndpointShortBody(t *testing.T) {
+	up := &fakeModels{}
+	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	tests := []struct{ method, path string }{
+		{"DELETE", "/api/delete"},
+		{"POST", "/api/pull"},
+		{"POST", "/api/show"},
+		{"POST", "/api/copy"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			conn, err := net.Dial("tcp", f.gw.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"model\":", tt.method, tt.path)
+			conn.(*net.TCPConn).CloseWrite()
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusBadRequest {
+				t.Errorf("%s %s with a short body = %d %s, want 400", tt.method, tt.path, resp.StatusCode, body)
+			}
+			ollamaError(t, resp, body)
+			if got := up.asked(); len(got) != 0 {
+				t.Errorf("upstream asked %q, want nothing", got)
+			}
+		})
+	}
+}
+
+// TestModelEndpointsLenientBodies: a body the strict parser refuses but
+// encoding/json reads as naming a virtual model never reaches the
+// upstream.
+func TestModelEndpointsLenientBodies(t *testing.T) {
+	up := &fakeModels{}
+	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		upstream                 []string
+	}{
+		{"pull duplicate model", "POST", "/api/pull", `{"model":"stories","model":"story-json"}`, 400, nil},
+		{"delete duplicate model", "DELETE", "/api/delete", `{"model":"x","model":"story-json"}`, 400, nil},
+		{"copy invalid UTF-8", "POST", "/api/copy", "{\"source\":\"\xff\",\"destination\":\"story-json\"}", 400, nil},
+		{"pull duplicate of another model passes", "POST", "/api/pull", `{"model":"x","model":"stories"}`, 200, []string{"POST /api/pull"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(up.asked())
+			resp, body := f.do(t, tt.method, tt.path, strings.NewReader(tt.body), nil)
+			if resp.StatusCode != tt.status {
+				t.Errorf("%s %s %s = %d %s, want %d", tt.method, tt.path, tt.body, resp.StatusCode, body, tt.status)
+			}
+			if diff := cmp.Diff(tt.upstream, up.asked()[before:], cmpEmpty); diff != "" {
+				t.Errorf("upstream asked (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -167,7 +167,7 @@ func (s *Server) routes(opts Options) error {
 	e.HTTPErrorHandler = httpErrorHandler
 	s.echo = e
 
-	e.Pre(dropBadRequestID)
+	e.Pre(dropBadRequestID, canonicalizePath)
 	e.Use(
 		echomw.RequestIDWithConfig(echomw.RequestIDConfig{
 			Generator: newRequestID,
@@ -184,6 +184,7 @@ func (s *Server) routes(opts Options) error {
 					Err: fmt.Errorf("panic: %w\n%s", err, stack)}
 			},
 		}),
+		checkPath,
 		s.bodyReadTimeout,
 		s.limitBody,
 		s.requireAdminToken,

@@ -3,6 +3,7 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -148,10 +149,17 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 }
 
 // decode reads the client's body and decodes it with the path's codec. A
-// body that is not JSON is passed through (the upstream answers it as it
-// does) unless X-Contract asks for a guard.
+// body the strict parser refuses is passed through (the upstream answers
+// it as it does) unless the request would be guarded: then it is a 400,
+// for Ollama's own decoder (encoding/json) may well accept it — duplicate
+// keys, invalid UTF-8, a "Model" member — and read another model from it
+// than the guard would.
 func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	req := c.Request()
+	contract, err := ContractHeader(req.Header)
+	if err != nil {
+		return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+	}
 	body := req.Body
 	if g.MaxBodyBytes > 0 {
 		body = http.MaxBytesReader(c.Response(), body, g.MaxBodyBytes)
@@ -161,8 +169,11 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 		return nil, false, BodyReadError(err)
 	}
 	r, err := cd.Decode(raw)
+	if err == nil {
+		err = foldedModel(r.Body)
+	}
 	if err != nil {
-		if req.Header.Get("X-Contract") != "" {
+		if contract != "" || g.guardedLeniently(c, cd, raw) {
 			return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 		}
 		restoreBody(req, raw)
@@ -172,6 +183,49 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	x.cache = parseCacheControl(req.Header)
 	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), ReportCorrections)
 	return x, false, nil
+}
+
+// foldedModel refuses a body with a top-level member that encoding/json
+// (Ollama's decoder, which matches member names case-insensitively) takes
+// for "model" but the guard does not, such as "Model".
+func foldedModel(body *strictjson.Value) error {
+	for _, m := range body.Members {
+		if m.Key != "model" && strings.EqualFold(m.Key, "model") {
+			return fmt.Errorf("%w: member %q: Ollama reads it as \"model\"; send \"model\" once", errBadRequest, m.Key)
+		}
+	}
+	return nil
+}
+
+// guardedLeniently reports whether a body the strict parser refused would
+// be guarded as Ollama reads it: decoded as encoding/json decodes it (the
+// last of duplicate members, invalid UTF-8 replaced, member names matched
+// case-insensitively), is its model virtual, its format a schema the guard
+// takes, or its tools checked? A body encoding/json refuses too is
+// Ollama's to refuse.
+func (g *guard) guardedLeniently(c echo.Context, cd Codec, raw []byte) bool {
+	var (
+		tree  any
+		model struct {
+			Model json.RawMessage `json:"model"`
+		}
+	)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if dec.Decode(&tree) != nil || json.Unmarshal(raw, &model) != nil {
+		return false
+	}
+	var name string
+	_ = json.Unmarshal(model.Model, &name)
+	x := &exchange{codec: cd, client: &Request{Model: name}}
+	if clean, err := json.Marshal(tree); err == nil {
+		if r, err := cd.Decode(clean); err == nil {
+			r.Model = name
+			x.client = r
+		}
+	}
+	route, err := g.resolve(c, x)
+	return err != nil || route != nil || g.toolsRoute(x) != nil
 }
 
 // restoreBody gives the request its body back for the next handler.
@@ -193,7 +247,11 @@ func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
 		return nil, AsHTTPError(err) // gone already: compile no schema for no one
 	}
 	h := c.Request().Header
-	route, err := g.Resolver.Resolve(Lookup{Contract: h.Get("X-Contract"), Params: h.Get("X-Contract-Params"),
+	contract, err := ContractHeader(h)
+	if err != nil {
+		return nil, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+	}
+	route, err := g.Resolver.Resolve(Lookup{Contract: contract, Params: h.Get("X-Contract-Params"),
 		Model: x.client.Model, Schema: x.client.Schema})
 	if err != nil {
 		return nil, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+
+	ollamamodel "github.com/ollama/ollama/types/model"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/strictjson"
@@ -258,12 +261,28 @@ func mergeParams(a, b validators.Params) validators.Params {
 	return out
 }
 
-// modelKey is the name under which a virtual model is found: as in Ollama,
-// a name without a tag means the tag "latest", so "quiz" and "quiz:latest"
-// are one model. (The tag follows the last "/", after which a registry
-// host's port cannot appear.)
-func modelKey(m string) string {
-	if m == "" || strings.Contains(m[strings.LastIndex(m, "/")+1:], ":") {
+// modelKey is the name under which a virtual model is found: see
+// [ModelKey].
+func modelKey(m string) string { return ModelKey(m) }
+
+// ModelKey is the key under which a model name is matched, by Ollama's
+// own name rules (types/model): a name without a tag means the tag
+// "latest", without a namespace "library", without a host
+// "registry.ollama.ai", and two names are one model whatever their case
+// (model.Name.EqualFold). So "quiz", "Quiz:latest", "library/quiz" and
+// "registry.ollama.ai/library/quiz:latest" share one key, as Ollama would
+// answer them with one model: a virtual model matched on any other rule
+// would let a client reach the upstream model of the same name
+// unguarded. A name Ollama does not take as valid keeps its text, with
+// ":latest" when it has no tag after its last "/".
+func ModelKey(m string) string {
+	if m == "" {
+		return ""
+	}
+	if n := ollamamodel.ParseName(m); n.IsValid() {
+		return strings.ToLower(n.String())
+	}
+	if strings.Contains(m[strings.LastIndex(m, "/")+1:], ":") {
 		return m
 	}
 	return m + ":latest"
@@ -303,4 +322,28 @@ func (rs *Routes) VirtualModel(name string) (VirtualModel, bool) {
 		}
 	}
 	return VirtualModel{}, false
+}
+
+// ContractHeader reads the X-Contract header of h. Every value counts, and
+// each may be a comma-separated list (RFC 9110 §5.3: several header lines
+// are one list): reading only the first would leave a request with an
+// empty first line and a contract in the second unguarded, while Ollama
+// never sees the header at all. Empty values are ignored; the same
+// contract named twice is that contract; two different names are the
+// client's error.
+func ContractHeader(h http.Header) (string, error) {
+	var name string
+	for _, v := range h.Values("X-Contract") {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			switch {
+			case part == "" || part == name:
+			case name == "":
+				name = part
+			default:
+				return "", fmt.Errorf("X-Contract names two contracts, %q and %q: send one", name, part)
+			}
+		}
+	}
+	return name, nil
 }
