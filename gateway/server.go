@@ -80,6 +80,7 @@ type Server struct {
 	adminPath map[string]bool // route patterns that need the admin token
 	onClose   func()
 	closeOnce sync.Once
+	release   *heapReleaser // returns the memory of large bodies
 }
 
 // New validates cfg and builds a Server from it and opts. It starts
@@ -98,6 +99,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		upstream:  up,
 		registry:  opts.Registry,
 		adminPath: map[string]bool{},
+		release:   newHeapReleaser(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -187,6 +189,7 @@ func (s *Server) routes(opts Options) error {
 		checkPath,
 		s.bodyReadTimeout,
 		s.limitBody,
+		s.release.middleware,
 		s.requireAdminToken,
 	)
 
@@ -219,6 +222,7 @@ func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
 // when it returns; a caller that mounted Handler elsewhere calls it.
 func (s *Server) Close() {
 	s.base.CloseIdleConnections()
+	s.release.stop()
 	s.closeOnce.Do(func() {
 		if s.onClose != nil {
 			s.onClose()
