@@ -149,7 +149,9 @@ type Config struct {
 	// such requests through untouched.
 	AdHocSchemas bool `yaml:"ad_hoc_schemas"`
 
-	// Cache configures the cache of validated outputs (SPEC §7).
+	// Cache configures the cache of validated outputs, keyed by the
+	// canonical request, so that a repeated request is answered without
+	// another upstream call or repair.
 	Cache Cache `yaml:"cache"`
 
 	// Breaker configures the upstream circuit breaker.

@@ -94,7 +94,7 @@ func (p *firstAnswerProxy) generateCalls() []proxiedCall {
 // TestE2EScopedRepair sends a 10-question quiz whose fourth answer indexes
 // past its options through the mcq contract, and lets the real Ollama
 // answer the one repair call the budget allows. That call is item-scoped:
-// seed 000's system prompt, a payload of questions[3] alone, and as format
+// the LLM-repair system prompt, a payload of questions[3] alone, and as format
 // an object of that one key whose schema is the contract's question (with
 // its $defs). Ollama takes that format and answers within it; whatever the
 // tiny model writes, only questions[3] can change, so every error the
@@ -135,7 +135,7 @@ func TestE2EScopedRepair(t *testing.T) {
 		t.Fatalf("repair call body: %v", err)
 	}
 	if sent.System != repair.RepairSystemPrompt {
-		t.Errorf("repair call's system prompt is not seed 000's: %.80q", sent.System)
+		t.Errorf("repair call's system prompt is not the LLM-repair prompt: %.80q", sent.System)
 	}
 	if !strings.HasPrefix(sent.Prompt, repair.ScopedInstruction("questions", []int{3})) {
 		t.Errorf("repair call is not scoped to questions[3]: %.200q", sent.Prompt)

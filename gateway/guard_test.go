@@ -447,7 +447,7 @@ func TestAdminContracts(t *testing.T) {
 	if r2.StatusCode != 200 || !strings.Contains(string(body), `"ANSWER_RANGE"`) {
 		t.Errorf("validate = %d %.300s", r2.StatusCode, body)
 	}
-	// SPEC §3: a syntax error local repair fixes is fixable.
+	// A syntax error that local repair fixes is reported fixable.
 	r4, body := post(t, gw.URL+"/contracts/json/validate", `{"a": 1,}`, nil)
 	if r4.StatusCode != 200 || !strings.Contains(string(body), `"code":"JSON_SYNTAX"`) || !strings.Contains(string(body), `"fixable":true`) {
 		t.Errorf("validate of a trailing comma = %d %s, want JSON_SYNTAX fixable", r4.StatusCode, body)
@@ -618,9 +618,11 @@ func TestGuardNegativeLimitsMeanNone(t *testing.T) {
 	}
 }
 
-// TestGuardLogLine: every guarded request leaves one log line with the
-// fields of SPEC §10 — one that ends in an upstream error too — and no
-// prompt or model output; the upstream's error keeps its headers.
+// TestGuardLogLine: every guarded request leaves one log line — one that
+// ends in an upstream error too — with its request id, route, contract,
+// model, status, rungs, LLM calls, local fixes, violations before and
+// after, parse error, latency and cache hit, and no prompt or model
+// output; the upstream's error keeps its headers.
 func TestGuardLogLine(t *testing.T) {
 	const secretPrompt, secretAnswer = "PROMPT-SECRET", "ANSWER-SECRET"
 	tests := []struct {
@@ -790,8 +792,8 @@ func TestGuardLoadAndUnload(t *testing.T) {
 	}
 }
 
-// TestGuardOracleScheduleIsThreeAttempts: seed 001's policy — three
-// attempts at temperature 0.3, 0.2, 0.1, then the fallback — when the
+// TestGuardOracleScheduleIsThreeAttempts: the oracle-score route's policy —
+// three attempts at temperature 0.3, 0.2, 0.1, then the fallback — when the
 // client chose no temperature; a client's own temperature is kept for the
 // first attempt and all three scheduled ones become re-runs.
 func TestGuardOracleScheduleIsThreeAttempts(t *testing.T) {

@@ -179,17 +179,6 @@ func (m *modelHandlers) readName(c echo.Context, keys ...string) (string, *stric
 	return "", nil, nil
 }
 
-// setMember replaces or appends obj's member key.
-func setMember(obj *strictjson.Value, key string, v *strictjson.Value) {
-	for i := range obj.Members {
-		if obj.Members[i].Key == key {
-			obj.Members[i].Value = v
-			return
-		}
-	}
-	obj.Members = append(obj.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: v})
-}
-
 // writeJSON answers v with the upstream's Content-Type (set by ask).
 func writeJSON(c echo.Context, v *strictjson.Value) error {
 	ct := c.Response().Header().Get(echo.HeaderContentType)
@@ -210,7 +199,7 @@ func (m *modelHandlers) tags(c echo.Context) error {
 	models := list.Get("models")
 	if models == nil || models.Kind != strictjson.KindArray {
 		models = strictjson.Array()
-		setMember(list, "models", models)
+		list.Set("models", models)
 	}
 	byName := map[string]*strictjson.Value{}
 	kept := models.Items[:0:0]
@@ -229,8 +218,8 @@ func (m *modelHandlers) tags(c echo.Context) error {
 			continue
 		}
 		entry := up.Clone()
-		setMember(entry, "name", strictjson.String(withTag(vm.Name)))
-		setMember(entry, "model", strictjson.String(withTag(vm.Name)))
+		entry.Set("name", strictjson.String(withTag(vm.Name)))
+		entry.Set("model", strictjson.String(withTag(vm.Name)))
 		kept = append(kept, entry)
 	}
 	models.Items = kept
@@ -246,7 +235,7 @@ func (m *modelHandlers) openAIList(c echo.Context) error {
 	data := list.Get("data")
 	if data == nil || data.Kind != strictjson.KindArray {
 		data = strictjson.Array()
-		setMember(list, "data", data)
+		list.Set("data", data)
 	}
 	byID := map[string]*strictjson.Value{}
 	kept := data.Items[:0:0]
@@ -264,7 +253,7 @@ func (m *modelHandlers) openAIList(c echo.Context) error {
 			continue
 		}
 		entry := up.Clone()
-		setMember(entry, "id", strictjson.String(withTag(vm.Name)))
+		entry.Set("id", strictjson.String(withTag(vm.Name)))
 		kept = append(kept, entry)
 	}
 	data.Items = kept
@@ -283,7 +272,7 @@ func (m *modelHandlers) openAIRetrieve(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	setMember(obj, "id", strictjson.String(name))
+	obj.Set("id", strictjson.String(name))
 	return writeJSON(c, obj)
 }
 
@@ -299,20 +288,15 @@ func (m *modelHandlers) show(c echo.Context) error {
 		return m.pass(c)
 	}
 	req := body.Clone()
-	setMember(req, "model", strictjson.String(vm.Upstream))
-	for i, mb := range req.Members {
-		if mb.Key == "name" {
-			req.Members = append(req.Members[:i:i], req.Members[i+1:]...)
-			break
-		}
-	}
+	req.Set("model", strictjson.String(vm.Upstream))
+	req.Delete("name")
 	obj, err := m.askObject(c, http.MethodPost, "/api/show", strictjson.Marshal(req))
 	if err != nil {
 		return err
 	}
 	if mf, ok := obj.Get("modelfile").AsString(); ok {
 		mf = strings.ReplaceAll(mf, "FROM "+withTag(vm.Upstream), "FROM "+withTag(vm.Name))
-		setMember(obj, "modelfile", strictjson.String(mf))
+		obj.Set("modelfile", strictjson.String(mf))
 	}
 	return writeJSON(c, obj)
 }

@@ -130,11 +130,7 @@ func TestVirtualModelOllamaNames(t *testing.T) {
 	up := &fakeModels{}
 	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
 	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
-	tests := []struct {
-		name, method, path, body string
-		status                   int
-		upstream                 []string
-	}{
+	tests := []modelCall{
 		{"pull library", "POST", "/api/pull", `{"model":"library/story-json","stream":false}`, 200, []string{"POST /api/show"}},
 		{"pull fully qualified", "POST", "/api/pull", `{"model":"registry.ollama.ai/library/story-json:latest","stream":false}`, 200, []string{"POST /api/show"}},
 		{"pull other case", "POST", "/api/pull", `{"model":"Story-JSON","stream":false}`, 200, []string{"POST /api/show"}},
@@ -144,6 +140,22 @@ func TestVirtualModelOllamaNames(t *testing.T) {
 		{"show library", "POST", "/api/show", `{"model":"library/story-json"}`, 200, []string{"POST /api/show"}},
 		{"delete another namespace passes", "DELETE", "/api/delete", `{"model":"someone/story-json"}`, 200, []string{"DELETE /api/delete"}},
 	}
+	runModelCalls(t, f, up, tests)
+}
+
+// modelCall is one request to a model endpoint: the status it gets and
+// the requests the upstream sees because of it (nil: none).
+type modelCall struct {
+	name, method, path, body string
+	status                   int
+	upstream                 []string
+}
+
+// runModelCalls sends each call through f as a subtest and checks its
+// status and what up was asked for it, so that a table of model-endpoint
+// requests states only requests and outcomes.
+func runModelCalls(t *testing.T, f *proxyFixture, up *fakeModels, tests []modelCall) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(up.asked())
@@ -203,26 +215,11 @@ func TestModelEndpointsLenientBodies(t *testing.T) {
 	up := &fakeModels{}
 	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
 	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
-	tests := []struct {
-		name, method, path, body string
-		status                   int
-		upstream                 []string
-	}{
+	tests := []modelCall{
 		{"pull duplicate model", "POST", "/api/pull", `{"model":"stories","model":"story-json"}`, 400, nil},
 		{"delete duplicate model", "DELETE", "/api/delete", `{"model":"x","model":"story-json"}`, 400, nil},
 		{"copy invalid UTF-8", "POST", "/api/copy", "{\"source\":\"\xff\",\"destination\":\"story-json\"}", 400, nil},
 		{"pull duplicate of another model passes", "POST", "/api/pull", `{"model":"x","model":"stories"}`, 200, []string{"POST /api/pull"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			before := len(up.asked())
-			resp, body := f.do(t, tt.method, tt.path, strings.NewReader(tt.body), nil)
-			if resp.StatusCode != tt.status {
-				t.Errorf("%s %s %s = %d %s, want %d", tt.method, tt.path, tt.body, resp.StatusCode, body, tt.status)
-			}
-			if diff := cmp.Diff(tt.upstream, up.asked()[before:], cmpEmpty); diff != "" {
-				t.Errorf("upstream asked (-want +got):\n%s", diff)
-			}
-		})
-	}
+	runModelCalls(t, f, up, tests)
 }

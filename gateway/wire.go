@@ -193,8 +193,9 @@ func (b *repairBreakers) State(route, model string) gobreaker.State {
 
 var errFallback = errors.New("ladder ended in fallback")
 
-// guardMetrics are the Prometheus series of guarded requests (SPEC §10),
-// labelled by contract, model and code — never by prompt or output.
+// guardMetrics are the Prometheus series of guarded requests, labelled by
+// contract, model and code — never by prompt or output, which would leak
+// what clients send and give every request a series of its own.
 type guardMetrics struct {
 	requests   *prometheus.CounterVec
 	violations *prometheus.CounterVec

@@ -48,8 +48,10 @@ type CacheStore interface {
 }
 
 // Cache is the cache stage of the guard: validated outputs by the hash of
-// the canonical request (SPEC §7), and identical requests in flight
-// sharing one upstream call and one ladder.
+// the canonical request (endpoint, contract, its parameters, the output
+// form and the upstream body, whatever its key order, whitespace or
+// number spelling), and identical requests in flight sharing one upstream
+// call and one ladder.
 type Cache struct {
 	store CacheStore
 	group cache.Group[*result]

@@ -121,14 +121,14 @@ func (r *Request) SetModel(m string) {
 	if m == "" || m == r.Model {
 		return
 	}
-	set(r.Body, "model", strictjson.String(m))
+	r.Body.Set("model", strictjson.String(m))
 	r.Edited = true
 }
 
 // SetStream sets the request's stream member. The guard asks the upstream
 // for one object: it needs the whole answer before it can say anything.
 func (r *Request) SetStream(stream bool) {
-	set(r.Body, "stream", strictjson.BoolValue(stream))
+	r.Body.Set("stream", strictjson.BoolValue(stream))
 	r.Edited = true
 }
 
@@ -214,27 +214,6 @@ func nativeCounters(a *Answer) *Answer {
 	}
 	a.DoneReason, _ = a.Obj.Get("done_reason").AsString()
 	return a
-}
-
-// set replaces or appends the top-level member key.
-func set(obj *strictjson.Value, key string, v *strictjson.Value) {
-	for i := range obj.Members {
-		if obj.Members[i].Key == key {
-			obj.Members[i].Value = v
-			return
-		}
-	}
-	obj.Members = append(obj.Members, strictjson.Member{Key: key, KeyOffset: -1, Value: v})
-}
-
-// remove deletes the top-level member key, if present.
-func remove(obj *strictjson.Value, key string) {
-	for i := range obj.Members {
-		if obj.Members[i].Key == key {
-			obj.Members = append(obj.Members[:i:i], obj.Members[i+1:]...)
-			return
-		}
-	}
 }
 
 func object(members ...strictjson.Member) *strictjson.Value {
@@ -325,9 +304,9 @@ func nativeSetTemperature(r *Request, t float64) {
 	opts := r.Body.Get("options")
 	if opts == nil || opts.Kind != strictjson.KindObject {
 		opts = object()
-		set(r.Body, "options", opts)
+		r.Body.Set("options", opts)
 	}
-	set(opts, "temperature", strictjson.Number(trimFloat(t)))
+	opts.Set("temperature", strictjson.Number(trimFloat(t)))
 	r.Edited = true
 }
 

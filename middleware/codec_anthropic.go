@@ -41,7 +41,7 @@ func (anthropicCodec) SetFormat(*Request, *strictjson.Value) {}
 func (anthropicCodec) Temperature(r *Request) bool { return r.Body.Has("temperature") }
 
 func (anthropicCodec) SetTemperature(r *Request, t float64) {
-	set(r.Body, "temperature", strictjson.Number(trimFloat(t)))
+	r.Body.Set("temperature", strictjson.Number(trimFloat(t)))
 	r.Edited = true
 }
 
@@ -170,11 +170,11 @@ func assembleAnthropicSSE(body []byte) (*strictjson.Value, error) {
 			case "text_delta":
 				s, _ := d.Get("text").AsString()
 				prev, _ := blocks[idx].Get("text").AsString()
-				set(blocks[idx], "text", strictjson.String(prev+s))
+				blocks[idx].Set("text", strictjson.String(prev+s))
 			case "thinking_delta":
 				s, _ := d.Get("thinking").AsString()
 				prev, _ := blocks[idx].Get("thinking").AsString()
-				set(blocks[idx], "thinking", strictjson.String(prev+s))
+				blocks[idx].Set("thinking", strictjson.String(prev+s))
 			case "input_json_delta":
 				s, _ := d.Get("partial_json").AsString()
 				partial[idx].WriteString(s)
@@ -182,17 +182,17 @@ func assembleAnthropicSSE(body []byte) (*strictjson.Value, error) {
 		case "message_delta":
 			if d := ev.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
 				for _, m := range d.Members {
-					set(msg, m.Key, m.Value)
+					msg.Set(m.Key, m.Value)
 				}
 			}
 			if u := ev.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
 				usage := msg.Get("usage")
 				if usage == nil || usage.Kind != strictjson.KindObject {
 					usage = object()
-					set(msg, "usage", usage)
+					msg.Set("usage", usage)
 				}
 				for _, m := range u.Members {
-					set(usage, m.Key, m.Value)
+					usage.Set(m.Key, m.Value)
 				}
 			}
 		case "message_stop":
@@ -205,10 +205,10 @@ func assembleAnthropicSSE(body []byte) (*strictjson.Value, error) {
 					if err != nil {
 						return nil, fmt.Errorf("upstream stream: tool input is not JSON: %v", err)
 					}
-					set(b, "input", in)
+					b.Set("input", in)
 				}
 			}
-			set(msg, "content", strictjson.Array(blocks...))
+			msg.Set("content", strictjson.Array(blocks...))
 			return msg, nil
 		}
 	}
@@ -222,7 +222,7 @@ func (anthropicCodec) WithText(obj *strictjson.Value, text string) *strictjson.V
 	content := out.Get("content")
 	if content == nil || content.Kind != strictjson.KindArray {
 		content = strictjson.Array()
-		set(out, "content", content)
+		out.Set("content", content)
 	}
 	tb := object(member("type", strictjson.String("text")), member("text", strictjson.String(text)))
 	blocks := content.Items[:0:0]
@@ -232,7 +232,7 @@ func (anthropicCodec) WithText(obj *strictjson.Value, text string) *strictjson.V
 		case typ == "text" && placed:
 			continue
 		case typ == "text":
-			set(b, "text", strictjson.String(text))
+			b.Set("text", strictjson.String(text))
 			placed = true
 		case typ != "thinking" && typ != "redacted_thinking" && !placed:
 			blocks = append(blocks, tb)
@@ -262,16 +262,16 @@ func (anthropicCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 		events = append(events, ev)
 	}
 	start := obj.Clone()
-	set(start, "content", strictjson.Array())
-	remove(start, "contract")
-	set(start, "stop_reason", strictjson.Null())
+	start.Set("content", strictjson.Array())
+	start.Delete("contract")
+	start.Set("stop_reason", strictjson.Null())
 	usage := object()
 	if u := obj.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
 		usage = u
 	}
 	startUsage := usage.Clone()
-	set(startUsage, "output_tokens", strictjson.Int(0))
-	set(start, "usage", startUsage)
+	startUsage.Set("output_tokens", strictjson.Int(0))
+	start.Set("usage", startUsage)
 	emit("message_start", member("message", start))
 	for i, b := range items(obj.Get("content")) {
 		idx := member("index", strictjson.Int(int64(i)))
@@ -280,18 +280,18 @@ func (anthropicCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 		switch typ, _ := b.Get("type").AsString(); typ {
 		case "text":
 			s, _ := b.Get("text").AsString()
-			set(empty, "text", strictjson.String(""))
+			empty.Set("text", strictjson.String(""))
 			delta = object(member("type", strictjson.String("text_delta")), member("text", strictjson.String(s)))
 		case "thinking":
 			s, _ := b.Get("thinking").AsString()
-			set(empty, "thinking", strictjson.String(""))
+			empty.Set("thinking", strictjson.String(""))
 			delta = object(member("type", strictjson.String("thinking_delta")), member("thinking", strictjson.String(s)))
 		case "tool_use":
 			in := b.Get("input")
 			if in == nil {
 				in = object()
 			}
-			set(empty, "input", object())
+			empty.Set("input", object())
 			delta = object(member("type", strictjson.String("input_json_delta")),
 				member("partial_json", strictjson.String(string(strictjson.Marshal(in)))))
 		}

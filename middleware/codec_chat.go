@@ -24,7 +24,7 @@ func (chatCodec) Decode(raw []byte) (*Request, error) {
 }
 
 func (chatCodec) SetFormat(r *Request, schema *strictjson.Value) {
-	set(r.Body, "format", schema)
+	r.Body.Set("format", schema)
 	r.Edited = true
 }
 
@@ -54,9 +54,9 @@ func (chatCodec) WithText(obj *strictjson.Value, text string) *strictjson.Value 
 	msg := out.Get("message")
 	if msg == nil || msg.Kind != strictjson.KindObject {
 		msg = object(member("role", strictjson.String("assistant")))
-		set(out, "message", msg)
+		out.Set("message", msg)
 	}
-	set(msg, "content", strictjson.String(text))
+	msg.Set("content", strictjson.String(text))
 	return out
 }
 
@@ -74,12 +74,12 @@ func (chatCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	msg := object(member("role", role), member("content", strictjson.String(text)))
 	if m := obj.Get("message"); m != nil && m.Kind == strictjson.KindObject {
 		msg = m.Clone()
-		set(msg, "content", strictjson.String(text))
+		msg.Set("content", strictjson.String(text))
 	}
 	first := nativeFirstChunk(obj)
-	set(first, "message", msg)
-	set(first, "done", strictjson.BoolValue(false))
+	first.Set("message", msg)
+	first.Set("done", strictjson.BoolValue(false))
 	last := obj.Clone()
-	set(last, "message", object(member("role", role), member("content", strictjson.String(""))))
+	last.Set("message", object(member("role", role), member("content", strictjson.String(""))))
 	return writeNDJSON(w, first, last)
 }

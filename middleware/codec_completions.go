@@ -45,7 +45,7 @@ func (completionsCodec) SetFormat(*Request, *strictjson.Value) {}
 func (completionsCodec) Temperature(r *Request) bool { return r.Body.Has("temperature") }
 
 func (completionsCodec) SetTemperature(r *Request, t float64) {
-	set(r.Body, "temperature", strictjson.Number(trimFloat(t)))
+	r.Body.Set("temperature", strictjson.Number(trimFloat(t)))
 	r.Edited = true
 }
 
@@ -147,14 +147,14 @@ func assembleCompletionSSE(body []byte) (*strictjson.Value, error) {
 		return nil, fmt.Errorf("%w: the stream ended before [DONE]", ErrIncomplete)
 	}
 	out := last.Clone()
-	set(out, "object", strictjson.String("text_completion"))
-	set(out, "choices", strictjson.Array(object(
+	out.Set("object", strictjson.String("text_completion"))
+	out.Set("choices", strictjson.Array(object(
 		member("text", strictjson.String(text.String())),
 		member("index", strictjson.Int(0)),
 		member("finish_reason", finish),
 	)))
 	if usage != nil {
-		set(out, "usage", usage)
+		out.Set("usage", usage)
 	}
 	return out, nil
 }
@@ -164,7 +164,7 @@ func (completionsCodec) WithText(obj *strictjson.Value, text string) *strictjson
 	if root, err := strictjson.Replace(out, "/choices/0/text", strictjson.String(text)); err == nil {
 		return root
 	}
-	set(out, "choices", strictjson.Array(object(
+	out.Set("choices", strictjson.Array(object(
 		member("text", strictjson.String(text)),
 		member("index", strictjson.Int(0)),
 		member("finish_reason", strictjson.String("stop")),
@@ -184,12 +184,12 @@ func (completionsCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjso
 		for _, m := range obj.Members {
 			switch m.Key {
 			case "id", "created", "model", "system_fingerprint":
-				set(ch, m.Key, m.Value)
+				ch.Set(m.Key, m.Value)
 			}
 		}
-		set(ch, "choices", choices)
+		ch.Set("choices", choices)
 		for _, m := range extra {
-			set(ch, m.Key, m.Value)
+			ch.Set(m.Key, m.Value)
 		}
 		return ch
 	}

@@ -71,7 +71,7 @@ func sseErrorEvent(body []byte) []byte {
 func withReport(obj *strictjson.Value, e *HTTPError) *strictjson.Value {
 	if e.Report != nil {
 		if rep, err := strictjson.Parse(mustJSON(e.Report)); err == nil {
-			set(obj, "contract", rep)
+			obj.Set("contract", rep)
 		}
 	}
 	return obj
@@ -100,7 +100,7 @@ func openAIErrorBody(e *HTTPError) []byte {
 		member("code", strictjson.Null()),
 	)
 	if e.Status() == http.StatusUnprocessableEntity && e.Report != nil {
-		set(inner, "code", strictjson.String("contract_violation"))
+		inner.Set("code", strictjson.String("contract_violation"))
 	}
 	return strictjson.Marshal(withReport(object(member("error", inner)), e))
 }

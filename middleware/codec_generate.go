@@ -24,7 +24,7 @@ func (generateCodec) Decode(raw []byte) (*Request, error) {
 }
 
 func (generateCodec) SetFormat(r *Request, schema *strictjson.Value) {
-	set(r.Body, "format", schema)
+	r.Body.Set("format", schema)
 	r.Edited = true
 }
 
@@ -51,7 +51,7 @@ func (generateCodec) ReadAnswer(body []byte) (*Answer, error) {
 
 func (generateCodec) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	out := obj.Clone()
-	set(out, "response", strictjson.String(text))
+	out.Set("response", strictjson.String(text))
 	return out
 }
 
@@ -63,14 +63,14 @@ func (generateCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.V
 		return writeObject(w, nativeContentType, obj)
 	}
 	first := nativeFirstChunk(obj)
-	set(first, "response", strictjson.String(text))
+	first.Set("response", strictjson.String(text))
 	last := obj.Clone()
-	set(last, "response", strictjson.String(""))
+	last.Set("response", strictjson.String(""))
 	if th := obj.Get("thinking"); th != nil {
-		set(first, "thinking", th)
-		remove(last, "thinking")
+		first.Set("thinking", th)
+		last.Delete("thinking")
 	}
-	set(first, "done", strictjson.BoolValue(false))
+	first.Set("done", strictjson.BoolValue(false))
 	return writeNDJSON(w, first, last)
 }
 

@@ -154,7 +154,7 @@ func TestGoldenAnswers(t *testing.T) {
 			}
 			for _, stream := range []bool{false, true} {
 				obj := cd.WithText(one.Obj, `{"name":"Tim"}`)
-				set(obj, "contract", object(member("status", strictjson.String("repaired"))))
+				obj.Set("contract", object(member("status", strictjson.String("repaired"))))
 				rec := httptest.NewRecorder()
 				if err := cd.Encode(rec, &Request{Stream: stream, IncludeUsage: true}, obj, `{"name":"Tim"}`); err != nil {
 					t.Fatal(err)

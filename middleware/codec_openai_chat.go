@@ -38,7 +38,7 @@ func (openAIChatCodec) Decode(raw []byte) (*Request, error) {
 }
 
 func (openAIChatCodec) SetFormat(r *Request, schema *strictjson.Value) {
-	set(r.Body, "response_format", object(
+	r.Body.Set("response_format", object(
 		member("type", strictjson.String("json_schema")),
 		member("json_schema", object(member("name", strictjson.String("contract")), member("schema", schema))),
 	))
@@ -48,7 +48,7 @@ func (openAIChatCodec) SetFormat(r *Request, schema *strictjson.Value) {
 func (openAIChatCodec) Temperature(r *Request) bool { return r.Body.Has("temperature") }
 
 func (openAIChatCodec) SetTemperature(r *Request, t float64) {
-	set(r.Body, "temperature", strictjson.Number(trimFloat(t)))
+	r.Body.Set("temperature", strictjson.Number(trimFloat(t)))
 	r.Edited = true
 }
 
@@ -134,10 +134,10 @@ func assembleSSE(body []byte) (*strictjson.Value, error) {
 		member("finish_reason", finish),
 	)
 	out := last.Clone()
-	set(out, "object", strictjson.String("chat.completion"))
-	set(out, "choices", strictjson.Array(choice))
+	out.Set("object", strictjson.String("chat.completion"))
+	out.Set("choices", strictjson.Array(choice))
 	if usage != nil {
-		set(out, "usage", usage)
+		out.Set("usage", usage)
 	}
 	return out, nil
 }
@@ -163,12 +163,12 @@ func (openAIChatCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson
 		for _, m := range obj.Members {
 			switch m.Key {
 			case "id", "created", "model", "system_fingerprint":
-				set(ch, m.Key, m.Value)
+				ch.Set(m.Key, m.Value)
 			}
 		}
-		set(ch, "choices", choices)
+		ch.Set("choices", choices)
 		for _, m := range extra {
-			set(ch, m.Key, m.Value)
+			ch.Set(m.Key, m.Value)
 		}
 		return strictjson.Marshal(ch)
 	}
@@ -186,7 +186,7 @@ func (openAIChatCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson
 	delta := object(member("role", strictjson.String("assistant")), member("content", strictjson.String(text)))
 	if m := obj.Get("choices").Index(0).Get("message"); m != nil && m.Kind == strictjson.KindObject {
 		delta = m.Clone()
-		set(delta, "content", strictjson.String(text))
+		delta.Set("content", strictjson.String(text))
 	}
 	var tail []strictjson.Member
 	if s := obj.Get("contract"); s != nil {

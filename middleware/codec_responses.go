@@ -46,9 +46,9 @@ func (responsesCodec) SetFormat(r *Request, schema *strictjson.Value) {
 	text := r.Body.Get("text")
 	if text == nil || text.Kind != strictjson.KindObject {
 		text = object()
-		set(r.Body, "text", text)
+		r.Body.Set("text", text)
 	}
-	set(text, "format", object(
+	text.Set("format", object(
 		member("type", strictjson.String("json_schema")),
 		member("name", strictjson.String("contract")),
 		member("schema", schema),
@@ -60,7 +60,7 @@ func (responsesCodec) SetFormat(r *Request, schema *strictjson.Value) {
 func (responsesCodec) Temperature(r *Request) bool { return r.Body.Has("temperature") }
 
 func (responsesCodec) SetTemperature(r *Request, t float64) {
-	set(r.Body, "temperature", strictjson.Number(trimFloat(t)))
+	r.Body.Set("temperature", strictjson.Number(trimFloat(t)))
 	r.Edited = true
 }
 
@@ -211,7 +211,7 @@ func (responsesCodec) WithText(obj *strictjson.Value, text string) *strictjson.V
 	output := out.Get("output")
 	if output == nil || output.Kind != strictjson.KindArray {
 		output = strictjson.Array()
-		set(out, "output", output)
+		out.Set("output", output)
 	}
 	for _, item := range output.Items {
 		if typ, _ := item.Get("type").AsString(); typ != "message" {
@@ -220,7 +220,7 @@ func (responsesCodec) WithText(obj *strictjson.Value, text string) *strictjson.V
 		content := item.Get("content")
 		if content == nil || content.Kind != strictjson.KindArray {
 			content = strictjson.Array()
-			set(item, "content", content)
+			item.Set("content", content)
 		}
 		parts := content.Items[:0:0]
 		placed := false
@@ -229,7 +229,7 @@ func (responsesCodec) WithText(obj *strictjson.Value, text string) *strictjson.V
 				if placed {
 					continue
 				}
-				set(part, "text", strictjson.String(text))
+				part.Set("text", strictjson.String(text))
 				placed = true
 			}
 			parts = append(parts, part)
@@ -273,17 +273,17 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 	emit := func(typ string, members ...strictjson.Member) {
 		ev := object(member("type", strictjson.String(typ)))
 		ev.Members = append(ev.Members, members...)
-		set(ev, "sequence_number", strictjson.Int(int64(seq)))
+		ev.Set("sequence_number", strictjson.Int(int64(seq)))
 		seq++
 		events = append(events, ev)
 	}
 	pending := obj.Clone()
-	set(pending, "status", strictjson.String("in_progress"))
-	set(pending, "output", strictjson.Array())
-	set(pending, "usage", strictjson.Null())
-	remove(pending, "contract")
+	pending.Set("status", strictjson.String("in_progress"))
+	pending.Set("output", strictjson.Array())
+	pending.Set("usage", strictjson.Null())
+	pending.Delete("contract")
 	if pending.Has("completed_at") {
-		set(pending, "completed_at", strictjson.Null())
+		pending.Set("completed_at", strictjson.Null())
 	}
 	emit("response.created", member("response", pending))
 	emit("response.in_progress", member("response", pending))
@@ -302,8 +302,8 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 				args = strictjson.String("")
 			}
 			added := item.Clone()
-			set(added, "status", strictjson.String("in_progress"))
-			set(added, "arguments", strictjson.String(""))
+			added.Set("status", strictjson.String("in_progress"))
+			added.Set("arguments", strictjson.String(""))
 			emit("response.output_item.added", idx, member("item", added))
 			emit("response.function_call_arguments.delta", member("item_id", id), idx, member("delta", args))
 			emit("response.function_call_arguments.done", member("item_id", id), idx, member("arguments", args))
@@ -320,14 +320,14 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 			id = strictjson.String("")
 		}
 		added := item.Clone()
-		set(added, "status", strictjson.String("in_progress"))
-		set(added, "content", strictjson.Array())
+		added.Set("status", strictjson.String("in_progress"))
+		added.Set("content", strictjson.Array())
 		emit("response.output_item.added", idx, member("item", added))
 		for j, part := range items(item.Get("content")) {
 			ci := member("content_index", strictjson.Int(int64(j)))
 			empty := part.Clone()
 			if empty.Has("text") {
-				set(empty, "text", strictjson.String(""))
+				empty.Set("text", strictjson.String(""))
 			}
 			emit("response.content_part.added", member("item_id", id), idx, ci, member("part", empty))
 			if pt, _ := part.Get("type").AsString(); pt == "output_text" {

@@ -74,7 +74,7 @@ func (chatCodec) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *
 	for i, c := range items(out.Get("message").Get("tool_calls")) {
 		if i < len(args) && args[i] != nil {
 			if f := c.Get("function"); f != nil && f.Kind == strictjson.KindObject {
-				set(f, "arguments", args[i])
+				f.Set("arguments", args[i])
 			}
 		}
 	}
@@ -98,7 +98,7 @@ func (openAIChatCodec) WithToolArgs(obj *strictjson.Value, args []*strictjson.Va
 	for i, c := range items(out.Get("choices").Index(0).Get("message").Get("tool_calls")) {
 		if i < len(args) && args[i] != nil {
 			if f := c.Get("function"); f != nil && f.Kind == strictjson.KindObject {
-				set(f, "arguments", strictjson.String(string(strictjson.Marshal(args[i]))))
+				f.Set("arguments", strictjson.String(string(strictjson.Marshal(args[i]))))
 			}
 		}
 	}
@@ -137,7 +137,7 @@ func (responsesCodec) WithToolArgs(obj *strictjson.Value, args []*strictjson.Val
 			continue
 		}
 		if i < len(args) && args[i] != nil {
-			set(it, "arguments", strictjson.String(string(strictjson.Marshal(args[i]))))
+			it.Set("arguments", strictjson.String(string(strictjson.Marshal(args[i]))))
 		}
 		i++
 	}
@@ -170,7 +170,7 @@ func (anthropicCodec) WithToolArgs(obj *strictjson.Value, args []*strictjson.Val
 			continue
 		}
 		if i < len(args) && args[i] != nil {
-			set(b, "input", args[i])
+			b.Set("input", args[i])
 		}
 		i++
 	}

@@ -91,7 +91,7 @@ func (e *HTTPError) body() []byte {
 	if e.Report != nil {
 		rep, err := strictjson.Parse(mustJSON(e.Report))
 		if err == nil {
-			set(obj, "contract", rep)
+			obj.Set("contract", rep)
 		}
 	}
 	return strictjson.Marshal(obj)

@@ -103,8 +103,10 @@ var DefaultGuardConfig = GuardConfig{
 // failed).
 const StatusError = "error"
 
-// Event describes one guarded request for logs and metrics (SPEC §10).
-// It carries no prompt or output: those may be personal data.
+// Event describes one guarded request for its log line and metrics: what
+// was asked of which contract and model, how it ended, which rungs ran and
+// what they cost. It carries no prompt or output: those may be personal
+// data.
 type Event struct {
 	RequestID   string
 	Route       string

@@ -474,7 +474,7 @@ func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result 
 	}
 	res.text = render(x.route.output(), out.Doc)
 	res.obj = x.codec.WithText(first.Obj, res.text)
-	set(res.obj, "contract", summaryWithStop(x.codec, res.obj, summary(out)))
+	res.obj.Set("contract", summaryWithStop(x.codec, res.obj, summary(out)))
 	return res
 }
 
@@ -506,7 +506,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	obj := shallow(res.obj)
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
 		sum = shallow(sum)
-		set(sum, "cache", strictjson.String(cacheStatus))
+		sum.Set("cache", strictjson.String(cacheStatus))
 		if x.report() == ReportCorrections {
 			// Made with the answer (a cache hit has no outcome to make
 			// them from); an empty list only if none were made.
@@ -514,9 +514,9 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 			if list == nil {
 				list = strictjson.Array()
 			}
-			set(sum, "corrections", list)
+			sum.Set("corrections", list)
 		}
-		set(obj, "contract", sum)
+		obj.Set("contract", sum)
 	}
 	return x.codec.Encode(w, x.client, withModel(obj, x.client.Model), res.text)
 }
@@ -532,7 +532,7 @@ func shallow(obj *strictjson.Value) *strictjson.Value {
 // its (perhaps virtual) model and gets its name back, as from Ollama.
 func withModel(obj *strictjson.Value, model string) *strictjson.Value {
 	if model != "" && obj.Has("model") {
-		set(obj, "model", strictjson.String(model))
+		obj.Set("model", strictjson.String(model))
 	}
 	return obj
 }

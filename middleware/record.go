@@ -49,7 +49,8 @@ func (g *guard) record(x *exchange, res *result) {
 }
 
 // Correction is one change between the model's first answer and the
-// answer the client got (SPEC §8, X-Contract-Report: corrections).
+// answer the client got, listed in the contract summary of a request that
+// sends X-Contract-Report: corrections.
 type Correction struct {
 	// Path is the dotted path of the value ("questions[2].answer"), or
 	// "line:col" of the first answer for a syntactic fix, "" for the whole

@@ -25,7 +25,7 @@ func summaryWithStop(cd Codec, obj, sum *strictjson.Value) *strictjson.Value {
 		return sum
 	}
 	if up := st.NormalStop(obj); up != "" {
-		set(sum, "done_reason_upstream", strictjson.String(up))
+		sum.Set("done_reason_upstream", strictjson.String(up))
 	}
 	return sum
 }
@@ -46,7 +46,7 @@ func replaceString(obj *strictjson.Value, key, want string, keep ...string) stri
 			return ""
 		}
 	}
-	set(obj, key, strictjson.String(want))
+	obj.Set(key, strictjson.String(want))
 	if v.IsNull() {
 		return ""
 	}
@@ -84,8 +84,8 @@ func (responsesCodec) NormalStop(obj *strictjson.Value) string {
 		return ""
 	}
 	was, _ := obj.Get("incomplete_details").Get("reason").AsString()
-	set(obj, "status", strictjson.String("completed"))
-	set(obj, "incomplete_details", strictjson.Null())
+	obj.Set("status", strictjson.String("completed"))
+	obj.Set("incomplete_details", strictjson.Null())
 	if was == "" {
 		was = "incomplete"
 	}

@@ -145,7 +145,7 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc Too
 		}
 		return strictjson.Array(items...)
 	}
-	set(res.obj, "contract", object(
+	res.obj.Set("contract", object(
 		member("id", strictjson.String(contract)),
 		member("status", strictjson.String(res.status)),
 		member("tool_calls", strictjson.Int(int64(len(calls)))),

@@ -261,7 +261,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 	}
 	opts := object(member("temperature", strictjson.Number(trimFloat(req.Temperature))), member("top_p", strictjson.Number(trimFloat(req.TopP))))
 	if req.NumPredict > 0 {
-		set(opts, "num_predict", strictjson.Int(int64(req.NumPredict)))
+		opts.Set("num_predict", strictjson.Int(int64(req.NumPredict)))
 	}
 	body := object(
 		member("model", strictjson.String(name)),
@@ -275,7 +275,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		if err != nil {
 			return repair.Reply{}, fmt.Errorf("repair format: %w", err)
 		}
-		set(body, "format", f)
+		body.Set("format", f)
 	}
 	done := func(int, int, error) {}
 	if m.span != nil {

@@ -126,9 +126,9 @@ func TestValidateStdinAndSchema(t *testing.T) {
 	}
 }
 
-// TestValidateSyntaxFixable checks SPEC §3 on the command line: a syntax
-// error that local repair fixes is reported fixable, one it cannot fix is
-// not, and neither changes the exit code.
+// TestValidateSyntaxFixable: on the command line, a syntax error that
+// local repair fixes is reported fixable, one it cannot fix is not, and
+// neither changes the exit code.
 func TestValidateSyntaxFixable(t *testing.T) {
 	tests := []struct {
 		name, in string

@@ -1,6 +1,7 @@
-// Package faultgen builds model output broken the way DeepSeek breaks it
-// (seed 004), of any size, for the syntactic repairer's benchmarks: the
-// testing.B ones in repair and the side-by-side program under bench/.
+// Package faultgen builds model output broken the way DeepSeek breaks long
+// structured answers (link plans, article sections in HTML), of any size,
+// for the syntactic repairer's benchmarks: the testing.B ones in repair and
+// the side-by-side program under bench/.
 package faultgen
 
 import (
@@ -8,10 +9,10 @@ import (
 	"strings"
 )
 
-// TypicalItems are items of seed 004's stages as DeepSeek writes them when
-// it breaks JSON: a few faults per item (a swallowed colon, `}], {`, \_, raw
-// newlines and unescaped attribute quotes in HTML), among plenty of text that
-// only needs copying.
+// TypicalItems are items of article-writing answers (link-plan entries,
+// HTML sections) as DeepSeek writes them when it breaks JSON: a few faults
+// per item (a swallowed colon, `}], {`, \_, raw newlines and unescaped
+// attribute quotes in HTML), among plenty of text that only needs copying.
 var TypicalItems = []string{
 	`{
       "anchor_text": "vector database %d",
