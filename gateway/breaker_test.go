@@ -137,8 +137,13 @@ func TestBreakerSettingsZeroMeansDefault(t *testing.T) {
 
 // TestBreakerInServer drives the breaker through the gateway: upstream
 // 500s open it, pass-through then gets 503 at once, and the upstream's
-// recovery closes it after the open timeout.
+// recovery closes it after the open timeout. It runs in a bubble, on
+// pipes: the open timeout passes on the fake clock.
 func TestBreakerInServer(t *testing.T) {
+	synctest.Test(t, testBreakerInServer)
+}
+
+func testBreakerInServer(t *testing.T) {
 	var healthy atomic.Bool
 	var calls atomic.Int32
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,42 +155,62 @@ func TestBreakerInServer(t *testing.T) {
 		}
 		io.WriteString(w, `{"models":[]}`)
 	})
-	const openTimeout = 150 * time.Millisecond
-	f := newProxyFixture(t, up, func(c *config.Config) {
+	const openTimeout = 30 * time.Second
+	logs := &logBuffer{}
+	srv := newPipeGateway(t, up, func(c *config.Config) {
 		c.Breaker = config.Breaker{FailureThreshold: 2, OpenTimeout: openTimeout}
-	}, Options{})
+	}, logs)
+	gw := servePipe(t, srv.Handler())
+	client := gw.client(t)
+	get := func() (*http.Response, []byte) {
+		t.Helper()
+		resp, err := client.Get("http://" + pipeAddr.String() + "/api/tags")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
 
 	for i := 0; i < 2; i++ {
-		resp, body := f.do(t, http.MethodGet, "/api/tags", nil, nil)
+		resp, body := get()
 		if resp.StatusCode != 500 || string(body) != `{"error":"runner crashed"}` {
 			t.Fatalf("failure %d: got %d %s, want the upstream's 500 unchanged", i, resp.StatusCode, body)
 		}
 	}
-	resp, body := f.do(t, http.MethodGet, "/api/tags", nil, nil)
+	resp, body := get()
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("with the breaker open: status %d, want 503", resp.StatusCode)
 	}
 	if msg := ollamaError(t, resp, body); !strings.HasPrefix(msg, "upstream circuit open") {
 		t.Errorf("error = %q, want upstream circuit open…", msg)
 	}
-	if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra < 1 {
-		t.Errorf("Retry-After = %q, want a number of seconds", resp.Header.Get("Retry-After"))
+	if ra, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || ra != int(openTimeout/time.Second) {
+		t.Errorf("Retry-After = %q, want the %d seconds left of the open timeout", resp.Header.Get("Retry-After"), int(openTimeout/time.Second))
 	}
 	if n := calls.Load(); n != 2 {
 		t.Errorf("upstream called %d times, want 2 (none while open)", n)
 	}
 
 	healthy.Store(true)
-	time.Sleep(openTimeout + 50*time.Millisecond)
-	resp, body = f.do(t, http.MethodGet, "/api/tags", nil, nil)
-	if resp.StatusCode != 200 {
-		t.Fatalf("after the open timeout: %d %s, want 200", resp.StatusCode, body)
+	time.Sleep(openTimeout - time.Second)
+	if resp, body := get(); resp.StatusCode != http.StatusServiceUnavailable || calls.Load() != 2 {
+		t.Fatalf("a second before the open timeout ends: %d %s (upstream calls %d), want 503 without calling it", resp.StatusCode, body, calls.Load())
 	}
-	if s := f.srv.Breaker().State(); s != gobreaker.StateClosed {
+	time.Sleep(2 * time.Second)
+	resp, body = get()
+	if resp.StatusCode != 200 {
+		t.Fatalf("a second after the open timeout: %d %s, want 200", resp.StatusCode, body)
+	}
+	if s := srv.Breaker().State(); s != gobreaker.StateClosed {
 		t.Errorf("breaker %v after a successful trial, want closed", s)
 	}
-	if !strings.Contains(f.logs.String(), `"to":"open"`) {
-		t.Errorf("no log line for the transition to open:\n%s", f.logs)
+	if !strings.Contains(logs.String(), `"to":"open"`) {
+		t.Errorf("no log line for the transition to open:\n%s", logs)
 	}
 }
 

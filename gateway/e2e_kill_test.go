@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,7 +106,15 @@ func TestE2EOllamaKilledMidRequest(t *testing.T) {
 		if resp.StatusCode != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			t.Fatalf("after the restart: %d %s", resp.StatusCode, b)
 		}
-		// 503 while the breaker is open: its Retry-After says when.
-		time.Sleep(100 * time.Millisecond)
+		// 503 while the breaker is open: wait the Retry-After it
+		// announces, when the breaker lets the next request through as
+		// its trial. The open timeout runs on the wall clock of a gateway
+		// in front of a real Ollama, and nothing signals its end: the
+		// breaker turns half-open only when a request comes.
+		ra, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if err != nil || ra < 1 {
+			t.Fatalf("503 with Retry-After %q, want a number of seconds", resp.Header.Get("Retry-After"))
+		}
+		time.Sleep(time.Duration(ra) * time.Second)
 	}
 }

@@ -668,9 +668,7 @@ func TestGuardLogLine(t *testing.T) {
 			}
 			// The guard logs when its handler returns, which may be just
 			// after the client has the whole answer.
-			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(logs.String(), `"guarded request"`) && time.Now().Before(deadline); {
-				time.Sleep(5 * time.Millisecond)
-			}
+			logs.waitFor(t, `"guarded request"`)
 			var lines []map[string]any
 			for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 				if strings.Contains(l, secretPrompt) || strings.Contains(l, secretAnswer) {

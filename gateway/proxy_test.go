@@ -509,9 +509,7 @@ func TestRequestLogLine(t *testing.T) {
 	resp, _ := f.do(t, http.MethodPost, "/api/show?token=QUERY-SECRET", strings.NewReader(`{"prompt":"BODY-SECRET"}`), nil)
 	// The line is written when the handler returns, which may be just after
 	// the client has read the whole response.
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(f.logs.String(), `"msg":"request"`) && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	f.logs.waitFor(t, `"msg":"request"`)
 	var line map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(f.logs.String()), "\n") {
 		var m map[string]any

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +16,10 @@ import (
 )
 
 // startServe runs srv.Serve on a loopback listener until the returned
-// cancel is called; done yields Serve's result.
-func startServe(t *testing.T, upstream http.Handler, grace time.Duration) (base string, cancel context.CancelFunc, done <-chan error) {
+// cancel is called; done yields Serve's result. stopped, when not nil, is
+// closed when Serve closes the listener: its shutdown has begun and it
+// accepts no more connections.
+func startServe(t *testing.T, upstream http.Handler, grace time.Duration, stopped chan<- struct{}) (base string, cancel context.CancelFunc, done <-chan error) {
 	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
@@ -31,6 +34,9 @@ func startServe(t *testing.T, upstream http.Handler, grace time.Duration) (base 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if stopped != nil {
+		ln = &notifyingListener{Listener: ln, closed: stopped}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ctx, ln) }()
@@ -38,14 +44,29 @@ func startServe(t *testing.T, upstream http.Handler, grace time.Duration) (base 
 	return "http://" + ln.Addr().String(), cancel, errc
 }
 
+// notifyingListener closes closed when it is first closed.
+type notifyingListener struct {
+	net.Listener
+	closed chan<- struct{}
+	once   sync.Once
+}
+
+func (l *notifyingListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
+}
+
+// TestGracefulShutdownLetsInFlightFinish: a request in flight when the
+// shutdown begins gets its whole answer, which the upstream sends only
+// once the gateway has stopped accepting connections.
 func TestGracefulShutdownLetsInFlightFinish(t *testing.T) {
-	arrived := make(chan struct{})
+	arrived, stopped := make(chan struct{}), make(chan struct{})
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		close(arrived)
-		time.Sleep(300 * time.Millisecond) // a generation in progress
+		<-stopped // a generation still in progress when the shutdown begins
 		io.WriteString(w, `{"response":"done","done":true}`)
 	})
-	base, cancel, done := startServe(t, up, 5*time.Second)
+	base, cancel, done := startServe(t, up, 5*time.Second, stopped)
 
 	type result struct {
 		status int
@@ -97,7 +118,7 @@ func TestGracefulShutdownCutsAfterGrace(t *testing.T) {
 		}
 	})
 	const grace = 200 * time.Millisecond
-	base, cancel, done := startServe(t, up, grace)
+	base, cancel, done := startServe(t, up, grace, nil)
 	go func() {
 		resp, err := http.Post(base+"/api/pull", "application/json", strings.NewReader(`{}`))
 		if err == nil {

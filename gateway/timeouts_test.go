@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/contractgateway/gateway/config"
@@ -74,31 +75,54 @@ func TestSlowBodyIsCut(t *testing.T) {
 	}
 }
 
+// servePipeGateway is serveGateway on pipes, for a testing/synctest
+// bubble: the gateway's Serve and its upstream run on in-memory
+// connections, so the timeouts run on the bubble's fake clock. Clients
+// reach the gateway through the returned listener.
+func servePipeGateway(t *testing.T, up http.Handler, edit func(*config.Config)) *pipeListener {
+	t.Helper()
+	srv := newPipeGateway(t, up, edit, io.Discard)
+	ln := newPipeListener()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ln
+}
+
 // TestFlowingBodyAndLongStreamAreNotCut: a body that keeps coming, each
 // piece within the timeout, is read to its end however long it takes in
 // all; and a streamed answer that outlasts the timeout after the body
-// was read is not cut by a deadline left behind.
+// was read is not cut by a deadline left behind. The client and the
+// upstream take their time on the bubble's fake clock, against the
+// server's real read deadlines.
 func TestFlowingBodyAndLongStreamAreNotCut(t *testing.T) {
+	synctest.Test(t, testFlowingBodyAndLongStream)
+}
+
+func testFlowingBodyAndLongStream(t *testing.T) {
+	const timeout, gap = 250 * time.Millisecond, 100 * time.Millisecond
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		for i := range 6 {
 			fmt.Fprintf(w, `{"status":"chunk %d","read":%d}`+"\n", i, n)
 			w.(http.Flusher).Flush()
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(gap) // a slow stream: 600ms in all
 		}
 	})
-	addr := serveGateway(t, up, func(c *config.Config) { c.BodyReadTimeout = 250 * time.Millisecond })
+	gw := servePipeGateway(t, up, func(c *config.Config) { c.BodyReadTimeout = timeout })
 	pr, pw := io.Pipe()
 	go func() {
 		for range 6 {
 			pw.Write([]byte(strings.Repeat("x", 100)))
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(gap) // a slow client: 600ms in all
 		}
 		pw.Close()
 	}()
-	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/api/create", pr)
-	resp, err := http.DefaultClient.Do(req)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+pipeAddr.String()+"/api/create", pr)
+	start := time.Now()
+	resp, err := gw.client(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +130,9 @@ func TestFlowingBodyAndLongStreamAreNotCut(t *testing.T) {
 	b, err := io.ReadAll(resp.Body)
 	if err != nil || resp.StatusCode != 200 || strings.Count(string(b), "\n") != 6 || !strings.Contains(string(b), `"read":600`) {
 		t.Errorf("got %d %q (%v); want the whole 600-byte body read and all six chunks", resp.StatusCode, b, err)
+	}
+	if took := time.Since(start); took < 2*timeout {
+		t.Errorf("the exchange took %v on the bubble's clock, want over twice the %v timeout", took, timeout)
 	}
 }
 
