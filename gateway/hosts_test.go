@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -51,21 +50,12 @@ func (u *edgeUpstream) seen() (int, []string) {
 func newEdgeGateway(t *testing.T, listen string, edit func(*config.Config)) (*httptest.Server, *edgeUpstream) {
 	t.Helper()
 	up := &edgeUpstream{}
-	ups := httptest.NewServer(up)
-	t.Cleanup(ups.Close)
-	cfg := config.Default()
-	cfg.Upstream = ups.URL
-	cfg.Listen = listen
-	if edit != nil {
-		edit(&cfg)
-	}
-	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatalf("Build: %v", err)
-	}
-	t.Cleanup(srv.Close)
-	gw := httptest.NewServer(srv.Handler())
-	t.Cleanup(gw.Close)
+	gw := newGuardedGateway(t, up, func(cfg *config.Config) {
+		cfg.Listen = listen
+		if edit != nil {
+			edit(cfg)
+		}
+	})
 	return gw, up
 }
 
