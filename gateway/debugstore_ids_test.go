@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/debugstore"
 )
 
 // debugGateway is a guarded gateway with the debug store on in front of a
@@ -55,7 +55,7 @@ func TestDebugStoreOpensEscapedIDs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, p := range tt.paths {
-			var rec DebugRecord
+			var rec debugstore.Record
 			adminGet(t, url+"/admin/requests/"+p, &rec)
 			if rec.RequestID != tt.id || rec.Status != "valid" {
 				t.Errorf("GET /admin/requests/%s = record %q (%s), want %q", p, rec.RequestID, rec.Status, tt.id)
@@ -84,51 +84,16 @@ func TestDebugStoreReusedRequestID(t *testing.T) {
 		{first, valid, "valid"},
 		{second, derivable, "repaired"},
 	} {
-		var rec DebugRecord
+		var rec debugstore.Record
 		adminGet(t, url+"/admin/requests/"+tt.id, &rec)
 		if rec.RequestID != tt.id || rec.First != tt.first || rec.Status != tt.status {
 			t.Errorf("record of %q: id %q, status %q, own first answer: %v", tt.id, rec.RequestID, rec.Status, rec.First == tt.first)
 		}
 	}
-	var all struct{ Requests []DebugSummary }
+	var all struct{ Requests []debugstore.Summary }
 	adminGet(t, url+"/admin/requests", &all)
 	if len(all.Requests) != 2 {
 		t.Errorf("list = %+v, want both requests", all.Requests)
-	}
-}
-
-// TestDebugStoreClaim gives an id out once while it is in flight or kept,
-// and keeps both records when one lands under an id given out again (a
-// coalesced run that outlived its request).
-func TestDebugStoreClaim(t *testing.T) {
-	s, err := newDebugStore(0, time.Hour, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, releaseA := s.claim("x")
-	b, releaseB := s.claim("x")
-	if a != "x" || b == "x" || b == "" {
-		t.Errorf("claims in flight = %q, %q; want x and a fresh id", a, b)
-	}
-	releaseB()
-	s.add(record("x", `{"n":1}`))
-	releaseA()
-	if c, release := s.claim("x"); c == "x" {
-		t.Errorf("claim of a kept id = %q, want a fresh id", c)
-	} else {
-		release()
-	}
-	s.add(record("x", `{"n":2}`))
-	if got, _ := s.get("x"); got.First != `{"n":2}` {
-		t.Errorf("get = %s, want the newest", got.First)
-	}
-	if n := len(s.list("", "", "", 10)); n != 2 {
-		t.Errorf("list has %d records, want both", n)
-	}
-	if c, release := s.claim("y"); c != "y" {
-		t.Errorf("claim of a free id = %q", c)
-	} else {
-		release()
 	}
 }
 

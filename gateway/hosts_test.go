@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/config"
 )
@@ -271,11 +270,11 @@ func TestEdgePreflight(t *testing.T) {
 	}
 	allow := strings.Split(resp.Header.Get("Access-Control-Allow-Headers"), ",")
 	for _, h := range []string{"Authorization", "Content-Type", "Openai-Beta", "X-Stainless-Timeout", "X-Contract"} {
-		if !contains(allow, h) {
+		if !slices.Contains(allow, h) {
 			t.Errorf("Access-Control-Allow-Headers = %q, want %s in it", allow, h)
 		}
 	}
-	if got := resp.Header.Values("Vary"); !contains(got, "Origin") || !contains(got, "Access-Control-Request-Method") {
+	if got := resp.Header.Values("Vary"); !slices.Contains(got, "Origin") || !slices.Contains(got, "Access-Control-Request-Method") {
 		t.Errorf("Vary = %q, want Origin and Access-Control-Request-Method", got)
 	}
 	if calls, _ := up.seen(); calls != 0 {
@@ -298,54 +297,4 @@ func TestEdgeSameOrigin(t *testing.T) {
 	if _, origin := up.seen(); len(origin) != 0 {
 		t.Errorf("upstream got Origin %q, want none", origin)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-// FuzzEdgePolicy feeds any Host and Origin to the edge on a loopback
-// listen address: it never panics, a request it lets through carries no
-// Origin any more, and a Host naming a non-local domain is never let
-// through.
-func FuzzEdgePolicy(f *testing.F) {
-	for _, s := range [][2]string{
-		{"localhost:11435", ""}, {"evil.example", ""}, {"[::1]", ""}, {"[::1]:1", "http://localhost:3000"},
-		{"127.0.0.1:11435", "http://127.0.0.1:11435"}, {"x.local", "app://x"}, {"", "null"},
-		{"evil.example:11435", "http://evil.example:11435"}, {"[", "*"}, {"10.0.0.1", "https://a.example.com"},
-	} {
-		f.Add(s[0], s[1])
-	}
-	cfg := config.Default()
-	cfg.AllowedOrigins = []string{"https://*.example.com"}
-	p := newEdgePolicy(cfg)
-	e := echo.New()
-	f.Fuzz(func(t *testing.T, host, origin string) {
-		req := httptest.NewRequest(http.MethodGet, "/api/tags", nil)
-		req.Host = host
-		if origin != "" {
-			req.Header.Set("Origin", origin)
-		}
-		c := e.NewContext(req, httptest.NewRecorder())
-		passed := false
-		_ = p.middleware(func(c echo.Context) error {
-			passed = true
-			if o := c.Request().Header.Get("Origin"); o != "" {
-				t.Errorf("Origin %q passed on", o)
-			}
-			return nil
-		})(c)
-		name := strings.ToLower(host)
-		if i := strings.LastIndexByte(name, ':'); i >= 0 && !strings.Contains(name, "]") {
-			name = name[:i]
-		}
-		if passed && strings.HasSuffix(name, ".example") {
-			t.Errorf("Host %q passed", host)
-		}
-	})
 }

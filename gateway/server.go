@@ -6,12 +6,9 @@ package gateway
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -26,6 +23,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/edge"
 	"github.com/contractgateway/gateway/middleware"
 )
 
@@ -80,7 +78,7 @@ type Server struct {
 	adminPath map[string]bool // route patterns that need the admin token
 	onClose   func()
 	closeOnce sync.Once
-	release   *heapReleaser // returns the memory of large bodies
+	release   *edge.HeapReleaser // returns the memory of large bodies
 }
 
 // New validates cfg and builds a Server from it and opts. It starts
@@ -99,7 +97,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		upstream:  up,
 		registry:  opts.Registry,
 		adminPath: map[string]bool{},
-		release:   newHeapReleaser(),
+		release:   edge.NewHeapReleaser(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -169,27 +167,27 @@ func (s *Server) routes(opts Options) error {
 	e.HTTPErrorHandler = httpErrorHandler
 	s.echo = e
 
-	e.Pre(dropBadRequestID, canonicalizePath)
+	e.Pre(dropBadRequestID, edge.CanonicalizePath)
 	e.Use(
 		echomw.RequestIDWithConfig(echomw.RequestIDConfig{
-			Generator: newRequestID,
+			Generator: middleware.NewRequestID,
 			// The upstream gets the id too, so its logs can be matched.
 			RequestIDHandler: func(c echo.Context, id string) {
 				c.Request().Header.Set(echo.HeaderXRequestID, id)
 			},
 		}),
 		s.logRequests,
-		newEdgePolicy(s.cfg).middleware, // Ollama's Origin and Host rules, before any route
+		edge.NewPolicy(s.cfg.Listen, s.cfg.AllowedHosts, s.cfg.AllowedOrigins).Middleware, // Ollama's Origin and Host rules, before any route
 		echomw.RecoverWithConfig(echomw.RecoverConfig{
 			LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
 				return &HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error",
 					Err: fmt.Errorf("panic: %w\n%s", err, stack)}
 			},
 		}),
-		checkPath,
+		edge.CheckPath,
 		s.bodyReadTimeout,
 		s.limitBody,
-		s.release.middleware,
+		s.release.Middleware,
 		s.requireAdminToken,
 	)
 
@@ -222,7 +220,7 @@ func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
 // when it returns; a caller that mounted Handler elsewhere calls it.
 func (s *Server) Close() {
 	s.base.CloseIdleConnections()
-	s.release.stop()
+	s.release.Stop()
 	s.closeOnce.Do(func() {
 		if s.onClose != nil {
 			s.onClose()
@@ -399,14 +397,6 @@ func (w logWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = logWriter{}
-
-// newRequestID returns 32 random hex digits.
-func newRequestID() string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-	return hex.EncodeToString(b[:])
-}
 
 // maxRequestIDLen bounds a client-sent X-Request-Id, which ends up in
 // every log line of the request.

@@ -17,6 +17,7 @@ import (
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
@@ -64,9 +65,9 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		}
 	}
 	st := newStats(nil)
-	var ds *debugStore
+	var ds *debugstore.Store
 	if cfg.DebugStore {
-		if ds, err = newDebugStore(int64(cfg.DebugStoreMaxBytes), cfg.DebugStoreTTL, cfg.DebugStoreRedact); err != nil {
+		if ds, err = debugstore.New(int64(cfg.DebugStoreMaxBytes), cfg.DebugStoreTTL, cfg.DebugStoreRedact); err != nil {
 			closeCache()
 			closeTracing()
 			return nil, err
@@ -76,12 +77,12 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) { gm.observe(ev); st.observe(ev) })
 		gc.Cache = cacheStage
 		if ds != nil {
-			gc.Record = ds.add
+			gc.Record = ds.Add
 		}
 		gc.TracerProvider = tp
 		mw, err := gc.ToMiddleware()
 		if ds != nil && err == nil {
-			mw = ds.ownIDs(mw)
+			mw = ds.OwnIDs(mw)
 		}
 		return mw, err
 	}
@@ -92,7 +93,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			contractRoutes(g, routes)
 			statsRoute(g, st, cfg.DebugStore)
 			if ds != nil {
-				debugRoutes(g, ds)
+				debugstore.Routes(g, ds)
 			}
 		},
 		Registry: promReg,

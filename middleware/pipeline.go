@@ -3,10 +3,13 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -232,6 +235,16 @@ func (g *guard) guardedLeniently(c echo.Context, cd Codec, raw []byte) bool {
 func restoreBody(req *http.Request, raw []byte) {
 	req.Body = io.NopCloser(bytes.NewReader(raw))
 	req.ContentLength = int64(len(raw))
+}
+
+// NewRequestID returns a fresh request id: 32 random hex digits. The
+// gateway gives it to requests that came without an X-Request-Id, and the
+// debug store to requests whose id another request already holds.
+func NewRequestID() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	return hex.EncodeToString(b[:])
 }
 
 func requestID(c echo.Context) string {

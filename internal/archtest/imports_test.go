@@ -1,10 +1,11 @@
 // Package archtest keeps the import graph flowing one way (ARCHITECTURE.md):
 // cmd → gateway → middleware → {cache, repair} → validators → contracts →
-// strictjson, with cache and config importing no project package but
-// strictjson, the syntactic repairer (repair/syntax) none but strictjson
-// and extract, extract (think sections and code fences, shared by
-// validators and repair/syntax) none at all, and net/http and echo kept at
-// the edge.
+// strictjson (the edge rules and the debug store sit between: gateway →
+// {edge, debugstore} → middleware), with cache and config importing no
+// project package but strictjson, the syntactic repairer (repair/syntax)
+// none but strictjson and extract, extract (think sections and code
+// fences, shared by validators and repair/syntax) none at all, and
+// net/http and echo kept at the edge.
 package archtest
 
 import (
@@ -65,7 +66,9 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"repair", []string{module + "/middleware", module + "/gateway", module + "/config", module + "/cache", "net/http", "github.com/labstack/echo/v4"}},
 		{"cache", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/config"}},
 		{"config", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache"}},
-		{"middleware", []string{module + "/gateway"}},
+		{"middleware", []string{module + "/gateway", module + "/edge", module + "/debugstore"}},
+		{"edge", []string{module + "/gateway", module + "/config", module + "/debugstore"}},
+		{"debugstore", []string{module + "/gateway", module + "/config", module + "/edge"}},
 	}
 	var forbidden []string
 	for _, tt := range tests {

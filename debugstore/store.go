@@ -1,4 +1,9 @@
-package gateway
+// Package debugstore keeps recent guarded requests in memory, redacted
+// and bounded, for the admin routes /admin/requests and
+// /admin/requests/{id}: the first and final texts of each, its reports and
+// its corrections, so that an operator can see what a model answered and
+// what the ladder made of it.
+package debugstore
 
 import (
 	"container/list"
@@ -22,41 +27,43 @@ import (
 
 // Defaults and bounds of the debug store.
 const (
-	DefaultDebugStoreMaxBytes = 16 << 20
-	DefaultDebugStoreTTL      = 15 * time.Minute
+	// DefaultMaxBytes and DefaultTTL bound the store when the config's
+	// debug_store_max_bytes and debug_store_ttl are zero.
+	DefaultMaxBytes = 16 << 20
+	DefaultTTL      = 15 * time.Minute
 
-	// DebugRecordMaxBytes bounds one request's record (its JSON), so that
+	// RecordMaxBytes bounds one request's record (its JSON), so that
 	// one answer cannot take the store, nor its memory while it is kept.
 	// A record over it keeps its first and final texts cut to a quarter of
 	// the bound each; a record still over it keeps only its summary (ids,
 	// status, rungs, calls and the first violation codes), and Truncated
 	// says what was cut. When the store itself is smaller, its size is the
 	// bound.
-	DebugRecordMaxBytes = 1 << 20
+	RecordMaxBytes = 1 << 20
 
-	// DebugMaxDepth bounds the nesting of a document the store rewrites to
+	// MaxDepth bounds the nesting of a document the store rewrites to
 	// redact it: values nested deeper are replaced by a marker. Contract
 	// documents are a few levels deep; a 10,000-level answer would
 	// otherwise be walked and copied level by level.
-	DebugMaxDepth = 64
+	MaxDepth = 64
 )
 
 // redacted replaces a value named by debug_store_redact.
 const redacted = "[redacted]"
 
-// tooDeep replaces a value nested deeper than DebugMaxDepth.
-var tooDeep = "[omitted: nested deeper than " + strconv.Itoa(DebugMaxDepth) + " levels]"
+// tooDeep replaces a value nested deeper than MaxDepth.
+var tooDeep = "[omitted: nested deeper than " + strconv.Itoa(MaxDepth) + " levels]"
 
-// debugStore keeps recent guarded requests in memory for GET
+// Store keeps recent guarded requests in memory for GET
 // /admin/requests: their first and final texts, reports and corrections.
 // It is bounded by bytes (oldest first out), per record
-// (DebugRecordMaxBytes) and by TTL, and blanks the configured paths before
+// (RecordMaxBytes) and by TTL, and blanks the configured paths before
 // keeping anything.
 //
 // A record is never replaced by another request's: a guarded request whose
 // X-Request-Id is already kept, or in flight, is given a fresh id
-// (ownIDs), so that the id each client got back opens its own record.
-type debugStore struct {
+// (OwnIDs), so that the id each client got back opens its own record.
+type Store struct {
 	maxBytes int64
 	ttl      time.Duration
 	redact   [][]string
@@ -66,7 +73,7 @@ type debugStore struct {
 	maxSegs int
 
 	mu    sync.Mutex
-	order *list.List // of *debugEntry, oldest first
+	order *list.List // of *entry, oldest first
 	// byID holds the newest entry of each id. Two entries share an id only
 	// when a record lands after its request has ended (a coalesced run
 	// whose first client left) and the id was given out again meanwhile.
@@ -76,14 +83,14 @@ type debugStore struct {
 	bytes    int64
 }
 
-type debugEntry struct {
+type entry struct {
 	stored time.Time
 	size   int64
-	rec    DebugRecord
+	rec    Record
 }
 
-// DebugRecord is one request as GET /admin/requests/{id} answers it.
-type DebugRecord struct {
+// Record is one request as GET /admin/requests/{id} answers it.
+type Record struct {
 	RequestID   string                  `json:"request_id"`
 	Time        time.Time               `json:"time"`
 	Route       string                  `json:"route"`
@@ -99,12 +106,12 @@ type DebugRecord struct {
 	Tokens      repair.Usage            `json:"repair_tokens"`
 	Corrections []middleware.Correction `json:"corrections"`
 	// Truncated, when not empty, says what of the record was cut to keep
-	// it within DebugRecordMaxBytes.
+	// it within RecordMaxBytes.
 	Truncated string `json:"truncated,omitempty"`
 }
 
-// DebugSummary is one row of GET /admin/requests.
-type DebugSummary struct {
+// Summary is one row of GET /admin/requests.
+type Summary struct {
 	RequestID   string    `json:"request_id"`
 	Time        time.Time `json:"time"`
 	Contract    string    `json:"contract"`
@@ -114,14 +121,17 @@ type DebugSummary struct {
 	CodesAfter  []string  `json:"violations_after"`
 }
 
-func newDebugStore(maxBytes int64, ttl time.Duration, redact []string) (*debugStore, error) {
+// New returns a store of at most maxBytes (0: DefaultMaxBytes) whose
+// records live ttl (0: DefaultTTL), blanking the redact paths (JSON
+// Pointers or dotted paths with [*]); a bad path is an error.
+func New(maxBytes int64, ttl time.Duration, redact []string) (*Store, error) {
 	if maxBytes <= 0 {
-		maxBytes = DefaultDebugStoreMaxBytes
+		maxBytes = DefaultMaxBytes
 	}
 	if ttl <= 0 {
-		ttl = DefaultDebugStoreTTL
+		ttl = DefaultTTL
 	}
-	s := &debugStore{maxBytes: maxBytes, ttl: ttl, order: list.New(), byID: map[string]*list.Element{},
+	s := &Store{maxBytes: maxBytes, ttl: ttl, order: list.New(), byID: map[string]*list.Element{},
 		inFlight: map[string]bool{}}
 	for _, p := range redact {
 		segs, err := redactPath(p)
@@ -177,7 +187,7 @@ func dottedSegments(p string) []string {
 // contract's unwrap keys are among them), in each element of a top-level
 // array, and in each element of a wrapped array ({"data": [ … ]}). Only the
 // first maxSegs segments can decide it.
-func (s *debugStore) covered(segs []string) bool {
+func (s *Store) covered(segs []string) bool {
 	for _, r := range s.redact {
 		for off := 0; off <= 2; off++ {
 			if len(segs) < off+len(r) {
@@ -229,7 +239,7 @@ func isTextPosition(path string) bool {
 // key holds a dot), and whether the path names the whole text: the
 // document itself ("") or a position in the raw text, where every value
 // must be blanked.
-func (s *debugStore) segments(dotted, pointer string) (segs []string, whole bool) {
+func (s *Store) segments(dotted, pointer string) (segs []string, whole bool) {
 	switch {
 	case pointer != "":
 		p, err := strictjson.ParsePointer(pointer)
@@ -250,7 +260,7 @@ func (s *debugStore) segments(dotted, pointer string) (segs []string, whole bool
 // block or the bare text, validators.Extract). What lies around the
 // document (prose, think sections) cannot be redacted by path and is not
 // kept; text without a parseable document is not kept at all.
-func (s *debugStore) redactText(text string) string {
+func (s *Store) redactText(text string) string {
 	if len(s.redact) == 0 || text == "" {
 		return text
 	}
@@ -273,18 +283,18 @@ func (s *debugStore) redactText(text string) string {
 }
 
 // redactValue returns a copy of v, found at segs, with the covered values
-// blanked and the values nested deeper than DebugMaxDepth below v replaced
-// by a marker, so that the walk (recursive) is at most DebugMaxDepth deep
+// blanked and the values nested deeper than MaxDepth below v replaced
+// by a marker, so that the walk (recursive) is at most MaxDepth deep
 // whatever the document. v itself is not changed: a parsed value may be
 // shared.
-func (s *debugStore) redactValue(v *strictjson.Value, segs []string, depth int) *strictjson.Value {
+func (s *Store) redactValue(v *strictjson.Value, segs []string, depth int) *strictjson.Value {
 	if len(segs) > 0 && s.covered(segs) {
 		return strictjson.String(redacted)
 	}
 	if v.Kind != strictjson.KindObject && v.Kind != strictjson.KindArray {
 		return v
 	}
-	if depth >= DebugMaxDepth {
+	if depth >= MaxDepth {
 		return strictjson.String(tooDeep)
 	}
 	// Below maxSegs segments nothing more can be covered: the path stops
@@ -314,7 +324,7 @@ func (s *debugStore) redactValue(v *strictjson.Value, segs []string, depth int) 
 // redactAt returns x, a value found at segs (a violation's actual or
 // expected value, a correction's before or after), with its covered parts
 // blanked: a covered value whole, an object or array member by member.
-func (s *debugStore) redactAt(x any, segs []string) any {
+func (s *Store) redactAt(x any, segs []string) any {
 	if s.covered(segs) {
 		return redacted
 	}
@@ -336,7 +346,7 @@ func (s *debugStore) redactAt(x any, segs []string) any {
 	return json.RawMessage(strictjson.Marshal(s.redactValue(doc, segs, 0)))
 }
 
-func (s *debugStore) redactReport(r validators.Report) validators.Report {
+func (s *Store) redactReport(r validators.Report) validators.Report {
 	if len(s.redact) == 0 {
 		return r
 	}
@@ -367,7 +377,7 @@ func (s *debugStore) redactReport(r validators.Report) validators.Report {
 	return out
 }
 
-func (s *debugStore) redactCorrection(c middleware.Correction) middleware.Correction {
+func (s *Store) redactCorrection(c middleware.Correction) middleware.Correction {
 	if len(s.redact) == 0 {
 		return c
 	}
@@ -380,13 +390,13 @@ func (s *debugStore) redactCorrection(c middleware.Correction) middleware.Correc
 	return c
 }
 
-// add keeps one request (GuardConfig.Record). It never replaces another
+// Add keeps one request (GuardConfig.Record). It never replaces another
 // request's record (see byID).
-func (s *debugStore) add(r middleware.Record) {
+func (s *Store) Add(r middleware.Record) {
 	if r.RequestID == "" {
 		return
 	}
-	rec := DebugRecord{RequestID: r.RequestID, Time: r.Time.UTC(), Route: r.Route, Contract: r.Contract, Model: r.Model,
+	rec := Record{RequestID: r.RequestID, Time: r.Time.UTC(), Route: r.Route, Contract: r.Contract, Model: r.Model,
 		Status: r.Status, First: s.redactText(r.First), Final: s.redactText(r.Final),
 		Before: s.redactReport(r.Before), After: s.redactReport(r.After), Corrections: []middleware.Correction{}}
 	if r.Outcome != nil {
@@ -406,7 +416,7 @@ func (s *debugStore) add(r middleware.Record) {
 	for s.bytes+size > s.maxBytes && s.order.Len() > 0 {
 		s.remove(s.order.Front())
 	}
-	s.byID[rec.RequestID] = s.order.PushBack(&debugEntry{stored: now, size: size, rec: rec})
+	s.byID[rec.RequestID] = s.order.PushBack(&entry{stored: now, size: size, rec: rec})
 	s.bytes += size
 }
 
@@ -416,11 +426,11 @@ const (
 	summaryString     = 256 // bytes kept of a path, model or route
 )
 
-// bound returns rec within the per-record bound (DebugRecordMaxBytes or
+// bound returns rec within the per-record bound (RecordMaxBytes or
 // the store's size), with its size; false when not even its summary fits
 // the store.
-func (s *debugStore) bound(rec DebugRecord) (DebugRecord, int64, bool) {
-	limit := min(int64(DebugRecordMaxBytes), s.maxBytes)
+func (s *Store) bound(rec Record) (Record, int64, bool) {
+	limit := min(int64(RecordMaxBytes), s.maxBytes)
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return rec, 0, false
@@ -444,8 +454,8 @@ func (s *debugStore) bound(rec DebugRecord) (DebugRecord, int64, bool) {
 }
 
 // summary is rec without its texts, corrections and violation details.
-func summary(rec DebugRecord) DebugRecord {
-	out := DebugRecord{RequestID: rec.RequestID, Time: rec.Time, Route: clip(rec.Route, summaryString),
+func summary(rec Record) Record {
+	out := Record{RequestID: rec.RequestID, Time: rec.Time, Route: clip(rec.Route, summaryString),
 		Contract: clip(rec.Contract, summaryString), Model: clip(rec.Model, summaryString), Status: rec.Status,
 		Before: summaryReport(rec.Before), After: summaryReport(rec.After), Rungs: rec.Rungs,
 		LLMCalls: rec.LLMCalls, Tokens: rec.Tokens, Corrections: []middleware.Correction{}}
@@ -478,8 +488,8 @@ func clip(s string, n int) string {
 	return s[:keep] + mark
 }
 
-func (s *debugStore) remove(el *list.Element) {
-	e := s.order.Remove(el).(*debugEntry)
+func (s *Store) remove(el *list.Element) {
+	e := s.order.Remove(el).(*entry)
 	if s.byID[e.rec.RequestID] == el {
 		delete(s.byID, e.rec.RequestID)
 	}
@@ -487,9 +497,9 @@ func (s *debugStore) remove(el *list.Element) {
 }
 
 // expire drops the entries older than the TTL; the list is in store order.
-func (s *debugStore) expire(now time.Time) {
+func (s *Store) expire(now time.Time) {
 	for el := s.order.Front(); el != nil; el = s.order.Front() {
-		if now.Sub(el.Value.(*debugEntry).stored) < s.ttl {
+		if now.Sub(el.Value.(*entry).stored) < s.ttl {
 			return
 		}
 		s.remove(el)
@@ -499,12 +509,12 @@ func (s *debugStore) expire(now time.Time) {
 // claim returns the id a guarded request is kept under: id itself when no
 // kept record and no request in flight has it, a fresh one otherwise. The
 // id stays taken until release is called.
-func (s *debugStore) claim(id string) (string, func()) {
+func (s *Store) claim(id string) (string, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(time.Now())
 	for id == "" || s.byID[id] != nil || s.inFlight[id] {
-		id = newRequestID()
+		id = middleware.NewRequestID()
 	}
 	s.inFlight[id] = true
 	return id, func() {
@@ -514,12 +524,12 @@ func (s *debugStore) claim(id string) (string, func()) {
 	}
 }
 
-// ownIDs wraps the guard so that each guarded request has an id of its
+// OwnIDs wraps the guard so that each guarded request has an id of its
 // own in the store: a client that reuses an X-Request-Id already kept, or
 // in flight, gets a fresh one back in X-Request-Id (and the upstream and
 // the logs see that one), instead of its record replacing another
 // request's or opening under another request's id.
-func (s *debugStore) ownIDs(guard echo.MiddlewareFunc) echo.MiddlewareFunc {
+func (s *Store) OwnIDs(guard echo.MiddlewareFunc) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		h := guard(next)
 		return func(c echo.Context) error {
@@ -535,67 +545,68 @@ func (s *debugStore) ownIDs(guard echo.MiddlewareFunc) echo.MiddlewareFunc {
 	}
 }
 
-func (s *debugStore) get(id string) (DebugRecord, bool) {
+// Get returns the newest record kept under id.
+func (s *Store) Get(id string) (Record, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(time.Now())
 	el, ok := s.byID[id]
 	if !ok {
-		return DebugRecord{}, false
+		return Record{}, false
 	}
-	return el.Value.(*debugEntry).rec, true
+	return el.Value.(*entry).rec, true
 }
 
-// list returns the kept requests, newest first, that match the filters
+// List returns the kept requests, newest first, that match the filters
 // ("" matches any).
-func (s *debugStore) list(status, model, contract string, limit int) []DebugSummary {
+func (s *Store) List(status, model, contract string, limit int) []Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expire(time.Now())
-	out := []DebugSummary{}
+	out := []Summary{}
 	for el := s.order.Back(); el != nil && len(out) < limit; el = el.Prev() {
-		r := el.Value.(*debugEntry).rec
+		r := el.Value.(*entry).rec
 		if (status != "" && r.Status != status) || (model != "" && r.Model != model) || (contract != "" && r.Contract != contract) {
 			continue
 		}
-		out = append(out, DebugSummary{RequestID: r.RequestID, Time: r.Time, Contract: r.Contract, Model: r.Model,
+		out = append(out, Summary{RequestID: r.RequestID, Time: r.Time, Contract: r.Contract, Model: r.Model,
 			Status: r.Status, CodesBefore: r.Before.Codes(), CodesAfter: r.After.Codes()})
 	}
 	return out
 }
 
-// usage is the store's bytes and entries.
-func (s *debugStore) usage() (int64, int) {
+// Usage is the store's bytes and entries.
+func (s *Store) Usage() (int64, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.bytes, s.order.Len()
 }
 
-// debugRoutes registers GET /admin/requests (?status=&model=&contract=&limit=)
+// Routes registers GET /admin/requests (?status=&model=&contract=&limit=)
 // and GET /admin/requests/{id}.
-func debugRoutes(g *echo.Group, s *debugStore) {
+func Routes(g *echo.Group, s *Store) {
 	g.GET("/admin/requests", func(c echo.Context) error {
 		limit := 100
 		if l := c.QueryParam("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil || n <= 0 {
-				return &HTTPError{Code: http.StatusBadRequest, Msg: "limit: want a positive integer"}
+				return &middleware.HTTPError{Code: http.StatusBadRequest, Msg: "limit: want a positive integer"}
 			}
 			limit = n
 		}
 		return c.JSON(http.StatusOK, map[string]any{
-			"requests": s.list(c.QueryParam("status"), c.QueryParam("model"), c.QueryParam("contract"), limit)})
+			"requests": s.List(c.QueryParam("status"), c.QueryParam("model"), c.QueryParam("contract"), limit)})
 	})
 	// The id is the rest of the path, so that an id with "/" opens whether
 	// the client escaped it (the dashboard's encodeURIComponent) or not.
 	g.GET("/admin/requests/*", func(c echo.Context) error {
 		id, err := pathRest(c)
 		if err != nil {
-			return &HTTPError{Code: http.StatusBadRequest, Msg: "request id: " + err.Error(), Err: err}
+			return &middleware.HTTPError{Code: http.StatusBadRequest, Msg: "request id: " + err.Error(), Err: err}
 		}
-		rec, ok := s.get(id)
+		rec, ok := s.Get(id)
 		if !ok {
-			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("request %q is not in the debug store (expired, evicted or never kept)", id)}
+			return &middleware.HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("request %q is not in the debug store (expired, evicted or never kept)", id)}
 		}
 		return c.JSON(http.StatusOK, rec)
 	})

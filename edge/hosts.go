@@ -1,4 +1,4 @@
-package gateway
+package edge
 
 import (
 	"net"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/middleware"
 )
 
 // This file keeps Ollama's two browser defences at the gateway's edge, as
@@ -79,9 +79,9 @@ var corsAllowMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
 
 const corsMaxAge = 12 * time.Hour
 
-// edgePolicy holds Ollama's origin and host rules, compiled once from the
+// Policy holds Ollama's origin and host rules, compiled once from the
 // config.
-type edgePolicy struct {
+type Policy struct {
 	// checkHost is whether the Host header is checked: only when the
 	// gateway listens on loopback, as Ollama checks it only when its
 	// listener's address is loopback.
@@ -97,19 +97,20 @@ type edgePolicy struct {
 	preflight http.Header
 }
 
-// newEdgePolicy compiles cfg's listen address, allowed_hosts and
-// allowed_origins (already validated) into the edge's rules.
-func newEdgePolicy(cfg config.Config) *edgePolicy {
-	p := &edgePolicy{checkHost: listensOnLoopback(cfg.Listen), hosts: map[string]bool{}}
-	for _, h := range cfg.AllowedHosts {
+// NewPolicy compiles the gateway's listen address and its allowed_hosts
+// and allowed_origins (already validated by package config) into the
+// edge's rules.
+func NewPolicy(listen string, allowedHosts, allowedOrigins []string) *Policy {
+	p := &Policy{checkHost: listensOnLoopback(listen), hosts: map[string]bool{}}
+	for _, h := range allowedHosts {
 		p.hosts[strings.ToLower(h)] = true
 	}
-	if h, _, err := net.SplitHostPort(cfg.Listen); err == nil && h != "" {
+	if h, _, err := net.SplitHostPort(listen); err == nil && h != "" {
 		p.hosts[strings.ToLower(h)] = true
 	}
 
 	// As envconfig.AllowedOrigins: the configured list, then the defaults.
-	origins := append(append([]string(nil), cfg.AllowedOrigins...), defaultOrigins...)
+	origins := append(append([]string(nil), allowedOrigins...), defaultOrigins...)
 	seen := map[string]bool{}
 	for _, o := range origins {
 		o = strings.TrimSpace(o)
@@ -191,7 +192,7 @@ func listensOnLoopback(listen string) bool {
 // header is then removed: the decision is made here, and the upstream,
 // which sees its own Host, would judge it again and add CORS headers of
 // its own to the ones set here.
-func (p *edgePolicy) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+func (p *Policy) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if done, err := p.cors(c); done {
@@ -210,7 +211,7 @@ func (p *edgePolicy) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 // cors is gin-contrib/cors's applyCors with Ollama's config. It reports
 // whether the request has been answered: refused (403) or a preflight
 // (204).
-func (p *edgePolicy) cors(c echo.Context) (bool, error) {
+func (p *Policy) cors(c echo.Context) (bool, error) {
 	req := c.Request()
 	origin := req.Header.Get(echo.HeaderOrigin)
 	if origin == "" {
@@ -221,7 +222,7 @@ func (p *edgePolicy) cors(c echo.Context) (bool, error) {
 		return false, nil
 	}
 	if !p.originAllowed(origin) {
-		return true, &HTTPError{Code: http.StatusForbidden,
+		return true, &middleware.HTTPError{Code: http.StatusForbidden,
 			Msg: "origin not allowed: add it to allowed_origins to let pages from it call the gateway"}
 	}
 	h := c.Response().Header()
@@ -245,7 +246,7 @@ func (p *edgePolicy) cors(c echo.Context) (bool, error) {
 
 // originAllowed is gin-contrib/cors's validateOrigin: an exact entry, or a
 // wildcard entry's prefix and suffix.
-func (p *edgePolicy) originAllowed(origin string) bool {
+func (p *Policy) originAllowed(origin string) bool {
 	if p.allowAll {
 		return true
 	}
@@ -272,7 +273,7 @@ func (p *edgePolicy) originAllowed(origin string) bool {
 // reports whether the request has been answered: refused (403), or an
 // OPTIONS request to an allowed host name, which Ollama answers 204
 // itself.
-func (p *edgePolicy) host(c echo.Context) (bool, error) {
+func (p *Policy) host(c echo.Context) (bool, error) {
 	req := c.Request()
 	host, _, err := net.SplitHostPort(req.Host)
 	if err != nil {
@@ -295,7 +296,7 @@ func (p *edgePolicy) host(c echo.Context) (bool, error) {
 		}
 		return false, nil
 	}
-	return true, &HTTPError{Code: http.StatusForbidden,
+	return true, &middleware.HTTPError{Code: http.StatusForbidden,
 		Msg: "host not allowed: the gateway listens on loopback and answers local host names only; add the name to allowed_hosts"}
 }
 

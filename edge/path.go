@@ -1,4 +1,9 @@
-package gateway
+// Package edge holds the rules every request of the gateway passes before
+// any route, guarded or passed through: Ollama's Host and Origin defences,
+// one canonical path that routing, the guard and the proxy all use, and the
+// return of the memory large request bodies leave behind. Each is an echo
+// middleware that package gateway installs.
+package edge
 
 import (
 	"errors"
@@ -8,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/contractgateway/gateway/middleware"
 )
 
 // Ollama routes on the decoded path: Go's server decodes the request line
@@ -84,15 +91,15 @@ func canonicalPath(escaped string) (decoded, canon string, encSlash bool, err er
 	return d.String(), c.String(), encSlash, nil
 }
 
-// ctxKeyPathError carries canonicalizePath's verdict to checkPath, which
+// ctxKeyPathError carries CanonicalizePath's verdict to CheckPath, which
 // runs after routing and the request log are set up.
 const ctxKeyPathError = "contractgateway.path_error"
 
-// canonicalizePath is a Pre middleware: it replaces the request's URL.Path
+// CanonicalizePath is a Pre middleware: it replaces the request's URL.Path
 // and RawPath by their canonical forms before echo routes on them. A path
 // that cannot be canonicalised is left as it came and refused by
-// checkPath, so that the refusal is logged like any other answer.
-func canonicalizePath(next echo.HandlerFunc) echo.HandlerFunc {
+// CheckPath, so that the refusal is logged like any other answer.
+func CanonicalizePath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		u := c.Request().URL
 		if c.Request().Method == http.MethodConnect {
@@ -119,15 +126,15 @@ func canonicalizePath(next echo.HandlerFunc) echo.HandlerFunc {
 // the gateway's own routes (ids in admin paths), refused on Ollama's.
 var errEncodedSlash = fmt.Errorf("%w: encoded /", ErrBadPath)
 
-// checkPath refuses, with 400, the paths canonicalizePath could not
+// CheckPath refuses, with 400, the paths CanonicalizePath could not
 // canonicalise, and a %2F on a route that goes to Ollama.
-func checkPath(next echo.HandlerFunc) echo.HandlerFunc {
+func CheckPath(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		err, _ := c.Get(ctxKeyPathError).(error)
 		if err == nil || (errors.Is(err, errEncodedSlash) && !ollamaRoute(c.Path())) {
 			return next(c)
 		}
-		return &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+		return &middleware.HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}
 }
 

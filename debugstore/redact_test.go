@@ -1,4 +1,4 @@
-package gateway
+package debugstore
 
 import (
 	"encoding/json"
@@ -39,7 +39,7 @@ func TestDebugStoreRedactsEveryShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := newDebugStore(0, time.Hour, []string{"/user/email"})
+			s, err := New(0, time.Hour, []string{"/user/email"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,8 +59,8 @@ func TestDebugStoreRedactsEveryShape(t *testing.T) {
 				{Path: "", Before: nil, After: json.RawMessage(user)},
 				{Path: "1:9", Before: secret, After: secret},
 			}
-			s.add(rec)
-			got, ok := s.get("r")
+			s.Add(rec)
+			got, ok := s.Get("r")
 			if !ok {
 				t.Fatal("not kept")
 			}
@@ -103,14 +103,14 @@ func TestDebugStoreDeepAnswerBounded(t *testing.T) {
 	rec.Before = validators.Report{Violations: []validators.Violation{{Code: "X", Path: deepPath, Actual: json.RawMessage(`[[[1]]]`)}}}
 	rec.Corrections = []middleware.Correction{{Path: "user.n", Before: json.RawMessage(deep[strings.Index(deep, `"n":`)+4 : len(deep)-2]), After: json.RawMessage(`[]`)}}
 
-	s, err := newDebugStore(0, time.Hour, []string{"/user/email"})
+	s, err := New(0, time.Hour, []string{"/user/email"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s.add(rec)
+	s.Add(rec)
 	runtime.ReadMemStats(&after)
 	alloc := after.TotalAlloc - before.TotalAlloc
 	if alloc > 50<<20 {
@@ -118,7 +118,7 @@ func TestDebugStoreDeepAnswerBounded(t *testing.T) {
 	}
 	t.Logf("keeping a %d-byte answer nested 9,999 deep allocated %d KB", len(deep), alloc>>10)
 
-	got, ok := s.get("deep")
+	got, ok := s.Get("deep")
 	if !ok {
 		t.Fatal("deep answer not kept")
 	}
@@ -128,10 +128,10 @@ func TestDebugStoreDeepAnswerBounded(t *testing.T) {
 	}
 	for _, text := range []string{got.First, got.Final} {
 		if !strings.Contains(text, `"email":"[redacted]"`) || !strings.Contains(text, tooDeep) {
-			t.Errorf("text not redacted and cut at depth %d: %.200s", DebugMaxDepth, text)
+			t.Errorf("text not redacted and cut at depth %d: %.200s", MaxDepth, text)
 		}
 	}
-	if bytes, _ := s.usage(); bytes > DebugRecordMaxBytes {
+	if bytes, _ := s.Usage(); bytes > RecordMaxBytes {
 		t.Errorf("record of %d bytes, over the per-record bound", bytes)
 	}
 }
@@ -139,7 +139,7 @@ func TestDebugStoreDeepAnswerBounded(t *testing.T) {
 // TestDebugStoreRecordBound keeps a record over the per-record bound cut,
 // with a marker, instead of letting it take the store.
 func TestDebugStoreRecordBound(t *testing.T) {
-	huge := `{"text":"` + strings.Repeat("x", 3*DebugRecordMaxBytes) + `"}`
+	huge := `{"text":"` + strings.Repeat("x", 3*RecordMaxBytes) + `"}`
 	tests := []struct {
 		name string
 		rec  middleware.Record
@@ -148,26 +148,26 @@ func TestDebugStoreRecordBound(t *testing.T) {
 		{"texts cut", record("a", huge), "texts cut"},
 		{"summary only", func() middleware.Record {
 			r := record("b", `{}`)
-			r.Corrections = []middleware.Correction{{Path: "text", Before: strings.Repeat("y", 2*DebugRecordMaxBytes)}}
+			r.Corrections = []middleware.Correction{{Path: "text", Before: strings.Repeat("y", 2*RecordMaxBytes)}}
 			return r
 		}(), "omitted"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := newDebugStore(0, time.Hour, nil)
+			s, err := New(0, time.Hour, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s.add(tt.rec)
-			got, ok := s.get(tt.rec.RequestID)
+			s.Add(tt.rec)
+			got, ok := s.Get(tt.rec.RequestID)
 			if !ok {
 				t.Fatal("record over the bound not kept at all")
 			}
 			if !strings.Contains(got.Truncated, tt.want) {
 				t.Errorf("truncated = %q, want it to say %q", got.Truncated, tt.want)
 			}
-			if bytes, _ := s.usage(); bytes > DebugRecordMaxBytes {
-				t.Errorf("record of %d bytes kept, over the bound of %d", bytes, DebugRecordMaxBytes)
+			if bytes, _ := s.Usage(); bytes > RecordMaxBytes {
+				t.Errorf("record of %d bytes kept, over the bound of %d", bytes, RecordMaxBytes)
 			}
 			if got.Status != "repaired" || got.Contract != "c" {
 				t.Errorf("summary lost: %+v", got)
@@ -194,7 +194,7 @@ func FuzzDebugStoreRedactText(f *testing.F) {
 		f.Add(seed.path, seed.text)
 	}
 	f.Fuzz(func(t *testing.T, path, text string) {
-		s, err := newDebugStore(0, time.Hour, []string{path})
+		s, err := New(0, time.Hour, []string{path})
 		if err != nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package gateway
+package edge
 
 import (
 	"io"
@@ -31,9 +31,9 @@ const (
 	releaseQuiet = time.Second
 )
 
-// heapReleaser collects the heap and returns it to the system once no
+// HeapReleaser collects the heap and returns it to the system once no
 // large request has ended for its quiet time.
-type heapReleaser struct {
+type HeapReleaser struct {
 	threshold int64
 	quiet     time.Duration
 	release   func() // debug.FreeOSMemory, or a test's counter
@@ -42,13 +42,15 @@ type heapReleaser struct {
 	timer *time.Timer
 }
 
-func newHeapReleaser() *heapReleaser {
-	return &heapReleaser{threshold: largeBody, quiet: releaseQuiet, release: debug.FreeOSMemory}
+// NewHeapReleaser returns a HeapReleaser that releases with
+// debug.FreeOSMemory a second after the last request of 4 MiB or more.
+func NewHeapReleaser() *HeapReleaser {
+	return &HeapReleaser{threshold: largeBody, quiet: releaseQuiet, release: debug.FreeOSMemory}
 }
 
 // ended notes that a request that read n body bytes has ended, and
 // (re)arms the release when n is large.
-func (h *heapReleaser) ended(n int64) {
+func (h *HeapReleaser) ended(n int64) {
 	if n < h.threshold {
 		return
 	}
@@ -61,7 +63,7 @@ func (h *heapReleaser) ended(n int64) {
 	h.timer = time.AfterFunc(h.quiet, h.fire)
 }
 
-func (h *heapReleaser) fire() {
+func (h *HeapReleaser) fire() {
 	h.mu.Lock()
 	h.timer = nil
 	release := h.release
@@ -69,8 +71,8 @@ func (h *heapReleaser) fire() {
 	release()
 }
 
-// stop cancels a pending release (the server is closing).
-func (h *heapReleaser) stop() {
+// Stop cancels a pending release (the server is closing).
+func (h *HeapReleaser) Stop() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.timer != nil {
@@ -79,9 +81,9 @@ func (h *heapReleaser) stop() {
 	}
 }
 
-// middleware counts the body bytes each request reads, whoever reads them
+// Middleware counts the body bytes each request reads, whoever reads them
 // (guard, proxy, model routes), and reports them when the request ends.
-func (h *heapReleaser) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *HeapReleaser) Middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
 		if req.Body == nil || req.Body == http.NoBody {
