@@ -51,6 +51,8 @@ type exchange struct {
 	// that are not the gateway's business, and the request id.
 	header    http.Header
 	requestID string
+	// contract is the contract X-Contract names, read once (ContractHeader).
+	contract string
 	// cache says what the client allows of the cache.
 	cache cacheControl
 	// corrections asks for the corrections in the contract summary.
@@ -182,7 +184,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 		restoreBody(req, raw)
 		return nil, true, nil
 	}
-	x := &exchange{codec: cd, client: r, requestID: requestID(c)}
+	x := &exchange{codec: cd, client: r, requestID: requestID(c), contract: contract}
 	x.cache = parseCacheControl(req.Header)
 	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), ReportCorrections)
 	return x, false, nil
@@ -259,12 +261,7 @@ func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
 	if err := c.Request().Context().Err(); err != nil {
 		return nil, AsHTTPError(err) // gone already: compile no schema for no one
 	}
-	h := c.Request().Header
-	contract, err := ContractHeader(h)
-	if err != nil {
-		return nil, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
-	}
-	route, err := g.Resolver.Resolve(Lookup{Contract: contract, Params: h.Get("X-Contract-Params"),
+	route, err := g.Resolver.Resolve(Lookup{Contract: x.contract, Params: c.Request().Header.Get("X-Contract-Params"),
 		Model: x.client.Model, Schema: x.client.Schema})
 	if err != nil {
 		return nil, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
@@ -362,15 +359,15 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	res := g.runAnswer(ctx, x, first)
 	res.first = first.Text
 	res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	var list []Correction // made once, for the summary and the debug record alike
+	if res.outcome != nil && (g.Record != nil || x.report() == ReportCorrections) {
+		list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+	}
 	if x.report() == ReportCorrections && res.err == nil && res.report == nil && !res.bare {
-		list := []Correction{}
-		if res.outcome != nil {
-			list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
-		}
 		res.corrections = correctionsValue(list)
 	}
 	if res.outcome != nil && g.Record != nil {
-		g.record(x, res)
+		g.record(x, res, list)
 	}
 	return res
 }

@@ -38,13 +38,13 @@ type Record struct {
 }
 
 // record hands the debug store what one run made of its first answer.
-func (g *guard) record(x *exchange, res *result) {
+func (g *guard) record(x *exchange, res *result, list []Correction) {
 	out := res.outcome
 	g.Record(Record{
 		RequestID: x.requestID, Time: time.Now(), Route: x.route.Name,
 		Contract: x.route.Validator.Contract.ID(), Model: x.upstreamModel, Status: out.Status,
 		First: res.first, Final: res.text, Before: out.Before, After: out.Report, Outcome: out,
-		Corrections: corrections(x.route.Validator, x.route.Params, res.first, out),
+		Corrections: list,
 	})
 }
 
@@ -177,8 +177,12 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-// correctionsValue is the corrections as a summary member.
+// correctionsValue is the corrections as a summary member: an array,
+// empty when there are none.
 func correctionsValue(list []Correction) *strictjson.Value {
+	if len(list) == 0 {
+		return strictjson.Array()
+	}
 	b, _ := json.Marshal(list)
 	v, err := strictjson.Parse(b)
 	if err != nil {

@@ -84,14 +84,14 @@ type RoutesOption func(*Routes)
 func WithNoSchemaFormat(models ...string) RoutesOption {
 	return func(rs *Routes) {
 		for _, m := range models {
-			rs.noSchemaFormat[modelKey(m)] = true
+			rs.noSchemaFormat[ModelKey(m)] = true
 		}
 	}
 }
 
 // schemaFormat reports whether a request for upstream model m may get a
 // schema as format.
-func (rs *Routes) schemaFormat(m string) bool { return !rs.noSchemaFormat[modelKey(m)] }
+func (rs *Routes) schemaFormat(m string) bool { return !rs.noSchemaFormat[ModelKey(m)] }
 
 // Routes is the standard Resolver: virtual models, the X-Contract header,
 // and — when AdHoc is set — schema-only contracts built from a request's
@@ -132,7 +132,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			problems = append(problems, fmt.Sprintf("route %q: %v", s.Model, err))
 			continue
 		}
-		key := modelKey(s.Model)
+		key := ModelKey(s.Model)
 		if prev, dup := rs.models[key]; dup {
 			problems = append(problems, fmt.Sprintf("route %q: the same model as route %q", s.Model, prev.Name))
 			continue
@@ -162,7 +162,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := rs.models[modelKey(l.Model)]
+	base := rs.models[ModelKey(l.Model)]
 	if l.Contract != "" {
 		c, ok := rs.reg.Lookup(l.Contract)
 		if !ok {
@@ -261,10 +261,6 @@ func mergeParams(a, b validators.Params) validators.Params {
 	return out
 }
 
-// modelKey is the name under which a virtual model is found: see
-// [ModelKey].
-func modelKey(m string) string { return ModelKey(m) }
-
 // ModelKey is the key under which a model name is matched, by Ollama's
 // own name rules (types/model): a name without a tag means the tag
 // "latest", without a namespace "library", without a host
@@ -303,7 +299,7 @@ type VirtualModel struct {
 func (rs *Routes) VirtualModels() []VirtualModel {
 	out := make([]VirtualModel, 0, len(rs.specs))
 	for _, s := range rs.specs {
-		r := rs.models[modelKey(s.Model)]
+		r := rs.models[ModelKey(s.Model)]
 		up := s.Upstream
 		if up == "" {
 			up = s.Model
@@ -317,7 +313,7 @@ func (rs *Routes) VirtualModels() []VirtualModel {
 // "quiz:latest" alike).
 func (rs *Routes) VirtualModel(name string) (VirtualModel, bool) {
 	for _, vm := range rs.VirtualModels() {
-		if modelKey(vm.Name) == modelKey(name) {
+		if ModelKey(vm.Name) == ModelKey(name) {
 			return vm, true
 		}
 	}
