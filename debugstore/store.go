@@ -19,6 +19,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
@@ -590,7 +591,7 @@ func Routes(g *echo.Group, s *Store) {
 		if l := c.QueryParam("limit"); l != "" {
 			n, err := strconv.Atoi(l)
 			if err != nil || n <= 0 {
-				return &middleware.HTTPError{Code: http.StatusBadRequest, Msg: "limit: want a positive integer"}
+				return &apierr.Error{Code: http.StatusBadRequest, Msg: "limit: want a positive integer"}
 			}
 			limit = n
 		}
@@ -602,11 +603,11 @@ func Routes(g *echo.Group, s *Store) {
 	g.GET("/admin/requests/*", func(c echo.Context) error {
 		id, err := pathRest(c)
 		if err != nil {
-			return &middleware.HTTPError{Code: http.StatusBadRequest, Msg: "request id: " + err.Error(), Err: err}
+			return &apierr.Error{Code: http.StatusBadRequest, Msg: "request id: " + err.Error(), Err: err}
 		}
 		rec, ok := s.Get(id)
 		if !ok {
-			return &middleware.HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("request %q is not in the debug store (expired, evicted or never kept)", id)}
+			return &apierr.Error{Code: http.StatusNotFound, Msg: fmt.Sprintf("request %q is not in the debug store (expired, evicted or never kept)", id)}
 		}
 		return c.JSON(http.StatusOK, rec)
 	})

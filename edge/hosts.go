@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/apierr"
 )
 
 // This file keeps Ollama's two browser defences at the gateway's edge, as
@@ -222,7 +222,7 @@ func (p *Policy) cors(c echo.Context) (bool, error) {
 		return false, nil
 	}
 	if !p.originAllowed(origin) {
-		return true, &middleware.HTTPError{Code: http.StatusForbidden,
+		return true, &apierr.Error{Code: http.StatusForbidden,
 			Msg: "origin not allowed: add it to allowed_origins to let pages from it call the gateway"}
 	}
 	h := c.Response().Header()
@@ -296,7 +296,7 @@ func (p *Policy) host(c echo.Context) (bool, error) {
 		}
 		return false, nil
 	}
-	return true, &middleware.HTTPError{Code: http.StatusForbidden,
+	return true, &apierr.Error{Code: http.StatusForbidden,
 		Msg: "host not allowed: the gateway listens on loopback and answers local host names only; add the name to allowed_hosts"}
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/apierr"
 )
 
 // Ollama routes on the decoded path: Go's server decodes the request line
@@ -134,7 +134,7 @@ func CheckPath(next echo.HandlerFunc) echo.HandlerFunc {
 		if err == nil || (errors.Is(err, errEncodedSlash) && !ollamaRoute(c.Path())) {
 			return next(c)
 		}
-		return &middleware.HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+		return &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/contractgateway/gateway/apierr"
 )
 
 // readyTimeout bounds the upstream check of /readyz.
@@ -105,13 +107,13 @@ func methodNotAllowed(allowed []string) echo.HandlerFunc {
 	allow := strings.Join(allowed, ", ")
 	return func(c echo.Context) error {
 		c.Response().Header().Set(echo.HeaderAllow, allow)
-		return &HTTPError{Code: http.StatusMethodNotAllowed,
+		return &apierr.Error{Code: http.StatusMethodNotAllowed,
 			Msg: fmt.Sprintf("method %s not allowed on %s (allowed: %s)", c.Request().Method, c.Path(), allow)}
 	}
 }
 
 func notFound(c echo.Context) error {
-	return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("no admin route %s", c.Request().URL.Path)}
+	return &apierr.Error{Code: http.StatusNotFound, Msg: fmt.Sprintf("no admin route %s", c.Request().URL.Path)}
 }
 
 func healthz(c echo.Context) error {
@@ -129,12 +131,12 @@ func (s *Server) readyz(c echo.Context) error {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return &HTTPError{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + err.Error(), Err: err}
+		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + err.Error(), Err: err}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if err != nil || resp.StatusCode != http.StatusOK {
-		return &HTTPError{Code: http.StatusServiceUnavailable,
+		return &apierr.Error{Code: http.StatusServiceUnavailable,
 			Msg: fmt.Sprintf("upstream not ready: GET /api/version answered %d", resp.StatusCode), Err: err}
 	}
 	var v struct {
@@ -158,7 +160,7 @@ func (s *Server) requireAdminToken(next echo.HandlerFunc) echo.HandlerFunc {
 		scheme, token, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
 		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="gateway admin"`)
-			return &HTTPError{Code: http.StatusUnauthorized, Msg: "admin token required: send Authorization: Bearer <token>"}
+			return &apierr.Error{Code: http.StatusUnauthorized, Msg: "admin token required: send Authorization: Bearer <token>"}
 		}
 		return next(c)
 	}

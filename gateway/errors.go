@@ -8,38 +8,35 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware"
 )
 
-// HTTPError is the request path's one error type (defined by the guard,
-// which embedding applications use without the gateway): a status and a
-// message for the client, the cause for the log.
-type HTTPError = middleware.HTTPError
-
-// StatusClientClosedRequest is the status logged when the client went away
-// before the answer (nginx's 499). The client never sees it.
-const StatusClientClosedRequest = middleware.StatusClientClosedRequest
-
-// NewHTTPError returns an HTTPError with the status code, the client's
-// message and the internal cause.
-func NewHTTPError(code int, msg string, err error) *HTTPError {
-	return middleware.NewHTTPError(code, msg, err)
-}
-
 // WriteError answers the request with err in Ollama's shape,
-// {"error": "…"}, and records it for the request's log line. The gateway's
-// own errors are mapped first — [ErrCircuitOpen] is a 503 with
-// Retry-After — then middleware.WriteError renders it, as it renders the
-// guard's.
+// {"error": "…"} (or the shape of the path's API), and records it for the
+// request's log line: middleware.WriteError renders the gateway's errors
+// as it renders the guard's.
 func WriteError(c echo.Context, err error) {
-	middleware.WriteError(c, toHTTPError(err))
+	if he := breakerError(err); he != nil {
+		err = he
+	}
+	middleware.WriteError(c, err)
 }
 
-// toHTTPError maps the gateway's own errors to what the client sees and
-// leaves the rest to middleware.AsHTTPError.
-func toHTTPError(err error) *HTTPError {
+// toHTTPError maps the breaker's errors to what the client sees and leaves
+// the rest to apierr.From.
+func toHTTPError(err error) *apierr.Error {
+	if he := breakerError(err); he != nil {
+		return he
+	}
+	return apierr.From(err)
+}
+
+// breakerError maps the breaker's errors — a 503 with Retry-After while
+// it is open — and returns nil for any other error.
+func breakerError(err error) *apierr.Error {
 	var (
-		he  *HTTPError
+		he  *apierr.Error
 		coe *circuitOpenError
 	)
 	switch {
@@ -47,12 +44,12 @@ func toHTTPError(err error) *HTTPError {
 		return he
 	case errors.As(err, &coe):
 		secs := int(coe.retryAfter.Round(time.Second) / time.Second)
-		return &HTTPError{Code: http.StatusServiceUnavailable, Msg: coe.Error(), Err: err,
+		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: coe.Error(), Err: err,
 			Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}}
 	case errors.Is(err, ErrCircuitOpen):
-		return &HTTPError{Code: http.StatusServiceUnavailable, Msg: ErrCircuitOpen.Error() + ": the upstream failed repeatedly; try again later", Err: err}
+		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: ErrCircuitOpen.Error() + ": the upstream failed repeatedly; try again later", Err: err}
 	}
-	return middleware.AsHTTPError(err)
+	return nil
 }
 
 // httpErrorHandler is echo's central error handler: every error a handler

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -94,7 +95,7 @@ func (m *modelHandlers) ask(c echo.Context, method, path string, body []byte) ([
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer incomplete", Err: err}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer incomplete", Err: err}
 	}
 	if ct := resp.Header.Get(echo.HeaderContentType); ct != "" && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		c.Response().Header().Set(echo.HeaderContentType, ct)
@@ -108,7 +109,7 @@ func (m *modelHandlers) ask(c echo.Context, method, path string, body []byte) ([
 				msg = s
 			}
 		}
-		return nil, &HTTPError{Code: resp.StatusCode, Msg: msg, Err: fmt.Errorf("upstream %s %s: %d", method, path, resp.StatusCode)}
+		return nil, &apierr.Error{Code: resp.StatusCode, Msg: msg, Err: fmt.Errorf("upstream %s %s: %d", method, path, resp.StatusCode)}
 	}
 	return b, nil
 }
@@ -120,7 +121,7 @@ func (m *modelHandlers) askObject(c echo.Context, method, path string, body []by
 	}
 	v, err := strictjson.Parse(b)
 	if err != nil || v.Kind != strictjson.KindObject {
-		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
 	}
 	return v, nil
 }
@@ -133,7 +134,7 @@ func readName(c echo.Context, keys ...string) (name string, body *strictjson.Val
 	if err != nil {
 		// A body cut short is the client's (400), a slow one 408, one
 		// over the limit 413: never the gateway's 500.
-		return "", nil, middleware.BodyReadError(err)
+		return "", nil, apierr.BodyRead(err)
 	}
 	req.Body = io.NopCloser(bytes.NewReader(raw))
 	req.ContentLength = int64(len(raw))
@@ -172,7 +173,7 @@ func (m *modelHandlers) readName(c echo.Context, keys ...string) (string, *stric
 	}
 	for _, n := range []string{lenient.Model, lenient.Name, lenient.Source, lenient.Destination} {
 		if _, ok := m.virtual(n); ok {
-			return "", nil, &HTTPError{Code: http.StatusBadRequest,
+			return "", nil, &apierr.Error{Code: http.StatusBadRequest,
 				Msg: fmt.Sprintf("invalid JSON body naming the virtual model %s: send it as strict JSON (no duplicate members, valid UTF-8)", n)}
 		}
 	}
@@ -318,7 +319,7 @@ func (m *modelHandlers) pull(c echo.Context) error {
 	if _, err := m.ask(c, http.MethodPost, "/api/show", show); err != nil {
 		he := toHTTPError(err)
 		if he.Status() == http.StatusNotFound {
-			return &HTTPError{Code: http.StatusNotFound, Err: err,
+			return &apierr.Error{Code: http.StatusNotFound, Err: err,
 				Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull %s on the upstream", name, vm.Upstream, vm.Upstream)}
 		}
 		return err
@@ -345,7 +346,7 @@ func (m *modelHandlers) refuse(keys ...string) echo.HandlerFunc {
 			for _, k := range keys {
 				name, _ := body.Get(k).AsString()
 				if vm, ok := m.virtual(name); ok {
-					return &HTTPError{Code: http.StatusBadRequest,
+					return &apierr.Error{Code: http.StatusBadRequest,
 						Msg: fmt.Sprintf("%s is a virtual model of the gateway (contract %s over %s): it cannot be deleted, copied or created; change the gateway's routes instead", name, vm.Contract, vm.Upstream)}
 				}
 			}

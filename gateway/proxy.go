@@ -8,13 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/apierr"
 )
 
 // ctxKeyEcho carries the echo.Context of a proxied request into the
@@ -143,17 +142,17 @@ func clientBodyFailure(req *http.Request, err error) *clientBodyError {
 
 // clientBodyHTTPError maps an error of reading the client's body to the
 // client's answer, as the guard answers the same body on its routes
-// (middleware.BodyReadError): 413 over the limit, 408 when it stopped
+// (apierr.BodyRead): 413 over the limit, 408 when it stopped
 // sending, 400 for malformed framing or a body shorter than announced —
 // even when that short read also ended the request's context, since a
 // client that half-closed is still waiting for the answer. A connection
 // that broke (reset) is the client gone: 499, logged and not sent.
-func clientBodyHTTPError(cbe *clientBodyError) *HTTPError {
+func clientBodyHTTPError(cbe *clientBodyError) *apierr.Error {
 	var ne net.Error
 	if errors.As(cbe.err, &ne) && !ne.Timeout() {
-		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: cbe}
+		return &apierr.Error{Code: apierr.StatusClientClosedRequest, Msg: "client closed request", Err: cbe}
 	}
-	return toHTTPError(middleware.BodyReadError(cbe))
+	return toHTTPError(apierr.BodyRead(cbe))
 }
 
 // proxyError answers a failed round trip (nothing was written yet).
@@ -166,12 +165,12 @@ func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
 	// Not reached through proxyHandler: answer without the request log.
 	w.Header().Set(echo.HeaderContentType, "application/json; charset=utf-8")
 	w.WriteHeader(he.Status())
-	_, _ = w.Write(append([]byte(`{"error":`), strconv.Quote(he.Message())+"}"...))
+	_, _ = w.Write(he.Body())
 }
 
 // upstreamError maps a round trip's error to the client's answer: a plain
 // message, and the cause for the log.
-func upstreamError(r *http.Request, err error) *HTTPError {
+func upstreamError(r *http.Request, err error) *apierr.Error {
 	var (
 		mbe *http.MaxBytesError
 		ne  net.Error
@@ -183,17 +182,15 @@ func upstreamError(r *http.Request, err error) *HTTPError {
 	case errors.As(err, &mbe), errors.Is(err, ErrCircuitOpen):
 		return toHTTPError(err)
 	case errors.Is(err, ErrBodyTimeout):
-		return &HTTPError{Code: http.StatusRequestTimeout, Msg: ErrBodyTimeout.Error(), Err: err}
-	case errors.Is(r.Context().Err(), context.Canceled):
-		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
-	case errors.Is(r.Context().Err(), context.DeadlineExceeded):
-		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "deadline exceeded", Err: err}
+		return &apierr.Error{Code: http.StatusRequestTimeout, Msg: ErrBodyTimeout.Error(), Err: err}
+	case r.Context().Err() != nil:
+		return apierr.From(apierr.WithContext(r.Context(), err))
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
-		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "upstream timed out", Err: err}
+		return &apierr.Error{Code: http.StatusGatewayTimeout, Msg: "upstream timed out", Err: err}
 	}
 	// The cause (addresses, ports, the dialer's words) goes to the log line
 	// with the request id; the client learns what it can act on.
-	return &HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
 }
 
 // bufferPool reuses the proxy's copy buffers (32 KiB each) across

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/config"
 )
 
@@ -419,7 +420,7 @@ func TestErrorsInOllamaShape(t *testing.T) {
 		}, http.StatusInternalServerError, "internal server error"},
 		{"HTTPError keeps its cause out of the answer", func(echo.HandlerFunc) echo.HandlerFunc {
 			return func(echo.Context) error {
-				return NewHTTPError(http.StatusBadRequest, "bad contract", errors.New("secret path /etc/x"))
+				return apierr.New(http.StatusBadRequest, "bad contract", errors.New("secret path /etc/x"))
 			}
 		}, http.StatusBadRequest, "bad contract"},
 		{"echo error", func(echo.HandlerFunc) echo.HandlerFunc {
@@ -430,7 +431,7 @@ func TestErrorsInOllamaShape(t *testing.T) {
 		}, http.StatusInternalServerError, "internal server error"},
 		{"WriteError", func(echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
-				WriteError(c, &HTTPError{Code: http.StatusUnprocessableEntity, Msg: "contract failed"})
+				WriteError(c, &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: "contract failed"})
 				return nil
 			}
 		}, http.StatusUnprocessableEntity, "contract failed"},
@@ -458,7 +459,7 @@ func TestWriteErrorAfterStreamStarted(t *testing.T) {
 			c.Response().Header().Set("Content-Type", "application/x-ndjson")
 			c.Response().WriteHeader(http.StatusOK)
 			io.WriteString(c.Response(), `{"response":"a","done":false}`+"\n")
-			return NewHTTPError(http.StatusBadGateway, "upstream stream broke", nil)
+			return apierr.New(http.StatusBadGateway, "upstream stream broke", nil)
 		}
 	}
 	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: staticGuard(guard)})

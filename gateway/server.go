@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/edge"
 	"github.com/contractgateway/gateway/middleware"
@@ -180,7 +181,7 @@ func (s *Server) routes(opts Options) error {
 		edge.NewPolicy(s.cfg.Listen, s.cfg.AllowedHosts, s.cfg.AllowedOrigins).Middleware, // Ollama's Origin and Host rules, before any route
 		echomw.RecoverWithConfig(echomw.RecoverConfig{
 			LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
-				return &HTTPError{Code: http.StatusInternalServerError, Msg: "internal server error",
+				return &apierr.Error{Code: http.StatusInternalServerError, Msg: "internal server error",
 					Err: fmt.Errorf("panic: %w\n%s", err, stack)}
 			},
 		}),

@@ -35,7 +35,7 @@ func timeoutOr(d, def time.Duration) time.Duration {
 }
 
 // ErrBodyTimeout is a request body whose next bytes did not come within
-// the body read timeout. The client gets 408 (middleware.AsHTTPError knows
+// the body read timeout. The client gets 408 (apierr.From knows
 // it as a body read that timed out).
 var ErrBodyTimeout error = bodyTimeoutError{}
 

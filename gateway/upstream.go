@@ -19,7 +19,7 @@ type Upstream struct {
 var _ middleware.Upstream = (*Upstream)(nil)
 
 // Do implements middleware.Upstream. Round-trip errors come back as the
-// *HTTPError the client sees: 503 with Retry-After while the breaker is
+// *apierr.Error the client sees: 503 with Retry-After while the breaker is
 // open, 504 for an upstream timeout, 502 for an unreachable upstream.
 func (u *Upstream) Do(req *http.Request) (*http.Response, error) {
 	middleware.ResolveURL(req, u.url)

@@ -14,6 +14,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
@@ -298,26 +299,26 @@ func contractRoutes(g *echo.Group, routes *middleware.Routes) {
 	g.GET("/contracts/:name", func(c echo.Context) error {
 		ct, ok := routes.Registry().Lookup(c.Param("name"))
 		if !ok {
-			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
+			return &apierr.Error{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
 		}
 		return c.JSON(http.StatusOK, ct.Describe())
 	})
 	g.POST("/contracts/:name/validate", func(c echo.Context) error {
 		v, ok := routes.Validator(c.Param("name"))
 		if !ok {
-			return &HTTPError{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
+			return &apierr.Error{Code: http.StatusNotFound, Msg: fmt.Sprintf("unknown contract %q", c.Param("name"))}
 		}
 		p, err := validators.ParseParams(c.Request().Header.Get("X-Contract-Params"))
 		if err != nil {
-			return &HTTPError{Code: http.StatusBadRequest, Msg: err.Error()}
+			return &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error()}
 		}
 		params, err := v.Params(p)
 		if err != nil {
-			return &HTTPError{Code: http.StatusBadRequest, Msg: err.Error()}
+			return &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error()}
 		}
 		body, err := io.ReadAll(c.Request().Body)
 		if err != nil {
-			return middleware.BodyReadError(err)
+			return apierr.BodyRead(err)
 		}
 		return c.JSON(http.StatusOK, repair.Check(v, string(body), params))
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -101,7 +102,7 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 		return res, nil
 	})
 	if err != nil {
-		return &result{err: AsHTTPError(err)}
+		return &result{err: apierr.From(err)}
 	}
 	ev.Coalesced = shared
 	return res

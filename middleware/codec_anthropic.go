@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -319,4 +320,4 @@ func (anthropicCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 
 // EncodeError writes errors in Anthropic's shape, which the Anthropic
 // client libraries parse.
-func (anthropicCodec) EncodeError(e *HTTPError) []byte { return anthropicErrorBody(e) }
+func (anthropicCodec) EncodeError(e *apierr.Error) []byte { return anthropicErrorBody(e) }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -217,7 +218,7 @@ func (completionsCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjso
 
 // EncodeError writes errors in OpenAI's shape, which the OpenAI client
 // libraries parse.
-func (completionsCodec) EncodeError(e *HTTPError) []byte { return openAIErrorBody(e) }
+func (completionsCodec) EncodeError(e *apierr.Error) []byte { return openAIErrorBody(e) }
 
 // writeSSE writes data-only server-sent events, then [DONE] when done is
 // set.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -98,8 +99,8 @@ func TestErrorShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cd := codecFor(t, tt.path)
-		he := &HTTPError{Code: 400, Msg: "bad"}
-		got := string(he.body())
+		he := &apierr.Error{Code: 400, Msg: "bad"}
+		got := string(he.Body())
 		if ee, ok := cd.(ErrorEncoder); ok {
 			got = string(ee.EncodeError(he))
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -20,7 +21,7 @@ type ErrorEncoder interface {
 	// and its report as the "contract" member when there is one. On a
 	// stream already started the body is sent as a final event, named
 	// after its "type" member when it has one.
-	EncodeError(e *HTTPError) []byte
+	EncodeError(e *apierr.Error) []byte
 }
 
 // ctxKeyCodec is where the guard leaves the request's codec, for
@@ -46,11 +47,11 @@ func errorEncoder(c echo.Context) ErrorEncoder {
 }
 
 // errorBody is the body of an error answer to c.
-func errorBody(c echo.Context, he *HTTPError) []byte {
+func errorBody(c echo.Context, he *apierr.Error) []byte {
 	if ee := errorEncoder(c); ee != nil {
 		return ee.EncodeError(he)
 	}
-	return he.body()
+	return he.Body()
 }
 
 // sseErrorEvent frames an error body as a server-sent event, named after
@@ -68,7 +69,7 @@ func sseErrorEvent(body []byte) []byte {
 }
 
 // withReport adds e's report to obj as its "contract" member.
-func withReport(obj *strictjson.Value, e *HTTPError) *strictjson.Value {
+func withReport(obj *strictjson.Value, e *apierr.Error) *strictjson.Value {
 	if e.Report != nil {
 		if rep, err := strictjson.Parse(mustJSON(e.Report)); err == nil {
 			obj.Set("contract", rep)
@@ -92,7 +93,7 @@ func openAIErrorType(status int) string {
 }
 
 // openAIErrorBody is e in OpenAI's shape.
-func openAIErrorBody(e *HTTPError) []byte {
+func openAIErrorBody(e *apierr.Error) []byte {
 	inner := object(
 		member("message", strictjson.String(e.Message())),
 		member("type", strictjson.String(openAIErrorType(e.Status()))),
@@ -127,7 +128,7 @@ func anthropicErrorType(status int) string {
 }
 
 // anthropicErrorBody is e in Anthropic's shape.
-func anthropicErrorBody(e *HTTPError) []byte {
+func anthropicErrorBody(e *apierr.Error) []byte {
 	return strictjson.Marshal(withReport(object(
 		member("type", strictjson.String("error")),
 		member("error", object(
@@ -141,4 +142,4 @@ var _ ErrorEncoder = openAIChatCodec{}
 
 // EncodeError writes errors in OpenAI's shape, as Ollama's own
 // /v1/chat/completions does, which the OpenAI client libraries parse.
-func (openAIChatCodec) EncodeError(e *HTTPError) []byte { return openAIErrorBody(e) }
+func (openAIChatCodec) EncodeError(e *apierr.Error) []byte { return openAIErrorBody(e) }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -351,4 +352,4 @@ func (responsesCodec) Encode(w http.ResponseWriter, r *Request, obj *strictjson.
 
 // EncodeError writes errors in OpenAI's shape, which the OpenAI client
 // libraries parse.
-func (responsesCodec) EncodeError(e *HTTPError) []byte { return openAIErrorBody(e) }
+func (responsesCodec) EncodeError(e *apierr.Error) []byte { return openAIErrorBody(e) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -33,7 +34,7 @@ import (
 //	ladder  → validation and repair (its model calls through the Upstream)
 //	encode  → the client's shape, or an error in Ollama's
 //
-// Errors of every stage are *HTTPError, written by WriteError.
+// Errors of every stage are *apierr.Error, written by WriteError.
 
 // exchange is one guarded request on its way through the stages.
 type exchange struct {
@@ -94,7 +95,7 @@ type result struct {
 	// bare marks an answer passed on without a contract (a load or unload
 	// request has no text).
 	bare bool
-	err  *HTTPError
+	err  *apierr.Error
 	// outcome is the ladder's, for the log; nil for a cached answer.
 	outcome *repair.Outcome
 	// first is the first answer's text and firstTokens its tokens, for the
@@ -139,7 +140,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 	res, ev := g.answer(ctx, x)
 	if c.Request().Context().Err() != nil {
 		// The client is gone: nothing to answer, nothing to log.
-		c.Response().Status = StatusClientClosedRequest
+		c.Response().Status = apierr.StatusClientClosedRequest
 		span.End()
 		return nil
 	}
@@ -163,7 +164,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	req := c.Request()
 	contract, err := ContractHeader(req.Header)
 	if err != nil {
-		return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+		return nil, false, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}
 	body := req.Body
 	if g.MaxBodyBytes > 0 {
@@ -171,7 +172,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	}
 	raw, err := io.ReadAll(body)
 	if err != nil {
-		return nil, false, BodyReadError(err)
+		return nil, false, apierr.BodyRead(err)
 	}
 	r, err := cd.Decode(raw)
 	if err == nil {
@@ -179,7 +180,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 	}
 	if err != nil {
 		if contract != "" || g.guardedLeniently(c, cd, raw) {
-			return nil, false, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+			return nil, false, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 		}
 		restoreBody(req, raw)
 		return nil, true, nil
@@ -259,12 +260,12 @@ func requestID(c echo.Context) string {
 // resolve finds the route: nil when the request is not guarded.
 func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
 	if err := c.Request().Context().Err(); err != nil {
-		return nil, AsHTTPError(err) // gone already: compile no schema for no one
+		return nil, apierr.From(err) // gone already: compile no schema for no one
 	}
 	route, err := g.Resolver.Resolve(Lookup{Contract: x.contract, Params: c.Request().Header.Get("X-Contract-Params"),
 		Model: x.client.Model, Schema: x.client.Schema})
 	if err != nil {
-		return nil, &HTTPError{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+		return nil, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}
 	return route, nil
 }
@@ -354,7 +355,7 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	first, err := g.ask(uctx, x, x.up, "first")
 	end()
 	if err != nil {
-		return &result{err: AsHTTPError(err)}
+		return &result{err: apierr.From(err)}
 	}
 	res := g.runAnswer(ctx, x, first)
 	res.first = first.Text
@@ -388,7 +389,7 @@ func (g *guard) runAnswer(ctx context.Context, x *exchange, first *Answer) *resu
 	}
 	out := g.ladder(ctx, x, first)
 	if out == nil {
-		return &result{err: AsHTTPError(ctx.Err())}
+		return &result{err: apierr.From(ctx.Err())}
 	}
 	return g.settle(x, first, out)
 }
@@ -417,9 +418,9 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) 
 	a, err = x.codec.ReadAnswer(body)
 	if err != nil {
 		if errors.Is(err, ErrIncomplete) {
-			return nil, &HTTPError{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
+			return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
 		}
-		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
 	}
 	return a, nil
 }
@@ -508,7 +509,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	h.Set("X-Contract-Status", res.status)
 	h.Set("X-Contract-Repairs", strconv.Itoa(res.repairs))
 	if res.report != nil {
-		WriteError(c, &HTTPError{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
+		WriteError(c, &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
 		return nil
 	}
 	// res is shared (by coalesced requests, with the cache): a shallow

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
@@ -104,7 +105,7 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc Too
 		}
 		v, err := g.tools.get(schema)
 		if err != nil {
-			return &result{err: &HTTPError{Code: http.StatusBadRequest,
+			return &result{err: &apierr.Error{Code: http.StatusBadRequest,
 				Msg: fmt.Sprintf("tools: the parameters of %q are not a valid JSON Schema: %v", call.Name, err), Err: err}}
 		}
 		out := repair.Run(ctx, repair.Job{
@@ -117,7 +118,7 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc Too
 			MaxLLMCalls: g.MaxLLMCalls,
 		})
 		if ctx.Err() != nil {
-			return &result{err: AsHTTPError(ctx.Err())}
+			return &result{err: apierr.From(ctx.Err())}
 		}
 		llmCalls += out.LLMCalls
 		fixes += len(out.Changes)

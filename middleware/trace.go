@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/contractgateway/gateway/apierr"
 )
 
 // tracerName is the instrumentation scope of the guard's spans.
@@ -127,7 +129,7 @@ func (g *guard) modelCall(ctx context.Context, op, model, phase string) (context
 
 // errorCause is an error as a span says it: the cause the log says.
 func errorCause(err error) string {
-	if he := AsHTTPError(err); he != nil {
+	if he := apierr.From(err); he != nil {
 		return he.Cause()
 	}
 	return err.Error()

@@ -12,8 +12,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/apierr"
 )
 
 // Upstream is the guard's one road to Ollama: the first answer, repair
@@ -24,7 +23,7 @@ type Upstream interface {
 	// Do sends req to Ollama and returns its answer. req.URL holds the path
 	// only: the Upstream knows where Ollama is. An error the client should
 	// see as it is (a 503 of an open breaker, with Retry-After) is an
-	// *HTTPError; any other error is taken as the upstream being
+	// *apierr.Error; any other error is taken as the upstream being
 	// unreachable.
 	Do(req *http.Request) (*http.Response, error)
 }
@@ -84,14 +83,14 @@ type upstreamCall struct {
 const maxErrorBody = 64 << 10
 
 // send makes one upstream call and returns the answer's body. Every
-// failure comes back as an *HTTPError: the upstream's own error status
+// failure comes back as an *apierr.Error: the upstream's own error status
 // and message, an unreachable or cut upstream as 502, a too large answer
 // as 502 naming the limit, the request's deadline as 504, the client
 // leaving as 499.
 func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
-		return nil, &HTTPError{Code: http.StatusInternalServerError, Err: err}
+		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
 	}
 	for k, vs := range call.header {
 		req.Header[k] = vs
@@ -109,7 +108,7 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 	}
 	limit := g.MaxResponseBytes
 	if limit > 0 && resp.ContentLength > limit {
-		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
 	}
 	var r io.Reader = resp.Body
 	if limit > 0 {
@@ -120,10 +119,10 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 		if ctx.Err() != nil {
 			return nil, upstreamFailure(ctx, err)
 		}
-		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
 	}
 	if limit > 0 && int64(len(body)) > limit {
-		return nil, &HTTPError{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
 	}
 	return body, nil
 }
@@ -149,18 +148,17 @@ func readAll(r io.Reader, size int64) ([]byte, error) {
 }
 
 // upstreamFailure maps an error of a round trip, or of reading its
-// answer, to what the client sees.
-func upstreamFailure(ctx context.Context, err error) *HTTPError {
-	var he *HTTPError
+// answer: the client leaving or the deadline passing stays the context's
+// error for apierr.From to map; anything else is an unreachable upstream.
+func upstreamFailure(ctx context.Context, err error) error {
+	var he *apierr.Error
 	switch {
 	case errors.As(err, &he):
 		return he
-	case errors.Is(ctx.Err(), context.Canceled):
-		return &HTTPError{Code: StatusClientClosedRequest, Msg: "client closed request", Err: err}
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return &HTTPError{Code: http.StatusGatewayTimeout, Msg: "deadline exceeded", Err: err}
+	case ctx.Err() != nil:
+		return apierr.WithContext(ctx, err)
 	}
-	return &HTTPError{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
 }
 
 // upstreamStatus turns an upstream's error answer into the client's: the
@@ -170,11 +168,11 @@ func upstreamFailure(ctx context.Context, err error) *HTTPError {
 // clipped to maxLoggedErrorBody: both end up in the request's log line,
 // and an upstream (or a proxy in front of it) that answers with a page of
 // tens of kilobytes must not make one line of it.
-func upstreamStatus(resp *http.Response) *HTTPError {
+func upstreamStatus(resp *http.Response) *apierr.Error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
 	more := len(body) > maxErrorBody
 	body = body[:min(len(body), maxErrorBody)]
-	he := &HTTPError{Code: resp.StatusCode,
+	he := &apierr.Error{Code: resp.StatusCode,
 		Err: fmt.Errorf("upstream status %d: %s", resp.StatusCode, clip(bytes.TrimSpace(body), maxLoggedErrorBody, more))}
 	var native struct {
 		Error json.RawMessage `json:"error"`
@@ -221,76 +219,4 @@ func clip(b []byte, n int, more bool) string {
 		plus = "+"
 	}
 	return fmt.Sprintf("%s… (%d%s bytes left out)", b[:cut], len(b)-cut, plus)
-}
-
-// maxRepairPrompt bounds one repair or regeneration prompt. A repair
-// prompt holds the document to repair: far larger than any document a
-// contract describes, it would cost the model more than a re-run.
-const maxRepairPrompt = 4 << 20
-
-// errPromptTooLarge is the error of a repair call that was not sent.
-var errPromptTooLarge = errors.New("repair prompt too large")
-
-// model is the ladder's repair.Model on the upstream: one non-streaming
-// /api/generate call per completion.
-type model struct {
-	send   func(ctx context.Context, call upstreamCall) ([]byte, error)
-	name   string
-	header http.Header
-	// span, when set, starts the span of a model call.
-	span func(ctx context.Context, op, model, phase string) (context.Context, func(prompt, output int, err error))
-}
-
-var _ repair.Model = model{}
-
-// NewModel returns a repair.Model that completes through up with model
-// name (the command line's `repair --ollama`).
-func NewModel(up Upstream, name string) repair.Model {
-	g := &guard{GuardConfig: GuardConfig{Upstream: up}}
-	return model{send: g.send, name: name}
-}
-
-// Complete implements repair.Model.
-func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
-	if len(req.System)+len(req.Prompt) > maxRepairPrompt {
-		return repair.Reply{}, fmt.Errorf("%w: %d bytes, the limit is %d", errPromptTooLarge, len(req.System)+len(req.Prompt), maxRepairPrompt)
-	}
-	name := m.name
-	if req.Model != "" {
-		name = req.Model
-	}
-	opts := object(member("temperature", strictjson.Number(trimFloat(req.Temperature))), member("top_p", strictjson.Number(trimFloat(req.TopP))))
-	if req.NumPredict > 0 {
-		opts.Set("num_predict", strictjson.Int(int64(req.NumPredict)))
-	}
-	body := object(
-		member("model", strictjson.String(name)),
-		member("system", strictjson.String(req.System)),
-		member("prompt", strictjson.String(req.Prompt)),
-		member("stream", strictjson.BoolValue(false)),
-		member("options", opts),
-	)
-	if len(req.Format) > 0 {
-		f, err := strictjson.Parse(req.Format)
-		if err != nil {
-			return repair.Reply{}, fmt.Errorf("repair format: %w", err)
-		}
-		body.Set("format", f)
-	}
-	done := func(int, int, error) {}
-	if m.span != nil {
-		ctx, done = m.span(ctx, "text_completion", name, "repair")
-	}
-	raw, err := m.send(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header})
-	if err != nil {
-		done(0, 0, err)
-		return repair.Reply{}, err
-	}
-	a, err := generateCodec{}.ReadAnswer(raw)
-	if err != nil {
-		done(0, 0, err)
-		return repair.Reply{}, err
-	}
-	done(a.PromptTokens, a.OutputTokens, nil)
-	return repair.Reply{Text: a.Text, PromptTokens: a.PromptTokens, OutputTokens: a.OutputTokens}, nil
 }

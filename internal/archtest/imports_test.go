@@ -69,6 +69,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"middleware", []string{module + "/gateway", module + "/edge", module + "/debugstore"}},
 		{"edge", []string{module + "/gateway", module + "/config", module + "/debugstore"}},
 		{"debugstore", []string{module + "/gateway", module + "/config", module + "/edge"}},
+		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", "github.com/labstack/echo/v4"}},
 	}
 	var forbidden []string
 	for _, tt := range tests {

@@ -1,0 +1,83 @@
+package middleware
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// maxRepairPrompt bounds one repair or regeneration prompt. A repair
+// prompt holds the document to repair: far larger than any document a
+// contract describes, it would cost the model more than a re-run.
+const maxRepairPrompt = 4 << 20
+
+// errPromptTooLarge is the error of a repair call that was not sent.
+var errPromptTooLarge = errors.New("repair prompt too large")
+
+// model is the ladder's repair.Model on the upstream: one non-streaming
+// /api/generate call per completion.
+type model struct {
+	send   func(ctx context.Context, call upstreamCall) ([]byte, error)
+	name   string
+	header http.Header
+	// span, when set, starts the span of a model call.
+	span func(ctx context.Context, op, model, phase string) (context.Context, func(prompt, output int, err error))
+}
+
+var _ repair.Model = model{}
+
+// NewModel returns a repair.Model that completes through up with model
+// name (the command line's `repair --ollama`).
+func NewModel(up Upstream, name string) repair.Model {
+	g := &guard{GuardConfig: GuardConfig{Upstream: up}}
+	return model{send: g.send, name: name}
+}
+
+// Complete implements repair.Model.
+func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	if len(req.System)+len(req.Prompt) > maxRepairPrompt {
+		return repair.Reply{}, fmt.Errorf("%w: %d bytes, the limit is %d", errPromptTooLarge, len(req.System)+len(req.Prompt), maxRepairPrompt)
+	}
+	name := m.name
+	if req.Model != "" {
+		name = req.Model
+	}
+	opts := object(member("temperature", strictjson.Number(trimFloat(req.Temperature))), member("top_p", strictjson.Number(trimFloat(req.TopP))))
+	if req.NumPredict > 0 {
+		opts.Set("num_predict", strictjson.Int(int64(req.NumPredict)))
+	}
+	body := object(
+		member("model", strictjson.String(name)),
+		member("system", strictjson.String(req.System)),
+		member("prompt", strictjson.String(req.Prompt)),
+		member("stream", strictjson.BoolValue(false)),
+		member("options", opts),
+	)
+	if len(req.Format) > 0 {
+		f, err := strictjson.Parse(req.Format)
+		if err != nil {
+			return repair.Reply{}, fmt.Errorf("repair format: %w", err)
+		}
+		body.Set("format", f)
+	}
+	done := func(int, int, error) {}
+	if m.span != nil {
+		ctx, done = m.span(ctx, "text_completion", name, "repair")
+	}
+	raw, err := m.send(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header})
+	if err != nil {
+		done(0, 0, err)
+		return repair.Reply{}, err
+	}
+	a, err := generateCodec{}.ReadAnswer(raw)
+	if err != nil {
+		done(0, 0, err)
+		return repair.Reply{}, err
+	}
+	done(a.PromptTokens, a.OutputTokens, nil)
+	return repair.Reply{Text: a.Text, PromptTokens: a.PromptTokens, OutputTokens: a.OutputTokens}, nil
+}
