@@ -269,7 +269,7 @@ func (s *Store) redactText(text string) string {
 	if vio != nil {
 		return redacted
 	}
-	doc, err := strictjson.Parse([]byte(ex.Text))
+	doc, err := strictjson.ParseString(ex.Text)
 	if err != nil {
 		return redacted
 	}

@@ -493,7 +493,7 @@ func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
 // parsing, else syntactic repair. A truncated reply is refused.
 func parseReply(text string, container bool) (*strictjson.Value, bool) {
 	if ex, viol := validators.Extract(text); viol == nil {
-		if v, err := strictjson.Parse([]byte(ex.Text)); err == nil {
+		if v, err := strictjson.ParseString(ex.Text); err == nil {
 			return v, true
 		}
 	}

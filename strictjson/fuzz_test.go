@@ -38,6 +38,13 @@ func FuzzParse(f *testing.F) {
 		if Valid(data) != (err == nil) {
 			t.Fatalf("Valid(%q) = %v, Parse error %v", data, !(err == nil), err)
 		}
+		if ValidString(string(data)) != (err == nil) {
+			t.Fatalf("ValidString(%q) = %v, Parse error %v", data, !(err == nil), err)
+		}
+		sv, serr := ParseString(string(data))
+		if (serr == nil) != (err == nil) || serr != nil && serr.Error() != err.Error() || !Equal(sv, v) {
+			t.Fatalf("ParseString(%q) = %v, %v; Parse gives %v, %v", data, sv, serr, v, err)
+		}
 		if err != nil {
 			checkSyntaxError(t, data, err)
 		}

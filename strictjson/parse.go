@@ -148,6 +148,21 @@ func Parse(data []byte) (*Value, error) {
 	return parse(data, false)
 }
 
+// ParseString is Parse of a string. Strings and number literals of the
+// tree are slices of s itself, which is immutable: no copy of the input is
+// made, where Parse([]byte(s)) would make two (the conversion, then
+// Parse's own copy). The tree keeps s alive.
+func ParseString(s string) (*Value, error) {
+	return parse(unsafe.Slice(unsafe.StringData(s), len(s)), true)
+}
+
+// ValidString reports whether s is one strict JSON value, as ParseString
+// would, without copying it.
+func ValidString(s string) bool {
+	_, err := parse(unsafe.Slice(unsafe.StringData(s), len(s)), true)
+	return err == nil
+}
+
 // Valid reports whether data is one strict JSON value, as Parse would. It
 // builds the same tree but over data itself instead of a copy, and drops
 // it: a check that says "broken" within the first lines then costs almost
@@ -157,8 +172,9 @@ func Valid(data []byte) bool {
 	return err == nil
 }
 
-// parse is Parse; borrow makes strings slices of data itself (the tree
-// must not outlive the call).
+// parse is Parse; borrow makes strings slices of data itself, which the
+// caller guarantees no one writes to while the tree lives (a string's
+// bytes, or a tree dropped before the call returns).
 func parse(data []byte, borrow bool) (*Value, error) {
 	p := parser{data: data}
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
@@ -575,11 +591,57 @@ func (p *parser) eofInString(expected string) *SyntaxError {
 	return p.fail(len(p.data), ReasonTruncated, expected, "the document ends inside a string")
 }
 
-// strEscaped continues str from the first backslash at i, decoding into
-// p.buf; start is the first byte of the string's content.
+// strEscaped continues str from the first backslash at i; start is the
+// first byte of the string's content. A short string is decoded into the
+// parser's scratch buffer and copied out. A long one (a model's whole
+// answer inside an API envelope) is decoded once into a buffer of its own,
+// sized by its raw length (an escape never decodes longer than it is
+// written), which becomes the string: no doubling appends, no copy.
 func (p *parser) strEscaped(start, i int) (string, *SyntaxError) {
+	if n := rawStringEnd(p.data, i) - start; n > longString {
+		buf, err := p.unescape(make([]byte, 0, n), start, i)
+		if err != nil {
+			return "", err
+		}
+		return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
+	}
+	buf, err := p.unescape(p.buf[:0], start, i)
+	if err != nil {
+		return "", err
+	}
+	p.buf = buf
+	return string(buf), nil
+}
+
+// longString is the raw length from which a string with escapes gets a
+// buffer of its own (see strEscaped).
+const longString = 1 << 10
+
+// rawStringEnd returns the index of the quote that closes the string
+// whose content goes on at i, skipping escaped characters, or len(data)
+// when there is none. It only measures: strEscaped reports what is wrong.
+func rawStringEnd(data []byte, i int) int {
+	for i < len(data) {
+		i = skipPlain(data, i)
+		switch {
+		case i >= len(data):
+		case data[i] == '"':
+			return i
+		case data[i] == '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	return len(data)
+}
+
+// unescape decodes the string whose content starts at start, with its
+// first backslash at i, appending to buf, and leaves p.pos after the
+// closing quote.
+func (p *parser) unescape(buf []byte, start, i int) ([]byte, *SyntaxError) {
 	data := p.data
-	buf := append(p.buf[:0], data[start:i]...)
+	buf = append(buf, data[start:i]...)
 	for i < len(data) {
 		switch strClass[data[i]] {
 		case 0:
@@ -588,20 +650,19 @@ func (p *parser) strEscaped(start, i int) (string, *SyntaxError) {
 			i = j
 		case 1:
 			p.pos = i + 1
-			p.buf = buf
-			return string(buf), nil
+			return buf, nil
 		case 3:
-			return "", p.controlErr(i)
+			return nil, p.controlErr(i)
 		case 4:
 			n, err := p.rune(i)
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			buf = append(buf, data[i:i+n]...)
 			i += n
 		default: // backslash
 			if i+1 >= len(data) {
-				return "", p.eofInString(`'"'`)
+				return nil, p.eofInString(`'"'`)
 			}
 			switch c := data[i+1]; c {
 			case '"', '\\', '/':
@@ -625,7 +686,7 @@ func (p *parser) strEscaped(start, i int) (string, *SyntaxError) {
 			case 'u':
 				r, err := p.hex4(i + 2)
 				if err != nil {
-					return "", err
+					return nil, err
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
@@ -643,11 +704,11 @@ func (p *parser) strEscaped(start, i int) (string, *SyntaxError) {
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
-				return "", p.escapeErr(i)
+				return nil, p.escapeErr(i)
 			}
 		}
 	}
-	return "", p.eofInString(`'"'`)
+	return nil, p.eofInString(`'"'`)
 }
 
 // hex4 decodes the four hex digits at i of a \u escape.

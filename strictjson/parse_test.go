@@ -373,3 +373,37 @@ func TestReasonString(t *testing.T) {
 		t.Errorf("Reason(200).String() = %q", got)
 	}
 }
+
+// TestLongEscapedStrings checks strings long enough to be decoded into a
+// buffer of their own: the same decoding as short ones, escapes at either
+// end, surrogate pairs, and a long string cut off before its quote.
+func TestLongEscapedStrings(t *testing.T) {
+	long := strings.Repeat("question \\\"one\\\" \\u00e9\\ud83d\\ude00\\n", 100)
+	tests := []struct {
+		name string
+		in   string
+	}{
+		{"escapes throughout", `"` + long + `"`},
+		{"escape first", `"\n` + long + `"`},
+		{"escape last", `"` + strings.Repeat("x", 2000) + `\t"`},
+		{"inside an envelope", `{"model":"m","response":"` + long + `","done":true}`},
+	}
+	for _, tt := range tests {
+		v, err := Parse([]byte(tt.in))
+		if err != nil {
+			t.Fatalf("%s: Parse: %v", tt.name, err)
+		}
+		var want any
+		if err := json.Unmarshal([]byte(tt.in), &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := v.Interface(); !cmp.Equal(got, want) {
+			t.Errorf("%s: Parse decodes differently from encoding/json", tt.name)
+		}
+	}
+	_, err := Parse([]byte(`{"response":"` + long))
+	var se *SyntaxError
+	if !errors.As(err, &se) || se.Reason != ReasonTruncated {
+		t.Errorf("a long string cut off: error %v, want a truncation", err)
+	}
+}

@@ -81,8 +81,7 @@ func mayStartScalar(c byte) bool {
 }
 
 func validJSON(s string) bool {
-	_, err := strictjson.Parse([]byte(s))
-	return err == nil
+	return strictjson.ValidString(s)
 }
 
 // trimmed returns text[start:end] without surrounding white space, with its

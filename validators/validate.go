@@ -103,7 +103,7 @@ func (v *Validator) Validate(text string, params Params) Result {
 		res.Report = v.report([]Violation{*viol})
 		return res
 	}
-	doc, err := strictjson.Parse([]byte(ex.Text))
+	doc, err := strictjson.ParseString(ex.Text)
 	if err != nil {
 		pv := ParseViolation(err)
 		pv.RawPath = rawPath(text, res.Answer, ex, pv.pos)
