@@ -53,10 +53,45 @@ func (v *Value) AppendJSON(dst []byte) []byte {
 	return append(dst, "null"...)
 }
 
-// Marshal returns the canonical encoding of v (see AppendJSON).
+// Marshal returns the canonical encoding of v (see AppendJSON), in a
+// buffer sized for it from the start: a model's answer is one string of
+// tens of kilobytes inside an API's envelope, and growing a buffer by
+// doubling up to it would allocate twice its size and copy it many times.
 func Marshal(v *Value) []byte {
-	return v.AppendJSON(make([]byte, 0, 256))
+	return v.AppendJSON(make([]byte, 0, sizeHint(v)))
 }
+
+// sizeHint estimates the length of v's canonical encoding from above in
+// the common case: strings get an eighth more for their escapes, which
+// covers model text (newlines and quotes are a few per cent of it); a
+// string dense with escapes costs one more growth of the buffer, never a
+// wrong result.
+func sizeHint(v *Value) int {
+	if v == nil {
+		return 4
+	}
+	switch v.Kind {
+	case KindNumber:
+		return len(v.Num)
+	case KindString:
+		return stringHint(v.Str)
+	case KindArray:
+		n := 2 + len(v.Items)
+		for _, it := range v.Items {
+			n += sizeHint(it)
+		}
+		return n
+	case KindObject:
+		n := 2 + len(v.Members)
+		for i := range v.Members {
+			n += stringHint(v.Members[i].Key) + 1 + sizeHint(v.Members[i].Value)
+		}
+		return n
+	}
+	return 5 // null, true, false
+}
+
+func stringHint(s string) int { return len(s) + len(s)/8 + 2 }
 
 // MarshalIndent returns v in the pretty form of the fenced output mode: one
 // member or item per line, each level indented by one more indent (callers
@@ -64,7 +99,7 @@ func Marshal(v *Value) []byte {
 // [] and {}, and no trailing newline. Strings and numbers are encoded as in
 // AppendJSON.
 func MarshalIndent(v *Value, indent string) []byte {
-	return appendIndent(make([]byte, 0, 256), v, indent, 0)
+	return appendIndent(make([]byte, 0, sizeHint(v)+sizeHint(v)/4), v, indent, 0)
 }
 
 func appendIndent(dst []byte, v *Value, indent string, depth int) []byte {

@@ -217,6 +217,8 @@ type parser struct {
 	vals []Value  // slab of values
 	ptrs []*Value // slab of array item slices
 	mems []Member // slab of object member slices
+	// nVals, nPtrs and nMems count what earlier slabs hold, for project.
+	nVals, nPtrs, nMems int
 
 	items    []*Value // stack of the items of the arrays being parsed
 	members  []Member // stack of the members of the objects being parsed
@@ -224,13 +226,15 @@ type parser struct {
 	unclosed []byte   // SyntaxError.Unclosed, collected while a truncation error unwinds
 }
 
-// grow sizes the first slabs from the input length. The ratios (one value
-// per 32 bytes, one member per 48, one array item per 96) fit model output,
-// pretty-printed or not: a generated quiz has one value per 40 bytes. The
-// first slabs stay small (later ones double up to 4096): local repair
-// parses broken text to learn that it is broken, and such a parse often
-// fails in the first lines, so a large first slab would be memory cleared
-// for nothing. A low guess costs one more allocation, never correctness.
+// grow sizes the first slabs from the input length, small: one value per
+// 32 bytes up to firstSlab. Later slabs are sized by what the input has
+// shown so far (see project), so that a dense document gets one more slab
+// of about the values it has left, and a document that is mostly one long
+// string (a model's answer inside an API envelope) gets none: a guess from
+// the length alone would clear room for hundreds of values there. The
+// small first slab also keeps a parse that fails in the first lines (local
+// repair parses broken text to learn that it is broken) cheap. A low guess
+// costs one more allocation, never correctness.
 func (p *parser) grow(n int) {
 	p.vals = make([]Value, 0, clamp(n/32, 8, firstSlab))
 	p.ptrs = make([]*Value, 0, clamp(n/96, 8, firstSlab))
@@ -238,7 +242,20 @@ func (p *parser) grow(n int) {
 }
 
 // firstSlab caps the first slabs' length (see grow).
-const firstSlab = 256
+const firstSlab = 32
+
+// project returns the length of the next slab of a kind of which used
+// have been taken so far: the same density over the input left, an eighth
+// more, at least need and at most maxSlab (more than that is carved in
+// further slabs).
+func (p *parser) project(used, need int) int {
+	rest := len(p.data) - p.pos
+	n := used * rest / max(p.pos, 1)
+	return max(need, clamp(n+n/8, 8, maxSlab))
+}
+
+// maxSlab caps a slab's length.
+const maxSlab = 4096
 
 func clamp(n, lo, hi int) int {
 	return max(lo, min(n, hi))
@@ -246,7 +263,8 @@ func clamp(n, lo, hi int) int {
 
 func (p *parser) newValue(kind Kind, off int) *Value {
 	if len(p.vals) == cap(p.vals) {
-		p.vals = make([]Value, 0, clamp(2*cap(p.vals), 8, 4096))
+		p.nVals += len(p.vals)
+		p.vals = make([]Value, 0, p.project(p.nVals, 1))
 	}
 	p.vals = p.vals[:len(p.vals)+1]
 	v := &p.vals[len(p.vals)-1]
@@ -260,7 +278,8 @@ func (p *parser) newValue(kind Kind, off int) *Value {
 func (p *parser) itemSlice(src []*Value) []*Value {
 	n := len(src)
 	if n > cap(p.ptrs)-len(p.ptrs) {
-		p.ptrs = make([]*Value, 0, max(n, clamp(2*cap(p.ptrs), 8, 4096)))
+		p.nPtrs += len(p.ptrs)
+		p.ptrs = make([]*Value, 0, p.project(p.nPtrs+n, n))
 	}
 	i := len(p.ptrs)
 	p.ptrs = append(p.ptrs, src...)
@@ -271,7 +290,8 @@ func (p *parser) itemSlice(src []*Value) []*Value {
 func (p *parser) memberSlice(src []Member) []Member {
 	n := len(src)
 	if n > cap(p.mems)-len(p.mems) {
-		p.mems = make([]Member, 0, max(n, clamp(2*cap(p.mems), 8, 4096)))
+		p.nMems += len(p.mems)
+		p.mems = make([]Member, 0, p.project(p.nMems+n, n))
 	}
 	i := len(p.mems)
 	p.mems = append(p.mems, src...)
