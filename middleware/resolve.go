@@ -97,10 +97,13 @@ func (rs *Routes) schemaFormat(m string) bool { return !rs.noSchemaFormat[ModelK
 // and — when AdHoc is set — schema-only contracts built from a request's
 // own format schema, compiled once per distinct schema.
 type Routes struct {
-	reg    *contracts.Registry
-	byID   map[string]*validators.Validator
-	models map[string]*Route
-	adHoc  *schemaCache
+	reg  *contracts.Registry
+	byID map[string]*validators.Validator
+	// schemas holds each contract's schema, parsed once at load for the
+	// upstream's format member (read-only: every request shares it).
+	schemas map[string]*strictjson.Value
+	models  map[string]*Route
+	adHoc   *schemaCache
 	// specs are the routes in configuration order, for listing.
 	specs          []RouteSpec
 	noSchemaFormat map[string]bool
@@ -115,7 +118,10 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 	if err != nil {
 		return nil, err
 	}
-	rs := &Routes{reg: reg, byID: byID, models: map[string]*Route{}, noSchemaFormat: map[string]bool{}}
+	rs := &Routes{reg: reg, byID: byID, schemas: map[string]*strictjson.Value{}, models: map[string]*Route{}, noSchemaFormat: map[string]bool{}}
+	for id, v := range byID {
+		rs.schemas[id] = schemaOf(v)
+	}
 	for _, o := range opts {
 		o(rs)
 	}
@@ -142,7 +148,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			upstream = s.Model
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
-			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: schemaOf(v)}
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: rs.schemas[c.ID()]}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
@@ -182,7 +188,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: schemaOf(v),
+		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: rs.schemas[c.ID()],
 			AddFormat: rs.schemaFormat(l.Model)}
 		if base != nil {
 			r.UpstreamModel, r.AddFormat, r.Output = base.UpstreamModel, base.AddFormat, base.Output

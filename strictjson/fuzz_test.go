@@ -41,6 +41,9 @@ func FuzzParse(f *testing.F) {
 		if ValidString(string(data)) != (err == nil) {
 			t.Fatalf("ValidString(%q) = %v, Parse error %v", data, !(err == nil), err)
 		}
+		if ov, oerr := ParseOwned(bytes.Clone(data)); (oerr == nil) != (err == nil) || !Equal(ov, v) {
+			t.Fatalf("ParseOwned(%q) = %v, %v; Parse gives %v, %v", data, ov, oerr, v, err)
+		}
 		sv, serr := ParseString(string(data))
 		if (serr == nil) != (err == nil) || serr != nil && serr.Error() != err.Error() || !Equal(sv, v) {
 			t.Fatalf("ParseString(%q) = %v, %v; Parse gives %v, %v", data, sv, serr, v, err)

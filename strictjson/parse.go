@@ -156,6 +156,14 @@ func ParseString(s string) (*Value, error) {
 	return parse(unsafe.Slice(unsafe.StringData(s), len(s)), true)
 }
 
+// ParseOwned is Parse of data the caller hands over: strings and number
+// literals of the tree are slices of data itself, with no copy made, so
+// the caller must not change data afterwards. An upstream's answer, read
+// into a buffer of its own and parsed once, is the case it is for.
+func ParseOwned(data []byte) (*Value, error) {
+	return parse(data, true)
+}
+
 // ValidString reports whether s is one strict JSON value, as ParseString
 // would, without copying it.
 func ValidString(s string) bool {
