@@ -1,9 +1,7 @@
 package validators
 
 import (
-	"encoding/json"
 	"math"
-	"strconv"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -21,43 +19,6 @@ func Builtins() map[string]RulePack {
 		"extraction":   extractionRules{},
 		"planning":     planningRules{},
 	}
-}
-
-// ruleActual is the "actual" of a violation about v: the value as the model
-// wrote it (numbers keep their literal through json.Number), so that the
-// report shows what the document holds and not a float round trip of it.
-func ruleActual(v *strictjson.Value) any {
-	if v == nil {
-		return nil
-	}
-	if v.Kind == strictjson.KindNumber {
-		return json.Number(v.Num)
-	}
-	return v.Interface()
-}
-
-// ruleNumber turns a computed quantity into the value a report and a fix
-// carry: an int when it is whole, so that 30 minutes read "30" and not
-// "30.0", else the float rounded to nine decimals, which removes the binary
-// noise of sums such as 0.1 + 0.2 without touching any real minute value.
-func ruleNumber(f float64) any {
-	f = math.Round(f*1e9) / 1e9
-	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return int(f)
-	}
-	return f
-}
-
-// ruleFormat renders a computed quantity for a hint, the way ruleNumber
-// encodes it.
-func ruleFormat(f float64) string {
-	switch n := ruleNumber(f).(type) {
-	case int:
-		return strconv.Itoa(n)
-	case float64:
-		return strconv.FormatFloat(n, 'f', -1, 64)
-	}
-	return ""
 }
 
 // ruleSame reports whether two computed quantities are equal up to float

@@ -54,7 +54,7 @@ func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams
 		} else {
 			why = "the question_count of the question set"
 		}
-		e.Semantic("QUESTION_COUNT_MISMATCH", SeverityError, qc, []Seg{"meta", "question_count"}, target, ruleActual(qc),
+		e.Semantic("QUESTION_COUNT_MISMATCH", SeverityError, qc, []Seg{"meta", "question_count"}, target, Actual(qc),
 			fmt.Sprintf("Set meta.question_count to %d (%s).", target, why), fix)
 	}
 
@@ -118,7 +118,7 @@ func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcq
 		if lengthOK && w.unknown == 0 && w.counts[k] == want {
 			fix = want
 		}
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, want, ruleActual(v),
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, want, Actual(v),
 			fmt.Sprintf("Set meta.difficulty_profile.%s to %d (difficulty %s of the question set).", key, want, mcqDifficulty(cfg.diff)), fix)
 	case !haveQs:
 	case w.unknown == 0:
@@ -130,7 +130,7 @@ func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcq
 		if lengthOK {
 			fix = want
 		}
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, want, ruleActual(v),
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, want, Actual(v),
 			fmt.Sprintf("Set meta.difficulty_profile.%s to %d (count of weight==%d).", key, want, k+1), fix)
 	default:
 		// Questions without a valid weight may still turn out to be of
@@ -140,7 +140,7 @@ func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcq
 		if n >= int64(lo) && n <= int64(hi) {
 			return
 		}
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, fmt.Sprintf("%d..%d", lo, hi), ruleActual(v),
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, fmt.Sprintf("%d..%d", lo, hi), Actual(v),
 			fmt.Sprintf("meta.difficulty_profile.%s must count the questions of weight %d: between %d and %d while %s; fix the weights, then set it to that count.", key, k+1, lo, hi, mcqUnknownWeights(w.unknown)), nil)
 	}
 }
@@ -178,16 +178,16 @@ func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK 
 		var terms []string
 		for k, c := range w.counts {
 			if c > 0 {
-				terms = append(terms, fmt.Sprintf("%d×%s", c, ruleFormat(t[k])))
+				terms = append(terms, fmt.Sprintf("%d×%s", c, FormatQuantity(t[k])))
 			}
 		}
-		terms = append(terms, ruleFormat(buf))
+		terms = append(terms, FormatQuantity(buf))
 		var fix any
 		if lengthOK {
-			fix = ruleNumber(sum)
+			fix = Quantity(sum)
 		}
-		e.Semantic("TEST_DURATION_MISMATCH", SeverityError, dv, segs, ruleNumber(sum), ruleActual(dv),
-			fmt.Sprintf("Set meta.test_duration_minutes to %s (time_per_weight_minutes of each question's weight plus additional_buffer_minutes: %s).", ruleFormat(sum), strings.Join(terms, " + ")), fix)
+		e.Semantic("TEST_DURATION_MISMATCH", SeverityError, dv, segs, Quantity(sum), Actual(dv),
+			fmt.Sprintf("Set meta.test_duration_minutes to %s (time_per_weight_minutes of each question's weight plus additional_buffer_minutes: %s).", FormatQuantity(sum), strings.Join(terms, " + ")), fix)
 		return
 	}
 	lo := sum + float64(w.unknown)*math.Min(t[0], math.Min(t[1], t[2]))
@@ -195,8 +195,8 @@ func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK 
 	if dur >= lo-1e-9 && dur <= hi+1e-9 {
 		return
 	}
-	e.Semantic("TEST_DURATION_MISMATCH", SeverityError, dv, segs, ruleFormat(lo)+".."+ruleFormat(hi), ruleActual(dv),
-		fmt.Sprintf("meta.test_duration_minutes must be the sum of time_per_weight_minutes over the questions' weights plus additional_buffer_minutes: between %s and %s while %s; fix the weights, then set it to that sum.", ruleFormat(lo), ruleFormat(hi), mcqUnknownWeights(w.unknown)), nil)
+	e.Semantic("TEST_DURATION_MISMATCH", SeverityError, dv, segs, FormatQuantity(lo)+".."+FormatQuantity(hi), Actual(dv),
+		fmt.Sprintf("meta.test_duration_minutes must be the sum of time_per_weight_minutes over the questions' weights plus additional_buffer_minutes: between %s and %s while %s; fix the weights, then set it to that sum.", FormatQuantity(lo), FormatQuantity(hi), mcqUnknownWeights(w.unknown)), nil)
 }
 
 // mcqUnknownWeights says how many questions lack a valid weight, for hints.

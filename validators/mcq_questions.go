@@ -110,10 +110,10 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	if _, ok := wv.AsInt(); ok && weight == 0 {
 		derived := slices.Index(mcqLevels[:], level)
 		if levelOK && derived > 0 {
-			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", ruleActual(wv),
+			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", Actual(wv),
 				fmt.Sprintf("Set %s.weight to %d (cognitive_level is %q).", name(), derived, level), derived)
 		} else {
-			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", ruleActual(wv),
+			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", Actual(wv),
 				fmt.Sprintf("Set %s.weight to 1, 2 or 3 (1 = Reproduction, 2 = Application, 3 = Analysis) and cognitive_level to match.", name()), nil)
 		}
 	}
@@ -136,7 +136,7 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	n := len(ov.Items)
 	if av := q.Get("answer"); n > 0 {
 		if a, ok := av.AsInt(); ok && (a < 0 || a >= int64(n)) {
-			e.Semantic("ANSWER_RANGE", SeverityError, av, mcqAt(i, "answer"), fmt.Sprintf("0..%d", n-1), ruleActual(av),
+			e.Semantic("ANSWER_RANGE", SeverityError, av, mcqAt(i, "answer"), fmt.Sprintf("0..%d", n-1), Actual(av),
 				fmt.Sprintf("Set %s.answer to the 0-based index of the correct option (0..%d).", name(), n-1), nil)
 		}
 	}

@@ -53,11 +53,7 @@ func ruleJSON(t *testing.T, x any) string {
 // ruleCheck runs one pack on doc and returns the finished report, ordered
 // by document position as the pipeline orders it.
 func ruleCheck(pack RulePack, doc *strictjson.Value, p Params) Report {
-	var e Emitter
-	pack.Check(doc, p, &e)
-	r := Report{Violations: e.out}
-	r.finish()
-	return r
+	return CheckPack(pack, doc, p)
 }
 
 // docEdit replaces the value at ptr with value (JSON text), or removes the
@@ -700,7 +696,7 @@ func TestMCQDuplicateQuestionsMatchesAllPairs(t *testing.T) {
 		var e Emitter
 		pack.checkDuplicateQuestions(items, &mcqScratch{}, &e)
 		var got []string
-		for _, v := range e.out {
+		for _, v := range e.Violations() {
 			var j, i int
 			fmt.Sscanf(v.Hint, "questions[%d].question nearly repeats questions[%d]", &j, &i)
 			got = append(got, fmt.Sprintf("questions[%d] repeats questions[%d]", j, i))

@@ -54,12 +54,12 @@ func (oracleRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
 		if i > 0 {
 			terms += " + "
 		}
-		terms += fmt.Sprintf("%d×%s", n, ruleFormat(float64(w.tenths)/10))
+		terms += fmt.Sprintf("%d×%s", n, FormatQuantity(float64(w.tenths)/10))
 	}
 	if diff := score*10 - tenths; diff >= -oracleTolerance*10 && diff <= oracleTolerance*10 {
 		return
 	}
 	expected := float64(tenths) / 10
-	e.Semantic("SCORE_MISMATCH", SeverityError, sv, []Seg{"score"}, ruleNumber(expected), ruleActual(sv),
-		fmt.Sprintf("Set score to %s (%s = activity×2 + maturity×2 + diversity×2 + riskBehavior×2.5 + surveyMatch×1.5), or correct scoreBreakdown; the two may differ by at most %d.", ruleFormat(expected), terms, oracleTolerance), nil)
+	e.Semantic("SCORE_MISMATCH", SeverityError, sv, []Seg{"score"}, Quantity(expected), Actual(sv),
+		fmt.Sprintf("Set score to %s (%s = activity×2 + maturity×2 + diversity×2 + riskBehavior×2.5 + surveyMatch×1.5), or correct scoreBreakdown; the two may differ by at most %d.", FormatQuantity(expected), terms, oracleTolerance), nil)
 }

@@ -54,7 +54,7 @@ func (extractionRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
 			dmin, ok1 := lo.AsFloat()
 			dmax, ok2 := hi.AsFloat()
 			if ok1 && ok2 && dmin > dmax {
-				e.Semantic("DURATION_RANGE", SeverityError, lo, []Seg{"items", i, "duration_min"}, "0.."+ruleFormat(dmax), ruleActual(lo),
+				e.Semantic("DURATION_RANGE", SeverityError, lo, []Seg{"items", i, "duration_min"}, "0.."+FormatQuantity(dmax), Actual(lo),
 					fmt.Sprintf("items[%d].duration_min (%s) must not exceed duration_max (%s); correct whichever is wrong (swap them if they are reversed).", i, lo.Num, hi.Num), nil)
 			}
 		case "event":
