@@ -120,3 +120,36 @@ func TestPacksAcceptAnyParams(t *testing.T) {
 		}
 	}
 }
+
+// TestBuiltin checks the one-line way to a built-in contract: a contract
+// that names packs gets them (the mcq pack declares three parameters), and
+// an unknown name is an error that lists the known ones.
+func TestBuiltin(t *testing.T) {
+	tests := []struct {
+		ref     string
+		wantErr string
+		params  int
+	}{
+		{"mcq", "", 3},
+		{"mcq@1", "", 3},
+		{"json", "", 0},
+		{"no-such-contract", `unknown contract "no-such-contract" (known: `, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			v, err := Builtin(tt.ref)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Builtin(%q) = %v, want an error containing %q", tt.ref, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Builtin(%q) = %v", tt.ref, err)
+			}
+			if got := len(v.ParamSpecs()); got != tt.params {
+				t.Errorf("Builtin(%q) takes %d params, want %d", tt.ref, got, tt.params)
+			}
+		})
+	}
+}
