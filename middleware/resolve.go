@@ -12,6 +12,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 // Lookup is what the guard knows about a request when it asks which
@@ -114,7 +115,7 @@ var _ Resolver = (*Routes)(nil)
 // NewRoutes compiles every contract of reg and every route; all problems
 // are reported at once. adHoc enables schema-only guarding.
 func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...RoutesOption) (*Routes, error) {
-	byID, err := validators.CompileAll(reg, validators.Builtins())
+	byID, err := validators.CompileAll(reg, packs.Builtins())
 	if err != nil {
 		return nil, err
 	}

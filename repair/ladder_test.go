@@ -18,6 +18,7 @@ import (
 	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 func TestMain(m *testing.M) {
@@ -50,7 +51,7 @@ func contractFor(t *testing.T, name string, edit func(*contracts.Contract)) *val
 	if edit != nil {
 		edit(&cp)
 	}
-	v, err := validators.New(&cp, validators.Builtins())
+	v, err := validators.New(&cp, packs.Builtins())
 	if err != nil {
 		t.Fatalf("validators.New(%s): %v", name, err)
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/contractgateway/gateway/repair/syntax"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 func mcqValidator(t testing.TB) *validators.Validator {
 	t.Helper()
-	v, err := validators.Builtin("mcq")
+	v, err := packs.Builtin("mcq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func TestLocalUnwrapsStringifiedDocument(t *testing.T) {
 // TestLocalRecordsShapeChanges checks that shape normalisation is reported
 // as changes, in the order made: unwrap, then wrap.
 func TestLocalRecordsShapeChanges(t *testing.T) {
-	v, err := validators.Builtin("link-plan")
+	v, err := packs.Builtin("link-plan")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestLocalRecordsShapeChanges(t *testing.T) {
 // TestLocalSyntaxFixable checks that a JSON_SYNTAX violation is fixable
 // when the syntactic repairer makes the block parse, and not otherwise.
 func TestLocalSyntaxFixable(t *testing.T) {
-	v, err := validators.Builtin("json")
+	v, err := packs.Builtin("json")
 	if err != nil {
 		t.Fatal(err)
 	}

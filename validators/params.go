@@ -69,13 +69,3 @@ func quoteAll(ss []string) []string {
 	}
 	return out
 }
-
-// ParamSpecs implements ParamDeclarer: the question-set settings a caller
-// may give (option set, number of questions, difficulty counts).
-func (m *mcqRules) ParamSpecs() []ParamSpec {
-	return []ParamSpec{
-		{Name: "options", Form: "A (exactly 4 options), B (exactly 5) or C (3 to 5, the default)"},
-		{Name: "question_count", Form: "a positive integer such as 10"},
-		{Name: "difficulty", Form: "easy/medium/hard counts such as 3/5/2, adding up to question_count"},
-	}
-}

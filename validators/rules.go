@@ -3,6 +3,7 @@ package validators
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,25 @@ func (e *Emitter) Add(v Violation, pos int) {
 	e.out = append(e.out, v)
 }
 
+// Violations returns what was recorded so far, in the order it was added;
+// a report orders it by document position only when it is finished. A
+// pack's tests use it to look at one of the pack's rules on its own.
+func (e *Emitter) Violations() []Violation {
+	return e.out
+}
+
+// CheckPack runs one rule pack on doc and returns its findings as a
+// finished report: violations in document order, Valid and RepairType set,
+// as a contract that uses the pack would report them. It lets a pack in a
+// package of its own be tested without a contract around it.
+func CheckPack(pack RulePack, doc *strictjson.Value, p Params) Report {
+	var e Emitter
+	pack.Check(doc, p, &e)
+	r := Report{Violations: e.out}
+	r.finish()
+	return r
+}
+
 // Semantic records a SEMANTIC violation at the value `at` (or its nearest
 // existing ancestor when the value is missing) with path segs. A non-nil fix
 // makes the violation fixable by a JSON Patch replace at the pointer with
@@ -118,4 +138,41 @@ func marshal(x any) json.RawMessage {
 		return json.RawMessage("null")
 	}
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// Actual is the "actual" of a violation about v: the value as the model
+// wrote it (numbers keep their literal through json.Number), so that the
+// report shows what the document holds and not a float round trip of it.
+func Actual(v *strictjson.Value) any {
+	if v == nil {
+		return nil
+	}
+	if v.Kind == strictjson.KindNumber {
+		return json.Number(v.Num)
+	}
+	return v.Interface()
+}
+
+// Quantity turns a computed quantity into the value a report and a fix
+// carry: an int when it is whole, so that 30 minutes read "30" and not
+// "30.0", else the float rounded to nine decimals, which removes the binary
+// noise of sums such as 0.1 + 0.2 without touching any real minute value.
+func Quantity(f float64) any {
+	f = math.Round(f*1e9) / 1e9
+	if f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+		return int(f)
+	}
+	return f
+}
+
+// FormatQuantity renders a computed quantity for a hint the way Quantity
+// encodes it, so that a hint and the expected value it explains agree.
+func FormatQuantity(f float64) string {
+	switch n := Quantity(f).(type) {
+	case int:
+		return strconv.Itoa(n)
+	case float64:
+		return strconv.FormatFloat(n, 'f', -1, 64)
+	}
+	return ""
 }

@@ -226,46 +226,9 @@ func TestSchemaDeterministic(t *testing.T) {
 	}
 }
 
-// TestReportRepairType: repair_type is the class of the earliest stage that
-// fails; a warning (a shape normalisation) fails nothing.
-func TestReportRepairType(t *testing.T) {
-	c := &contracts.Contract{Name: "wrapped", Version: "1", Rules: []string{"planning"},
-		Shape: contracts.Shape{Expect: "object", Unwrap: []string{"data"}}}
-	v, err := New(c, Builtins())
-	if err != nil {
-		t.Fatal(err)
-	}
-	semantic := ClassSemantic
-	tests := []struct {
-		name  string
-		doc   string
-		valid bool
-		want  *Class
-	}{
-		{"warning only", `{"data":{"mini_task_ids":["a"]}}`, true, nil},
-		{"warning before a semantic error", `{"data":{"mini_task_ids":["a","b","c"]}}`, false, &semantic},
-		{"no warning", `{"mini_task_ids":["a","b","c"]}`, false, &semantic},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := v.Validate(tt.doc, Params{}).Report
-			if r.Valid != tt.valid || !cmp.Equal(r.RepairType, tt.want) {
-				t.Errorf("Validate(%s) valid=%v repair_type=%v, want %v %v (codes %v)", tt.doc, r.Valid, deref(r.RepairType), tt.valid, deref(tt.want), r.Codes())
-			}
-		})
-	}
-}
-
-func deref(c *Class) any {
-	if c == nil {
-		return nil
-	}
-	return *c
-}
-
 func TestShapeUnwrappedPointer(t *testing.T) {
 	c := &contracts.Contract{Name: "wrapped", Version: "1", Shape: contracts.Shape{Expect: "array", Unwrap: []string{"a/b~c"}}}
-	v, err := New(c, Builtins())
+	v, err := New(c, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +243,7 @@ func TestShapeUnwrappedPointer(t *testing.T) {
 // object where an array is expected is unwrapped first, then the lone
 // object is wrapped, and the document validates.
 func TestShapeUnwrapThenWrap(t *testing.T) {
-	v, err := Builtin("link-plan")
+	v, err := builtinWithoutPacks("link-plan")
 	if err != nil {
 		t.Fatal(err)
 	}

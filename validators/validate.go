@@ -23,7 +23,7 @@ type Validator struct {
 	scopes map[string]FixScope
 }
 
-// New resolves the contract's rule packs in packs (usually Builtins()) and
+// New resolves the contract's rule packs in packs (usually packs.Builtins()) and
 // checks the contract's default parameters against them.
 func New(c *contracts.Contract, packs map[string]RulePack) (*Validator, error) {
 	v := &Validator{Contract: c}
@@ -240,19 +240,4 @@ func ParseParams(s string) (Params, error) {
 		p[k] = strings.TrimSpace(val)
 	}
 	return p, nil
-}
-
-// Builtin compiles the built-in contract ref ("mcq", "mcq@1") with the
-// built-in rule packs: the one-line way for tools, examples and tests that
-// need no user contracts.
-func Builtin(ref string) (*Validator, error) {
-	reg, err := contracts.LoadRegistry("")
-	if err != nil {
-		return nil, err
-	}
-	c, ok := reg.Lookup(ref)
-	if !ok {
-		return nil, fmt.Errorf("unknown contract %q (known: %s)", ref, strings.Join(reg.Names(), ", "))
-	}
-	return New(c, Builtins())
 }

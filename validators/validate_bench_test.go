@@ -8,6 +8,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 func benchValidator(b *testing.B, rules bool) *validators.Validator {
@@ -23,7 +24,7 @@ func benchValidator(b *testing.B, rules bool) *validators.Validator {
 		cc.Rules, cc.Params = nil, nil
 		c = &cc
 	}
-	v, err := validators.New(c, validators.Builtins())
+	v, err := validators.New(c, packs.Builtins())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func BenchmarkHostileLists(b *testing.B) {
 			{"mcq-same-question", "mcq", `{"questions":[` + strings.Join(qs, ",") + `]}`},
 			{"planning-ids", "planning", `{"focus_task_id":"x","mini_task_ids":[` + strings.Join(ids, ",") + `]}`},
 		} {
-			v, err := validators.Builtin(tc.contract)
+			v, err := packs.Builtin(tc.contract)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,10 +1,13 @@
-package validators
+package validators_test
 
 import (
 	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 // FuzzValidate runs the whole pipeline of every rule-carrying built-in
@@ -21,9 +24,9 @@ func FuzzValidate(f *testing.F) {
 	for _, s := range []string{"", "{}", "[]", `{"questions":[{}]}`, `{"meta":{},"questions":[null,1,"x"]}`} {
 		f.Add(s)
 	}
-	var vs []*Validator
+	var vs []*validators.Validator
 	for _, ref := range []string{"mcq", "oracle-score", "extraction", "planning", "link-plan", "extract-prompts"} {
-		v, err := Builtin(ref)
+		v, err := packs.Builtin(ref)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -34,16 +37,16 @@ func FuzzValidate(f *testing.F) {
 			params, _ := v.Params(nil)
 			a := v.Validate(text, params).Report
 			b := v.Validate(text, params).Report
-			ja, jb := reportJSON(t, a), reportJSON(t, b)
+			ja, jb := validators.ReportJSON(t, a), validators.ReportJSON(t, b)
 			if !bytes.Equal(ja, jb) {
 				t.Fatalf("%s: two runs differ on %q:\n%s\n%s", v.Contract.ID(), text, ja, jb)
 			}
 			valid := true
 			for i, viol := range a.Violations {
-				if viol.Severity == SeverityError {
+				if viol.Severity == validators.SeverityError {
 					valid = false
 				}
-				if i > 0 && a.Violations[i-1].pos > viol.pos {
+				if i > 0 && validators.ViolationPos(a.Violations[i-1]) > validators.ViolationPos(viol) {
 					t.Fatalf("%s: violations out of document order on %q:\n%s", v.Contract.ID(), text, ja)
 				}
 				if viol.Hint == "" || viol.Code == "" {

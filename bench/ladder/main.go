@@ -39,7 +39,7 @@ import (
 
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 func main() {
@@ -81,7 +81,7 @@ func run(args []string, w io.Writer) error {
 		return fmt.Errorf("no corpus in %s (run go run repair/testdata/ladder/gen.go)", *corpus)
 	}
 	sort.Strings(files)
-	v, err := validators.Builtin("mcq")
+	v, err := packs.Builtin("mcq")
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 // costModel is the bench's imperfect repairer with a price: every reply
@@ -37,13 +38,13 @@ type tokenCell struct {
 // the tokens the model was asked for per answer that ended valid, side by
 // side with their ratio, and the success rates.
 func tokens(w io.Writer, runs int, seed uint64) error {
-	scopedV, err := validators.Builtin("mcq")
+	scopedV, err := packs.Builtin("mcq")
 	if err != nil {
 		return err
 	}
 	c := *scopedV.Contract
 	c.Policy.ScopedRepair = false
-	wholeV, err := validators.New(&c, validators.Builtins())
+	wholeV, err := validators.New(&c, packs.Builtins())
 	if err != nil {
 		return err
 	}

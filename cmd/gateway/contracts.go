@@ -9,6 +9,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 // cmdContracts implements `gateway contracts [list|show NAME|lint DIR]`.
@@ -93,7 +94,7 @@ func lint(dir string, stdout io.Writer) error {
 	failed := 0
 	fixtures := 0
 	for _, c := range cs {
-		v, err := validators.New(c, validators.Builtins())
+		v, err := validators.New(c, packs.Builtins())
 		if err != nil {
 			fmt.Fprintf(stdout, "FAIL %s: %v\n", c.ID(), err)
 			failed++

@@ -11,6 +11,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 // paramFlags collects repeated --param k=v flags.
@@ -70,7 +71,7 @@ func (f *contractFlags) validator() (*validators.Validator, validators.Params, e
 	default:
 		return nil, nil, usageError("--contract NAME or --schema FILE is required")
 	}
-	v, err := validators.New(c, validators.Builtins())
+	v, err := validators.New(c, packs.Builtins())
 	if err != nil {
 		return nil, nil, &exitError{code: 2, err: err}
 	}

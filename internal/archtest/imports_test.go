@@ -59,6 +59,12 @@ func TestImportsFlowOneWay(t *testing.T) {
 	}{
 		{"contracts", []string{module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"validators", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/packs", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/packs/mcq", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/packs/oraclescore", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/packs/extraction", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/packs/planning", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"validators/internal/packtest", []string{module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"strictjson", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", "net/http"}},
 		{"extract", []string{module + "/strictjson", module + "/contracts", module + "/validators", module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", "net/http"}},
 		{"strictjson", []string{module + "/extract"}},

@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/internal/mcqgen"
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 // TestDocIsValid keeps the benchmarks honest: the generated documents are
 // valid and carry no warning, or benchmarks would measure error paths.
 func TestDocIsValid(t *testing.T) {
-	v, err := validators.Builtin("mcq")
+	v, err := packs.Builtin("mcq")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestDocIsValid(t *testing.T) {
 }
 
 func TestQuestionsIsValid(t *testing.T) {
-	v, err := validators.Builtin("mcq")
+	v, err := packs.Builtin("mcq")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/strictjson"
-	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
 )
 
 const (
@@ -56,7 +56,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	v, err := validators.Builtin("mcq")
+	v, err := packs.Builtin("mcq")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package validators
+package mcq
 
 import (
 	"fmt"
@@ -8,18 +8,19 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // emitCode reports the C7 findings of one string at segs; c.fixed is the
 // string with its code lines numbered (and, for a question, its number
 // prefix fixed); name is the string's path for hints.
-func (m *mcqRules) emitCode(c mcqCode, v *strictjson.Value, segs []Seg, name string, e *Emitter) {
+func (m *Rules) emitCode(c mcqCode, v *strictjson.Value, segs []validators.Seg, name string, e *validators.Emitter) {
 	for _, f := range c.fences {
-		e.Semantic("CODE_FENCE_MISSING", SeverityError, v, segs, f.expected, f.actual,
+		e.Semantic("CODE_FENCE_MISSING", validators.SeverityError, v, segs, f.expected, f.actual,
 			fmt.Sprintf("In %s, %s", name, f.hint), nil)
 	}
 	if c.badLine != "" {
-		e.Semantic("CODE_LINE_NUMBERS", SeverityError, v, segs, c.wantPrefix, c.badLine,
+		e.Semantic("CODE_LINE_NUMBERS", validators.SeverityError, v, segs, c.wantPrefix, c.badLine,
 			fmt.Sprintf("Number every code line inside the fence of %s as \"1: \", \"2: \", … in order (line %d reads %q).", name, c.badLineNo, c.badLine), c.fixed)
 	}
 }

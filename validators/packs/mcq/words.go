@@ -1,4 +1,4 @@
-package validators
+package mcq
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 )
 
 // mcqForbiddenPhrases are catch-all options in English, German, Russian,
-// French and Spanish, written as they read; newMCQRules normalises them the
+// French and Spanish, written as they read; New normalises them the
 // way options are normalised, so that case, punctuation and spacing never
 // matter.
 var mcqForbiddenPhrases = []string{
@@ -48,7 +48,7 @@ const mcqLetter = "\x00letter"
 
 // isForbidden reports whether an option contains a catch-all phrase as
 // whole words, ignoring case, punctuation and spacing.
-func (m *mcqRules) isForbidden(option string, sc *mcqScratch) bool {
+func (m *Rules) isForbidden(option string, sc *mcqScratch) bool {
 	words := sc.words(option)
 	for i, w := range words {
 		for _, rest := range m.forbidden[string(w)] {

@@ -1,13 +1,17 @@
-package validators
+// Package mcq is the "mcq" rule pack: the rules of a multiple-choice
+// question set that its JSON Schema cannot express, and the fixes that
+// follow from the rest of the document.
+package mcq
 
 import (
 	"fmt"
 	"strings"
 
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
-// mcqRules is the "mcq" rule pack. Its rules are named C1–C7 in the code:
+// Rules is the "mcq" rule pack. Its rules are named C1–C7 in the code:
 // C1 the meta values derived from the questions (question_count,
 // difficulty_profile, test_duration_minutes), C2 the number of options and
 // the answer index, C3 weight 1/2/3 as cognitive level
@@ -26,12 +30,12 @@ import (
 // (counts, durations, ids, numbering) are fixable; content (an answer, an
 // option, an explanation) never is.
 //
-// The pack's files follow its jobs: mcq_params.go reads the parameters,
-// mcq_meta.go checks the meta values derived from the questions,
-// mcq_questions.go checks each question, mcq_code.go lints code in the
-// texts, mcq_dupes.go finds near-duplicate questions and mcq_words.go
+// The pack's files follow its jobs: params.go reads the parameters,
+// meta.go checks the meta values derived from the questions,
+// questions.go checks each question, code.go lints code in the
+// texts, dupes.go finds near-duplicate questions and words.go
 // holds the word folding and catch-all phrases the others share.
-type mcqRules struct {
+type Rules struct {
 	// forbidden finds catch-all options ("all of the above" and its
 	// equivalents): each phrase as its normalised words, indexed by the
 	// first word, so that an option costs one map lookup per word. One
@@ -41,16 +45,16 @@ type mcqRules struct {
 	forbidden map[string][][]string
 }
 
-var _ RulePack = (*mcqRules)(nil)
+var _ validators.RulePack = (*Rules)(nil)
 
-// FixScopes implements FixScopeDeclarer.
-func (m *mcqRules) FixScopes() map[string]FixScope { return mcqFixScopes }
+// FixScopes implements validators.FixScopeDeclarer.
+func (m *Rules) FixScopes() map[string]validators.FixScope { return mcqFixScopes }
 
 // mcqFixScopes declares, per code of the pack, what its fix may touch
 // inside a question besides the field the violation names, and which
 // document-level codes local repair re-derives from the questions. A new
 // rule adds its code here.
-var mcqFixScopes = map[string]FixScope{
+var mcqFixScopes = map[string]validators.FixScope{
 	"QUESTION_COUNT_MISMATCH":     {Derived: true},
 	"DIFFICULTY_PROFILE_SUM":      {Derived: true},
 	"DIFFICULTY_PROFILE_MISMATCH": {Derived: true},
@@ -77,9 +81,9 @@ var mcqFixScopes = map[string]FixScope{
 	"DUPLICATE_QUESTION": {Whole: true},
 }
 
-// newMCQRules compiles the pack's matchers once; Check only evaluates them.
-func newMCQRules() *mcqRules {
-	m := &mcqRules{forbidden: map[string][][]string{}}
+// New compiles the pack's matchers once; Check only evaluates them.
+func New() *Rules {
+	m := &Rules{forbidden: map[string][][]string{}}
 	add := func(words []string) {
 		m.forbidden[words[0]] = append(m.forbidden[words[0]], words[1:])
 	}
@@ -93,7 +97,7 @@ func newMCQRules() *mcqRules {
 }
 
 // Check evaluates every rule of the pack on doc.
-func (m *mcqRules) Check(doc *strictjson.Value, p Params, e *Emitter) {
+func (m *Rules) Check(doc *strictjson.Value, p validators.Params, e *validators.Emitter) {
 	cfg, _ := parseMCQParams(p)
 	meta := doc.Get("meta")
 	qs := doc.Get("questions")
@@ -115,7 +119,7 @@ func (m *mcqRules) Check(doc *strictjson.Value, p Params, e *Emitter) {
 	lengthOK := haveQs && len(items) == target
 
 	if haveQs && cfg.count > 0 && len(items) != cfg.count {
-		e.Semantic("QUESTION_COUNT_MISMATCH", SeverityError, qs, []Seg{"questions"}, cfg.count, len(items),
+		e.Semantic("QUESTION_COUNT_MISMATCH", validators.SeverityError, qs, []validators.Seg{"questions"}, cfg.count, len(items),
 			fmt.Sprintf("Return exactly %d questions (there are %d): add or remove whole questions, then renumber them and their question_id in order.", cfg.count, len(items)), nil)
 	}
 	if meta != nil && meta.Kind == strictjson.KindObject {
@@ -125,7 +129,7 @@ func (m *mcqRules) Check(doc *strictjson.Value, p Params, e *Emitter) {
 	// is known and their counts differ, only new weights can fix it.
 	if haveQs && cfg.hasDiff && w.unknown == 0 && w.counts != cfg.diff {
 		want, got := mcqDifficulty(cfg.diff), mcqDifficulty(w.counts)
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, qs, []Seg{"questions"}, want, got,
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", validators.SeverityError, qs, []validators.Seg{"questions"}, want, got,
 			fmt.Sprintf("Change question weights so that %d questions have weight 1, %d weight 2 and %d weight 3 (now %s), keeping cognitive_level and extended_explanation consistent with each weight.", cfg.diff[0], cfg.diff[1], cfg.diff[2], got), nil)
 	}
 	if !haveQs {

@@ -1,10 +1,12 @@
-package validators
+package packs
 
 import (
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/contractgateway/gateway/validators"
 )
 
 // TestCodesListed checks every violation of the golden reports against
@@ -21,13 +23,13 @@ func TestCodesListed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var r Report
+		var r validators.Report
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
 		for _, v := range r.Violations {
 			seen[v.Code] = true
-			if class, ok := Codes[v.Code]; !ok || class != v.Class {
+			if class, ok := validators.Codes[v.Code]; !ok || class != v.Class {
 				t.Errorf("%s: code %s of class %s; Codes has %q", f, v.Code, v.Class, class)
 			}
 		}
@@ -38,12 +40,12 @@ func TestCodesListed(t *testing.T) {
 		}
 	}
 	for name, p := range Builtins() {
-		d, ok := p.(FixScopeDeclarer)
+		d, ok := p.(validators.FixScopeDeclarer)
 		if !ok {
 			continue
 		}
 		for code := range d.FixScopes() {
-			if _, ok := Codes[code]; !ok {
+			if _, ok := validators.Codes[code]; !ok {
 				t.Errorf("pack %s: fix scope of unlisted code %s", name, code)
 			}
 		}

@@ -1,8 +1,9 @@
-package validators
+package packs
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,7 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // TestGoldenReports runs the whole pipeline on every fixture of every
 // built-in contract — raw model outputs with prose, fences, think sections
@@ -25,7 +29,7 @@ func TestGoldenReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range reg.List() {
-		v, err := New(c, Builtins())
+		v, err := validators.New(c, Builtins())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +71,7 @@ func TestGoldenReports(t *testing.T) {
 	}
 }
 
-func reportJSON(t *testing.T, r Report) []byte {
+func reportJSON(t *testing.T, r validators.Report) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)

@@ -1,4 +1,4 @@
-package validators
+package mcq
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // checkDuplicateQuestions warns about near-identical questions: token-set
@@ -18,7 +19,7 @@ import (
 // |x| − ⌈0.9·|x|⌉ + 1 tokens of each. Only those prefixes are indexed, so
 // candidates are the few questions that share a rare word, and only they
 // are compared exactly.
-func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScratch, e *Emitter) {
+func (m *Rules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScratch, e *validators.Emitter) {
 	type entry struct {
 		idx    int // index in questions
 		v      *strictjson.Value
@@ -103,7 +104,7 @@ func (m *mcqRules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScr
 		other := toks(es[best])
 		inter := mcqIntersect(set, other)
 		sim := float64(inter) / float64(len(set)+len(other)-inter)
-		e.Semantic("DUPLICATE_QUESTION", SeverityWarning, en.v, []Seg{"questions", en.idx, "question"}, "< 0.9", math.Round(sim*100)/100,
+		e.Semantic("DUPLICATE_QUESTION", validators.SeverityWarning, en.v, []validators.Seg{"questions", en.idx, "question"}, "< 0.9", math.Round(sim*100)/100,
 			fmt.Sprintf("questions[%d].question nearly repeats questions[%d].question; ask about a different aspect of the topic.", en.idx, es[best].idx), nil)
 	}
 }

@@ -1,12 +1,15 @@
-package validators
+// Package oraclescore is the "oracle-score" rule pack: a score that must
+// agree with its weighted breakdown.
+package oraclescore
 
 import (
 	"fmt"
 
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
-// oracleRules is the "oracle-score" rule pack: the total score must agree
+// Rules is the "oracle-score" rule pack: the total score must agree
 // with its weighted breakdown.
 //
 // The score and the 20-point tolerance are on 0–1000 while each breakdown
@@ -14,9 +17,9 @@ import (
 // whose weights add up to 10: a breakdown of all 100s expects exactly
 // 1000. Dividing the sum by 10 would land on 0–100, and a score written
 // on that scale is reported as a mismatch.
-type oracleRules struct{}
+type Rules struct{}
 
-var _ RulePack = oracleRules{}
+var _ validators.RulePack = Rules{}
 
 // oracleWeights are the breakdown members and their weights, in tenths so
 // that the sum stays an exact integer (riskBehavior counts 2.5).
@@ -31,12 +34,12 @@ var oracleWeights = []struct {
 const oracleTolerance = 20
 
 // CheckParams accepts any parameters: the pack has none.
-func (oracleRules) CheckParams(Params) error { return nil }
+func (Rules) CheckParams(validators.Params) error { return nil }
 
 // Check reports SCORE_MISMATCH when score is more than 20 points away from
 // the weighted breakdown. A missing or non-integer score or breakdown
 // member is the schema's finding, and then nothing is compared.
-func (oracleRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
+func (Rules) Check(doc *strictjson.Value, _ validators.Params, e *validators.Emitter) {
 	sv := doc.Get("score")
 	score, ok := sv.AsInt()
 	if !ok {
@@ -54,12 +57,12 @@ func (oracleRules) Check(doc *strictjson.Value, _ Params, e *Emitter) {
 		if i > 0 {
 			terms += " + "
 		}
-		terms += fmt.Sprintf("%d×%s", n, ruleFormat(float64(w.tenths)/10))
+		terms += fmt.Sprintf("%d×%s", n, validators.FormatQuantity(float64(w.tenths)/10))
 	}
 	if diff := score*10 - tenths; diff >= -oracleTolerance*10 && diff <= oracleTolerance*10 {
 		return
 	}
 	expected := float64(tenths) / 10
-	e.Semantic("SCORE_MISMATCH", SeverityError, sv, []Seg{"score"}, ruleNumber(expected), ruleActual(sv),
-		fmt.Sprintf("Set score to %s (%s = activity×2 + maturity×2 + diversity×2 + riskBehavior×2.5 + surveyMatch×1.5), or correct scoreBreakdown; the two may differ by at most %d.", ruleFormat(expected), terms, oracleTolerance), nil)
+	e.Semantic("SCORE_MISMATCH", validators.SeverityError, sv, []validators.Seg{"score"}, validators.Quantity(expected), validators.Actual(sv),
+		fmt.Sprintf("Set score to %s (%s = activity×2 + maturity×2 + diversity×2 + riskBehavior×2.5 + surveyMatch×1.5), or correct scoreBreakdown; the two may differ by at most %d.", validators.FormatQuantity(expected), terms, oracleTolerance), nil)
 }

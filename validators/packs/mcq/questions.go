@@ -1,4 +1,4 @@
-package validators
+package mcq
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/cases"
 
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // mcqLevels maps a valid weight to its cognitive level (C3).
@@ -34,7 +35,9 @@ func (ids mcqIDs) other(id string, i int) int {
 }
 
 // mcqAt is the path of a member of questions[i].
-func mcqAt(i int, segs ...Seg) []Seg { return append([]Seg{"questions", i}, segs...) }
+func mcqAt(i int, segs ...validators.Seg) []validators.Seg {
+	return append([]validators.Seg{"questions", i}, segs...)
+}
 
 // mcqIsID reports whether id is the id of position n (1-based): "Q" and n
 // with at least three digits, compared without building the string.
@@ -58,7 +61,7 @@ func mcqHasNumber(text string, n int) bool {
 // checkQuestion evaluates C2–C7 on questions[i]; weight is its valid weight
 // or 0. Names and paths for messages are built only when a rule fails:
 // valid questions, the common case, cost no formatting.
-func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcqParams, ids mcqIDs, sc *mcqScratch, e *Emitter) {
+func (m *Rules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcqParams, ids mcqIDs, sc *mcqScratch, e *validators.Emitter) {
 	name := func() string { return "questions[" + strconv.Itoa(i) + "]" }
 
 	// C5: question_id. Ids are derived from positions, so the fix is always
@@ -68,10 +71,10 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	if id, ok := idv.AsString(); ok && !mcqIsID(id, i+1) {
 		want := fmt.Sprintf("Q%03d", i+1)
 		if other := ids.other(id, i); other >= 0 {
-			e.Semantic("QUESTION_ID_DUPLICATE", SeverityError, idv, mcqAt(i, "question_id"), want, id,
+			e.Semantic("QUESTION_ID_DUPLICATE", validators.SeverityError, idv, mcqAt(i, "question_id"), want, id,
 				fmt.Sprintf("%s.question_id %q is also used by questions[%d]; set it to %q.", name(), id, other, want), want)
 		} else {
-			e.Semantic("QUESTION_ID_SEQUENCE", SeverityError, idv, mcqAt(i, "question_id"), want, id,
+			e.Semantic("QUESTION_ID_SEQUENCE", validators.SeverityError, idv, mcqAt(i, "question_id"), want, id,
 				fmt.Sprintf("Set %s.question_id to %q (ids follow the order of the questions: Q001, Q002, …).", name(), want), want)
 		}
 	}
@@ -93,7 +96,7 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 				fixed = mcqScanCode(fixed).fixed
 			}
 			if !numbered {
-				e.Semantic("QUESTION_NUMBERING", SeverityError, qv, mcqAt(i, "question"), want, mcqPrefixShown(text),
+				e.Semantic("QUESTION_NUMBERING", validators.SeverityError, qv, mcqAt(i, "question"), want, mcqPrefixShown(text),
 					fmt.Sprintf("Start %s.question with %q (its 1-based position), replacing any other number prefix.", name(), want), fixed)
 			}
 			code.fixed = fixed
@@ -110,15 +113,15 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	if _, ok := wv.AsInt(); ok && weight == 0 {
 		derived := slices.Index(mcqLevels[:], level)
 		if levelOK && derived > 0 {
-			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", ruleActual(wv),
+			e.Semantic("WEIGHT_INVALID", validators.SeverityError, wv, mcqAt(i, "weight"), "1..3", validators.Actual(wv),
 				fmt.Sprintf("Set %s.weight to %d (cognitive_level is %q).", name(), derived, level), derived)
 		} else {
-			e.Semantic("WEIGHT_INVALID", SeverityError, wv, mcqAt(i, "weight"), "1..3", ruleActual(wv),
+			e.Semantic("WEIGHT_INVALID", validators.SeverityError, wv, mcqAt(i, "weight"), "1..3", validators.Actual(wv),
 				fmt.Sprintf("Set %s.weight to 1, 2 or 3 (1 = Reproduction, 2 = Application, 3 = Analysis) and cognitive_level to match.", name()), nil)
 		}
 	}
 	if weight > 0 && levelOK && level != mcqLevels[weight] {
-		e.Semantic("COGNITIVE_LEVEL_MISMATCH", SeverityError, lv, mcqAt(i, "cognitive_level"), mcqLevels[weight], level,
+		e.Semantic("COGNITIVE_LEVEL_MISMATCH", validators.SeverityError, lv, mcqAt(i, "cognitive_level"), mcqLevels[weight], level,
 			fmt.Sprintf("Set %s.cognitive_level to %q (weight %d).", name(), mcqLevels[weight], weight), mcqLevels[weight])
 	}
 
@@ -136,7 +139,7 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 	n := len(ov.Items)
 	if av := q.Get("answer"); n > 0 {
 		if a, ok := av.AsInt(); ok && (a < 0 || a >= int64(n)) {
-			e.Semantic("ANSWER_RANGE", SeverityError, av, mcqAt(i, "answer"), fmt.Sprintf("0..%d", n-1), ruleActual(av),
+			e.Semantic("ANSWER_RANGE", validators.SeverityError, av, mcqAt(i, "answer"), fmt.Sprintf("0..%d", n-1), validators.Actual(av),
 				fmt.Sprintf("Set %s.answer to the 0-based index of the correct option (0..%d).", name(), n-1), nil)
 		}
 	}
@@ -146,7 +149,7 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 		if cfg.minOpts == cfg.maxOpts {
 			want, how = cfg.minOpts, fmt.Sprintf("exactly %d options", cfg.minOpts)
 		}
-		e.Semantic("OPTIONS_COUNT", SeverityError, ov, mcqAt(i, "options"), want, n,
+		e.Semantic("OPTIONS_COUNT", validators.SeverityError, ov, mcqAt(i, "options"), want, n,
 			fmt.Sprintf("Give %s %s (option set %s; it has %d), keeping answer on the correct option.", name(), how, cfg.options, n), nil)
 	}
 	var dups firstSeen
@@ -161,11 +164,11 @@ func (m *mcqRules) checkQuestion(i int, q *strictjson.Value, weight int, cfg mcq
 		}
 		if k := dups.add(ov.Items, j, strings.TrimSpace(s)); k >= 0 {
 			t, _ := ov.Items[k].AsString()
-			e.Semantic("DUPLICATE_OPTIONS", SeverityError, o, mcqAt(i, "options", j), fmt.Sprintf("distinct from options[%d]", k), s,
+			e.Semantic("DUPLICATE_OPTIONS", validators.SeverityError, o, mcqAt(i, "options", j), fmt.Sprintf("distinct from options[%d]", k), s,
 				fmt.Sprintf("%s repeats options[%d] (%q); replace it with a different plausible distractor.", oname(), k, t), nil)
 		}
 		if m.isForbidden(s, sc) {
-			e.Semantic("FORBIDDEN_OPTION", SeverityError, o, mcqAt(i, "options", j), "a specific answer", s,
+			e.Semantic("FORBIDDEN_OPTION", validators.SeverityError, o, mcqAt(i, "options", j), "a specific answer", s,
 				fmt.Sprintf("Replace %s (%q) with a specific plausible distractor: catch-all options such as \"All of the above\" are not allowed; keep answer on the correct option.", oname(), s), nil)
 		}
 	}
@@ -240,14 +243,14 @@ func foldKey(s string) string {
 }
 
 // checkExtended evaluates C4 for questions[i], whose weight is valid.
-func (m *mcqRules) checkExtended(i int, ee *strictjson.Value, weight int, e *Emitter) {
+func (m *Rules) checkExtended(i int, ee *strictjson.Value, weight int, e *validators.Emitter) {
 	name := "questions[" + strconv.Itoa(i) + "]"
 	switch {
 	case weight == 1 && ee.Kind == strictjson.KindObject:
-		e.Semantic("EXTENDED_EXPLANATION_NOT_NULL", SeverityError, ee, mcqAt(i, "extended_explanation"), nil, "object",
-			fmt.Sprintf("Set %s.extended_explanation to null (weight 1 questions have none).", name), Null)
+		e.Semantic("EXTENDED_EXPLANATION_NOT_NULL", validators.SeverityError, ee, mcqAt(i, "extended_explanation"), nil, "object",
+			fmt.Sprintf("Set %s.extended_explanation to null (weight 1 questions have none).", name), validators.Null)
 	case weight > 1 && ee.IsNull():
-		e.Semantic("EXTENDED_EXPLANATION_MISSING", SeverityError, ee, mcqAt(i, "extended_explanation"), "object", nil,
+		e.Semantic("EXTENDED_EXPLANATION_MISSING", validators.SeverityError, ee, mcqAt(i, "extended_explanation"), "object", nil,
 			fmt.Sprintf("Replace null in %s.extended_explanation with an object {\"title\": string, \"steps\": [2 to 6 steps], \"content\": string} (weight %d questions need one).", name, weight), nil)
 	case weight > 1 && ee.Kind == strictjson.KindObject:
 		for _, f := range mcqExtendedMembers {
@@ -259,11 +262,11 @@ func (m *mcqRules) checkExtended(i int, ee *strictjson.Value, weight int, e *Emi
 			if v != nil {
 				pos = v
 			}
-			e.Semantic("EXTENDED_EXPLANATION_INVALID", SeverityError, pos, mcqAt(i, "extended_explanation", f.key), f.kind.String(), ruleKind(v),
+			e.Semantic("EXTENDED_EXPLANATION_INVALID", validators.SeverityError, pos, mcqAt(i, "extended_explanation", f.key), f.kind.String(), ruleKind(v),
 				fmt.Sprintf("Give %s.extended_explanation a %s %q.", name, f.kind, f.key), nil)
 		}
 		if st := ee.Get("steps"); st != nil && st.Kind == strictjson.KindArray && (len(st.Items) < 2 || len(st.Items) > 6) {
-			e.Semantic("EXTENDED_EXPLANATION_STEPS", SeverityError, st, mcqAt(i, "extended_explanation", "steps"), "2..6", len(st.Items),
+			e.Semantic("EXTENDED_EXPLANATION_STEPS", validators.SeverityError, st, mcqAt(i, "extended_explanation", "steps"), "2..6", len(st.Items),
 				fmt.Sprintf("Give %s.extended_explanation.steps 2 to 6 steps (it has %d).", name, len(st.Items)), nil)
 		}
 	}
@@ -340,4 +343,13 @@ func mcqNumberPrefix(s string) int {
 	}
 	skip()
 	return i
+}
+
+// ruleKind names what a member holds for "actual" when its type is the
+// problem: the JSON Schema type name, or "missing" when it is absent.
+func ruleKind(v *strictjson.Value) string {
+	if v == nil {
+		return "missing"
+	}
+	return v.Kind.String()
 }

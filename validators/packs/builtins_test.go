@@ -1,19 +1,26 @@
-package validators
+package packs
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/contracts"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs/extraction"
+	"github.com/contractgateway/gateway/validators/packs/oraclescore"
+	"github.com/contractgateway/gateway/validators/packs/planning"
 )
 
 // builtinDir is the built-in contracts' source directory, read directly so
 // that these tests see the files as they are written, not as embedded.
-const builtinDir = "../contracts/builtin"
+const builtinDir = "../../contracts/builtin"
 
 // builtinContracts are the directories of the built-in contracts.
 var builtinContracts = []string{
@@ -22,7 +29,7 @@ var builtinContracts = []string{
 }
 
 func TestBuiltinsRegistry(t *testing.T) {
-	got := sortedKeys(Builtins())
+	got := slices.Sorted(maps.Keys(Builtins()))
 	want := []string{"extraction", "mcq", "oracle-score", "planning"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Builtins() keys mismatch (-want +got):\n%s", diff)
@@ -40,7 +47,7 @@ func TestBuiltinFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("contracts.Load(%q) = %v", dir, err)
 			}
-			v, err := New(c, Builtins())
+			v, err := validators.New(c, Builtins())
 			if err != nil {
 				t.Fatalf("New(%s) = %v", c.ID(), err)
 			}
@@ -104,27 +111,44 @@ func readJSONFile(t *testing.T, path string) any {
 	return doc
 }
 
-func TestFixtureExpectation(t *testing.T) {
+// TestPacksAcceptAnyParams: the packs without parameters ignore whatever a
+// shared parameter set holds.
+func TestPacksAcceptAnyParams(t *testing.T) {
+	for name, pack := range map[string]validators.RulePack{"oracle-score": oraclescore.Rules{}, "extraction": extraction.Rules{}, "planning": planning.Rules{}} {
+		if err := pack.CheckParams(validators.Params{"options": "Z"}); err != nil {
+			t.Errorf("%s.CheckParams() = %v, want nil", name, err)
+		}
+	}
+}
+
+// TestBuiltin checks the one-line way to a built-in contract: a contract
+// that names packs gets them (the mcq pack declares three parameters), and
+// an unknown name is an error that lists the known ones.
+func TestBuiltin(t *testing.T) {
 	tests := []struct {
-		name string
-		want string
-		ok   bool
+		ref     string
+		wantErr string
+		params  int
 	}{
-		{"valid_python_basics_en.json", "valid", true},
-		{"valid.txt", "valid", true},
-		{"invalid_ANSWER_RANGE_one_based_answer.json", "ANSWER_RANGE", true},
-		{"invalid_JSON_SYNTAX_trailing_comma.txt", "JSON_SYNTAX", true},
-		{"invalid_ANSWER_RANGE_1_based.json", "ANSWER_RANGE", true},
-		{"invalid_OPTIONS_COUNT_2_options.json", "OPTIONS_COUNT", true},
-		{"invalid_2_options.json", "", false},
-		{"invalid_lower_case.json", "", false},
-		{"README.md", "", false},
+		{"mcq", "", 3},
+		{"mcq@1", "", 3},
+		{"json", "", 0},
+		{"no-such-contract", `unknown contract "no-such-contract" (known: `, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := FixtureExpectation(tt.name)
-			if got != tt.want || ok != tt.ok {
-				t.Errorf("FixtureExpectation(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+		t.Run(tt.ref, func(t *testing.T) {
+			v, err := Builtin(tt.ref)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Builtin(%q) = %v, want an error containing %q", tt.ref, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Builtin(%q) = %v", tt.ref, err)
+			}
+			if got := len(v.ParamSpecs()); got != tt.params {
+				t.Errorf("Builtin(%q) takes %d params, want %d", tt.ref, got, tt.params)
 			}
 		})
 	}

@@ -1,10 +1,12 @@
-package validators
+package mcq
 
 import (
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/contractgateway/gateway/validators"
 )
 
 // mcqParams are the question-set settings a caller may give, parsed.
@@ -23,7 +25,7 @@ type mcqParams struct {
 // parseMCQParams reads the pack's parameters. It always returns usable
 // settings (bad values fall back to the defaults) together with an error
 // naming every bad value, so that CheckParams and Check share one reading.
-func parseMCQParams(p Params) (mcqParams, error) {
+func parseMCQParams(p validators.Params) (mcqParams, error) {
 	cfg := mcqParams{options: "C", minOpts: 3, maxOpts: 5}
 	var errs []error
 	if v, ok := p["options"]; ok {
@@ -87,7 +89,17 @@ func mcqParseDifficulty(s string) ([3]int, bool) {
 
 // CheckParams rejects option configurations, counts and difficulty
 // profiles the pack cannot use, naming each key and what it accepts.
-func (m *mcqRules) CheckParams(p Params) error {
+func (m *Rules) CheckParams(p validators.Params) error {
 	_, err := parseMCQParams(p)
 	return err
+}
+
+// ParamSpecs implements validators.ParamDeclarer: the question-set settings a caller
+// may give (option set, number of questions, difficulty counts).
+func (m *Rules) ParamSpecs() []validators.ParamSpec {
+	return []validators.ParamSpec{
+		{Name: "options", Form: "A (exactly 4 options), B (exactly 5) or C (3 to 5, the default)"},
+		{Name: "question_count", Form: "a positive integer such as 10"},
+		{Name: "difficulty", Form: "easy/medium/hard counts such as 3/5/2, adding up to question_count"},
+	}
 }

@@ -1,4 +1,4 @@
-package validators
+package mcq
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 )
 
 // mcqProfileKeys are the members of meta.difficulty_profile, indexed by
@@ -44,7 +45,7 @@ func mcqCollectWeights(items []*strictjson.Value) mcqWeights {
 
 // checkMeta evaluates C1 and the duration rule: every meta value that is
 // derived from the questions.
-func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams, target int, haveTarget, haveQs, lengthOK bool, e *Emitter) {
+func (m *Rules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams, target int, haveTarget, haveQs, lengthOK bool, e *validators.Emitter) {
 	qc := meta.Get("question_count")
 	if n, ok := qc.AsInt(); ok && haveTarget && n != int64(target) {
 		var fix any
@@ -54,7 +55,7 @@ func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams
 		} else {
 			why = "the question_count of the question set"
 		}
-		e.Semantic("QUESTION_COUNT_MISMATCH", SeverityError, qc, []Seg{"meta", "question_count"}, target, ruleActual(qc),
+		e.Semantic("QUESTION_COUNT_MISMATCH", validators.SeverityError, qc, []validators.Seg{"meta", "question_count"}, target, validators.Actual(qc),
 			fmt.Sprintf("Set meta.question_count to %d (%s).", target, why), fix)
 	}
 
@@ -82,7 +83,7 @@ func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams
 		// say what it is, it is derived like a wrong one: the fix
 		// replaces the profile with every count in place.
 		if missing := mcqMissingKeys(prof); len(missing) > 0 && derivable {
-			e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, prof, []Seg{"meta", "difficulty_profile"}, mcqDifficulty(w.counts), "missing "+strings.Join(missing, ", "),
+			e.Semantic("DIFFICULTY_PROFILE_MISMATCH", validators.SeverityError, prof, []validators.Seg{"meta", "difficulty_profile"}, mcqDifficulty(w.counts), "missing "+strings.Join(missing, ", "),
 				fmt.Sprintf("Add %s to meta.difficulty_profile: easy, medium and hard count the questions of weight 1, 2 and 3 (%s).", strings.Join(missing, " and "), mcqDifficulty(w.counts)),
 				mcqReplaceCounts(prof, w.counts))
 		}
@@ -93,7 +94,7 @@ func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams
 				if derivable {
 					fix = mcqReplaceCounts(prof, w.counts)
 				}
-				e.Semantic("DIFFICULTY_PROFILE_SUM", SeverityError, prof, []Seg{"meta", "difficulty_profile"}, target, sum,
+				e.Semantic("DIFFICULTY_PROFILE_SUM", validators.SeverityError, prof, []validators.Seg{"meta", "difficulty_profile"}, target, sum,
 					fmt.Sprintf("Make meta.difficulty_profile.easy + medium + hard add up to %d (now %d); they count the questions of weight 1, 2 and 3.", target, sum), fix)
 			}
 		}
@@ -105,9 +106,9 @@ func (m *mcqRules) checkMeta(meta *strictjson.Value, w mcqWeights, cfg mcqParams
 
 // checkProfileMember compares one difficulty_profile count (k = weight − 1)
 // with the questions and the caller's difficulty.
-func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcqWeights, cfg mcqParams, haveQs, lengthOK bool, e *Emitter) {
+func (m *Rules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcqWeights, cfg mcqParams, haveQs, lengthOK bool, e *validators.Emitter) {
 	key := mcqProfileKeys[k]
-	segs := []Seg{"meta", "difficulty_profile", key}
+	segs := []validators.Seg{"meta", "difficulty_profile", key}
 	switch {
 	case cfg.hasDiff:
 		want := cfg.diff[k]
@@ -118,7 +119,7 @@ func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcq
 		if lengthOK && w.unknown == 0 && w.counts[k] == want {
 			fix = want
 		}
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, want, ruleActual(v),
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", validators.SeverityError, v, segs, want, validators.Actual(v),
 			fmt.Sprintf("Set meta.difficulty_profile.%s to %d (difficulty %s of the question set).", key, want, mcqDifficulty(cfg.diff)), fix)
 	case !haveQs:
 	case w.unknown == 0:
@@ -130,7 +131,7 @@ func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcq
 		if lengthOK {
 			fix = want
 		}
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, want, ruleActual(v),
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", validators.SeverityError, v, segs, want, validators.Actual(v),
 			fmt.Sprintf("Set meta.difficulty_profile.%s to %d (count of weight==%d).", key, want, k+1), fix)
 	default:
 		// Questions without a valid weight may still turn out to be of
@@ -140,14 +141,14 @@ func (m *mcqRules) checkProfileMember(k int, v *strictjson.Value, n int64, w mcq
 		if n >= int64(lo) && n <= int64(hi) {
 			return
 		}
-		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", SeverityError, v, segs, fmt.Sprintf("%d..%d", lo, hi), ruleActual(v),
+		e.Semantic("DIFFICULTY_PROFILE_MISMATCH", validators.SeverityError, v, segs, fmt.Sprintf("%d..%d", lo, hi), validators.Actual(v),
 			fmt.Sprintf("meta.difficulty_profile.%s must count the questions of weight %d: between %d and %d while %s; fix the weights, then set it to that count.", key, k+1, lo, hi, mcqUnknownWeights(w.unknown)), nil)
 	}
 }
 
 // checkDuration checks test_duration_minutes against the weights, the
 // minutes per weight and the buffer.
-func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK bool, e *Emitter) {
+func (m *Rules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK bool, e *validators.Emitter) {
 	tpw := meta.Get("time_per_weight_minutes")
 	buf, okBuf := meta.Get("additional_buffer_minutes").AsFloat()
 	dv := meta.Get("test_duration_minutes")
@@ -170,7 +171,7 @@ func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK 
 	for k, c := range w.counts {
 		sum += float64(c) * t[k]
 	}
-	segs := []Seg{"meta", "test_duration_minutes"}
+	segs := []validators.Seg{"meta", "test_duration_minutes"}
 	if w.unknown == 0 {
 		if ruleSame(sum, dur) {
 			return
@@ -178,16 +179,16 @@ func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK 
 		var terms []string
 		for k, c := range w.counts {
 			if c > 0 {
-				terms = append(terms, fmt.Sprintf("%d×%s", c, ruleFormat(t[k])))
+				terms = append(terms, fmt.Sprintf("%d×%s", c, validators.FormatQuantity(t[k])))
 			}
 		}
-		terms = append(terms, ruleFormat(buf))
+		terms = append(terms, validators.FormatQuantity(buf))
 		var fix any
 		if lengthOK {
-			fix = ruleNumber(sum)
+			fix = validators.Quantity(sum)
 		}
-		e.Semantic("TEST_DURATION_MISMATCH", SeverityError, dv, segs, ruleNumber(sum), ruleActual(dv),
-			fmt.Sprintf("Set meta.test_duration_minutes to %s (time_per_weight_minutes of each question's weight plus additional_buffer_minutes: %s).", ruleFormat(sum), strings.Join(terms, " + ")), fix)
+		e.Semantic("TEST_DURATION_MISMATCH", validators.SeverityError, dv, segs, validators.Quantity(sum), validators.Actual(dv),
+			fmt.Sprintf("Set meta.test_duration_minutes to %s (time_per_weight_minutes of each question's weight plus additional_buffer_minutes: %s).", validators.FormatQuantity(sum), strings.Join(terms, " + ")), fix)
 		return
 	}
 	lo := sum + float64(w.unknown)*math.Min(t[0], math.Min(t[1], t[2]))
@@ -195,8 +196,8 @@ func (m *mcqRules) checkDuration(meta *strictjson.Value, w mcqWeights, lengthOK 
 	if dur >= lo-1e-9 && dur <= hi+1e-9 {
 		return
 	}
-	e.Semantic("TEST_DURATION_MISMATCH", SeverityError, dv, segs, ruleFormat(lo)+".."+ruleFormat(hi), ruleActual(dv),
-		fmt.Sprintf("meta.test_duration_minutes must be the sum of time_per_weight_minutes over the questions' weights plus additional_buffer_minutes: between %s and %s while %s; fix the weights, then set it to that sum.", ruleFormat(lo), ruleFormat(hi), mcqUnknownWeights(w.unknown)), nil)
+	e.Semantic("TEST_DURATION_MISMATCH", validators.SeverityError, dv, segs, validators.FormatQuantity(lo)+".."+validators.FormatQuantity(hi), validators.Actual(dv),
+		fmt.Sprintf("meta.test_duration_minutes must be the sum of time_per_weight_minutes over the questions' weights plus additional_buffer_minutes: between %s and %s while %s; fix the weights, then set it to that sum.", validators.FormatQuantity(lo), validators.FormatQuantity(hi), mcqUnknownWeights(w.unknown)), nil)
 }
 
 // mcqUnknownWeights says how many questions lack a valid weight, for hints.
@@ -233,4 +234,11 @@ func mcqMissingKeys(prof *strictjson.Value) []string {
 
 func mcqDifficulty(d [3]int) string {
 	return fmt.Sprintf("%d/%d/%d", d[0], d[1], d[2])
+}
+
+// ruleSame reports whether two computed quantities are equal up to float
+// noise. Minutes and scores are small decimals, so a relative tolerance of
+// 1e-9 separates rounding error from any real difference.
+func ruleSame(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
