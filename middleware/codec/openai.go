@@ -153,7 +153,7 @@ func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 	if !r.Stream {
 		return writeObject(w, jsonContentType, obj)
 	}
-	chunk := func(choices *strictjson.Value, extra ...strictjson.Member) *strictjson.Value {
+	chunk := func(list *strictjson.Value, extra ...strictjson.Member) *strictjson.Value {
 		ch := strictjson.Object(Member("id", strictjson.String("")), Member("object", strictjson.String(cs.chunkObject)))
 		for _, m := range obj.Members {
 			switch m.Key {
@@ -161,7 +161,7 @@ func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 				ch.Set(m.Key, m.Value)
 			}
 		}
-		ch.Set("choices", choices)
+		ch.Set("choices", list)
 		for _, m := range extra {
 			ch.Set(m.Key, m.Value)
 		}
