@@ -26,6 +26,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/edge"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 // Options are the parts of a Server that are built elsewhere.
@@ -35,7 +36,7 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Guard builds the middleware that wraps the proxy on the POST routes
-	// of the guard's codecs (middleware.Codecs), given the upstream it is
+	// of the guard's codecs (codec.All), given the upstream it is
 	// to ask: the server's, built first, so that guarded calls and
 	// pass-through share one connection pool and one breaker. Nil means no
 	// guarding: those requests are passed through like any other.
@@ -198,7 +199,7 @@ func (s *Server) routes(opts Options) error {
 		if err != nil {
 			return err
 		}
-		for _, cd := range middleware.Codecs() {
+		for _, cd := range codec.All() {
 			e.POST(cd.Path(), pass, guard)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 // fromEcho maps echo's own errors (its router's 404 and 405, a bound
@@ -26,6 +27,24 @@ func fromEcho(err error) *apierr.Error {
 	return apierr.From(err)
 }
 
+// ctxKeyCodec is where the guard leaves the request's codec, for
+// WriteError.
+const ctxKeyCodec = "contractgateway.codec"
+
+// errorBody is the body of an error answer to c, in the shape of the
+// request's codec: the guard's when the guard saw the request, else the
+// standard codec of its path; Ollama's shape on every other path.
+func errorBody(c echo.Context, he *apierr.Error) []byte {
+	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
+	if !ok {
+		cd = codec.ForPath(c.Request().URL.Path)
+	}
+	if cd == nil {
+		return he.Body()
+	}
+	return cd.EncodeError(he)
+}
+
 // ctxKeyError is where WriteError leaves the error for the request's log
 // line (see LoggedError).
 const ctxKeyError = "contractgateway.error"
@@ -37,10 +56,10 @@ func LoggedError(c echo.Context) *apierr.Error {
 	return he
 }
 
-// WriteError answers the request with err in Ollama's shape, or in the
-// shape of the path's codec when it is an ErrorEncoder — the one place
-// errors are rendered, for the guard and for the gateway alike — and
-// records err for the request's log line.
+// WriteError answers the request with err in the shape of the path's
+// codec, Ollama's on every other path — the one place errors are
+// rendered, for the guard and for the gateway alike — and records err for
+// the request's log line.
 //
 // Once the response is committed the status can no longer change: an
 // NDJSON stream gets the error as its final line and an SSE stream as a
@@ -54,9 +73,9 @@ func WriteError(c echo.Context, err error) {
 		var line []byte
 		switch {
 		case strings.HasPrefix(ct, "application/x-ndjson"):
-			line = append(he.Body(), '\n')
+			line = codec.NDJSONErrorLine(he.Body())
 		case strings.HasPrefix(ct, "text/event-stream"):
-			line = sseErrorEvent(errorBody(c, he))
+			line = codec.SSEErrorEvent(errorBody(c, he))
 		}
 		if line != nil {
 			_, _ = res.Write(line)

@@ -19,6 +19,7 @@ import (
 	echomw "github.com/labstack/echo/v4/middleware"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
 )
 
@@ -42,8 +43,9 @@ type GuardConfig struct {
 	// Upstream is the road to Ollama for every call the guard makes.
 	// Required.
 	Upstream Upstream
-	// Codecs are the wire APIs guarded, one per path; nil means [Codecs]().
-	Codecs []Codec
+	// Codecs are the wire APIs guarded, one per path; nil means
+	// [codec.All]().
+	Codecs []codec.Codec
 	// Cache keeps validated outputs and shares identical concurrent
 	// requests; nil means none.
 	Cache *Cache
@@ -162,9 +164,9 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		config.Logger = slog.Default()
 	}
 	if config.Codecs == nil {
-		config.Codecs = Codecs()
+		config.Codecs = codec.All()
 	}
-	byPath := map[string]Codec{}
+	byPath := map[string]codec.Codec{}
 	for _, cd := range config.Codecs {
 		if _, dup := byPath[cd.Path()]; dup {
 			return nil, errors.New("guard: two codecs for " + cd.Path())

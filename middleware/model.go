@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -46,16 +47,16 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 	if req.Model != "" {
 		name = req.Model
 	}
-	opts := object(member("temperature", strictjson.Number(trimFloat(req.Temperature))), member("top_p", strictjson.Number(trimFloat(req.TopP))))
+	opts := strictjson.Object(codec.Member("temperature", codec.Float(req.Temperature)), codec.Member("top_p", codec.Float(req.TopP)))
 	if req.NumPredict > 0 {
 		opts.Set("num_predict", strictjson.Int(int64(req.NumPredict)))
 	}
-	body := object(
-		member("model", strictjson.String(name)),
-		member("system", strictjson.String(req.System)),
-		member("prompt", strictjson.String(req.Prompt)),
-		member("stream", strictjson.BoolValue(false)),
-		member("options", opts),
+	body := strictjson.Object(
+		codec.Member("model", strictjson.String(name)),
+		codec.Member("system", strictjson.String(req.System)),
+		codec.Member("prompt", strictjson.String(req.Prompt)),
+		codec.Member("stream", strictjson.BoolValue(false)),
+		codec.Member("options", opts),
 	)
 	if len(req.Format) > 0 {
 		f, err := strictjson.Parse(req.Format)
@@ -73,7 +74,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		done(0, 0, err)
 		return repair.Reply{}, err
 	}
-	a, err := generateCodec{}.ReadAnswer(raw)
+	a, err := codec.Generate{}.ReadAnswer(raw)
 	if err != nil {
 		done(0, 0, err)
 		return repair.Reply{}, err

@@ -19,6 +19,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -38,11 +39,11 @@ import (
 
 // exchange is one guarded request on its way through the stages.
 type exchange struct {
-	codec Codec
+	codec codec.Codec
 	// client is the request as the client sent it; up the request as the
 	// upstream gets it (model, format, temperature and stream edited).
-	client *Request
-	up     *Request
+	client *codec.Request
+	up     *codec.Request
 	route  *Route
 	// upstreamModel is the model asked upstream; firstScheduled says the
 	// first call used the policy's first temperature.
@@ -112,7 +113,7 @@ func (r *result) storable() bool {
 	return r.err == nil && !r.bare && (r.status == repair.StatusValid || r.status == repair.StatusRepaired)
 }
 
-func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
+func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) error {
 	start := time.Now()
 	c.Set(ctxKeyCodec, cd)
 	x, pass, err := g.decode(c, cd)
@@ -160,7 +161,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd Codec) error {
 // for Ollama's own decoder (encoding/json) may well accept it — duplicate
 // keys, invalid UTF-8, a "Model" member — and read another model from it
 // than the guard would.
-func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
+func (g *guard) decode(c echo.Context, cd codec.Codec) (*exchange, bool, error) {
 	req := c.Request()
 	contract, err := ContractHeader(req.Header)
 	if err != nil {
@@ -197,7 +198,7 @@ func (g *guard) decode(c echo.Context, cd Codec) (*exchange, bool, error) {
 func foldedModel(body *strictjson.Value) error {
 	for _, m := range body.Members {
 		if m.Key != "model" && strings.EqualFold(m.Key, "model") {
-			return fmt.Errorf("%w: member %q: Ollama reads it as \"model\"; send \"model\" once", errBadRequest, m.Key)
+			return fmt.Errorf("%w: member %q: Ollama reads it as \"model\"; send \"model\" once", codec.ErrBadRequest, m.Key)
 		}
 	}
 	return nil
@@ -209,7 +210,7 @@ func foldedModel(body *strictjson.Value) error {
 // case-insensitively), is its model virtual, its format a schema the guard
 // takes, or its tools checked? A body encoding/json refuses too is
 // Ollama's to refuse.
-func (g *guard) guardedLeniently(c echo.Context, cd Codec, raw []byte) bool {
+func (g *guard) guardedLeniently(c echo.Context, cd codec.Codec, raw []byte) bool {
 	var (
 		tree  any
 		model struct {
@@ -223,7 +224,7 @@ func (g *guard) guardedLeniently(c echo.Context, cd Codec, raw []byte) bool {
 	}
 	var name string
 	_ = json.Unmarshal(model.Model, &name)
-	x := &exchange{codec: cd, client: &Request{Model: name}}
+	x := &exchange{codec: cd, client: &codec.Request{Model: name}}
 	if clean, err := json.Marshal(tree); err == nil {
 		if r, err := cd.Decode(clean); err == nil {
 			r.Model = name
@@ -374,7 +375,7 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 }
 
 // runAnswer validates and repairs the first answer.
-func (g *guard) runAnswer(ctx context.Context, x *exchange, first *Answer) *result {
+func (g *guard) runAnswer(ctx context.Context, x *exchange, first *codec.Answer) *result {
 	// A request without prompt or messages loads or unloads the model
 	// (`ollama run`, keep_alive calls): Ollama answers one object with no
 	// text, even to a stream request, and there is nothing to validate.
@@ -402,7 +403,7 @@ func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFu
 }
 
 // ask sends r upstream and reads the answer with the exchange's codec.
-func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) (a *Answer, err error) {
+func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase string) (a *codec.Answer, err error) {
 	ctx, done := g.modelCall(ctx, operation(x.codec.Path()), r.Model, phase)
 	defer func() {
 		if a != nil {
@@ -417,8 +418,8 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) 
 	}
 	a, err = x.codec.ReadAnswer(body)
 	if err != nil {
-		if errors.Is(err, ErrIncomplete) {
-			return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
+		if errors.Is(err, codec.ErrIncomplete) {
+			return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: codec.ErrIncomplete.Error(), Err: err}
 		}
 		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
 	}
@@ -427,7 +428,7 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *Request, phase string) 
 
 // ladder runs the repair ladder on the first answer. It returns nil when
 // the caller went away: nothing was learnt about the model.
-func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.Outcome {
+func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *repair.Outcome {
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil // the client left during the first answer: validate nothing
 	}
@@ -436,7 +437,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 	if g.RepairGate != nil {
 		allow, done = g.RepairGate(route.Name, x.upstreamModel)
 	}
-	again := func(edit func(*Request)) func(ctx context.Context) (repair.Reply, error) {
+	again := func(edit func(*codec.Request)) func(ctx context.Context) (repair.Reply, error) {
 		return func(ctx context.Context) (repair.Reply, error) {
 			r := x.up.Clone()
 			edit(r)
@@ -458,10 +459,10 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 		FirstScheduled: x.firstScheduled,
 		LocalOnly:      !allow,
 		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
-			return again(func(r *Request) { r.SetModel(m) })(ctx)
+			return again(func(r *codec.Request) { r.SetModel(m) })(ctx)
 		},
 		Rerun: func(ctx context.Context, t float64) (repair.Reply, error) {
-			return again(func(r *Request) { x.codec.SetTemperature(r, t) })(ctx)
+			return again(func(r *codec.Request) { x.codec.SetTemperature(r, t) })(ctx)
 		},
 	}
 	lctx, end := g.stage(ctx, "ladder")
@@ -476,7 +477,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *Answer) *repair.
 }
 
 // settle turns the ladder's outcome into the result to encode.
-func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result {
+func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *result {
 	res := &result{status: out.Status, contract: x.route.Validator.Contract.ID(),
 		repairs: len(out.Changes) + out.LLMCalls, outcome: out}
 	if out.Doc == nil {
@@ -485,7 +486,14 @@ func (g *guard) settle(x *exchange, first *Answer, out *repair.Outcome) *result 
 	}
 	res.text = render(x.route.output(), out.Doc)
 	res.obj = x.codec.WithText(first.Obj, res.text)
-	res.obj.Set("contract", summaryWithStop(x.codec, res.obj, summary(out)))
+	sum := summary(out)
+	// An answer brought into contract is whole, however the model's own
+	// text ended: the client gets the API's normal stop, and the summary
+	// keeps the upstream's reason when it was another.
+	if up := x.codec.NormalStop(res.obj); up != "" {
+		sum.Set("done_reason_upstream", strictjson.String(up))
+	}
+	res.obj.Set("contract", sum)
 	return res
 }
 
@@ -565,16 +573,16 @@ func summary(out *repair.Outcome) *strictjson.Value {
 		}
 		return strictjson.Array(items...)
 	}
-	return object(
-		member("id", strictjson.String(out.Report.Contract)),
-		member("status", strictjson.String(out.Status)),
-		member("llm_calls", strictjson.Int(int64(out.LLMCalls))),
-		member("local_fixes", strictjson.Int(int64(len(out.Changes)))),
-		member("violations_before", codes(out.Before.Codes())),
-		member("violations_after", codes(out.Report.Codes())),
-		member("repair_tokens", object(
-			member("prompt", strictjson.Int(int64(out.Tokens.PromptTokens))),
-			member("output", strictjson.Int(int64(out.Tokens.OutputTokens))),
+	return strictjson.Object(
+		codec.Member("id", strictjson.String(out.Report.Contract)),
+		codec.Member("status", strictjson.String(out.Status)),
+		codec.Member("llm_calls", strictjson.Int(int64(out.LLMCalls))),
+		codec.Member("local_fixes", strictjson.Int(int64(len(out.Changes)))),
+		codec.Member("violations_before", codes(out.Before.Codes())),
+		codec.Member("violations_after", codes(out.Report.Codes())),
+		codec.Member("repair_tokens", strictjson.Object(
+			codec.Member("prompt", strictjson.Int(int64(out.Tokens.PromptTokens))),
+			codec.Member("output", strictjson.Int(int64(out.Tokens.OutputTokens))),
 		)),
 	)
 }

@@ -1,39 +1,64 @@
 package middleware
 
 import (
+	"encoding/json"
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/google/go-cmp/cmp"
 )
 
-// TestNormalStop: an answer in contract reports the API's normal stop, and
-// the summary keeps the upstream's reason when it was another.
-func TestNormalStop(t *testing.T) {
+// TestGuardedAnswerStopsNormally: an answer the guard brought into
+// contract ends with the API's normal stop, and its contract summary keeps
+// the upstream's own reason as done_reason_upstream; an answer that
+// stopped normally gets none.
+func TestGuardedAnswerStopsNormally(t *testing.T) {
 	tests := []struct {
-		path, answer, want, upstream string
+		name, path, upstream, body string
+		// stop is the pointer of the stop reason in the answer, want its
+		// value; upstream the summary's done_reason_upstream.
+		stop, want, wantUpstream string
 	}{
-		{"/api/generate", `{"response":"x","done":true,"done_reason":"length"}`, `{"response":"x","done":true,"done_reason":"stop"}`, "length"},
-		{"/api/chat", `{"message":{"content":"x"},"done":true,"done_reason":"stop"}`, `{"message":{"content":"x"},"done":true,"done_reason":"stop"}`, ""},
-		{"/v1/chat/completions", `{"choices":[{"message":{},"finish_reason":"length"}]}`, `{"choices":[{"message":{},"finish_reason":"stop"}]}`, "length"},
-		{"/v1/chat/completions", `{"choices":[{"message":{},"finish_reason":"tool_calls"}]}`, `{"choices":[{"message":{},"finish_reason":"tool_calls"}]}`, ""},
-		{"/v1/completions", `{"choices":[{"text":"x","finish_reason":"length"}]}`, `{"choices":[{"text":"x","finish_reason":"stop"}]}`, "length"},
-		{"/v1/responses", `{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"output":[]}`, `{"status":"completed","incomplete_details":null,"output":[]}`, "max_output_tokens"},
-		{"/v1/responses", `{"status":"completed","incomplete_details":null,"output":[]}`, `{"status":"completed","incomplete_details":null,"output":[]}`, ""},
-		{"/v1/messages", `{"content":[],"stop_reason":"max_tokens"}`, `{"content":[],"stop_reason":"end_turn"}`, "max_tokens"},
-		{"/v1/messages", `{"content":[],"stop_reason":"tool_use"}`, `{"content":[],"stop_reason":"tool_use"}`, ""},
+		{"generate cut", "/api/generate",
+			`{"model":"m","response":"{\"a\":1}","done":true,"done_reason":"length"}`,
+			`{"model":"m","prompt":"p","stream":false}`, "done_reason", "stop", "length"},
+		{"chat stopped", "/api/chat",
+			`{"model":"m","message":{"role":"assistant","content":"{\"a\":1}"},"done":true,"done_reason":"stop"}`,
+			`{"model":"m","messages":[{"role":"user","content":"p"}],"stream":false}`, "done_reason", "stop", ""},
+		{"openai chat cut", "/v1/chat/completions",
+			`{"id":"c","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"{\"a\":1}"},"finish_reason":"length"}]}`,
+			`{"model":"m","messages":[{"role":"user","content":"p"}]}`, "finish_reason", "stop", "length"},
+		{"messages cut", "/v1/messages",
+			`{"id":"m","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"{\"a\":1}"}],"stop_reason":"max_tokens","usage":{"input_tokens":1,"output_tokens":2}}`,
+			`{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"p"}]}`, "stop_reason", "end_turn", "max_tokens"},
 	}
 	for _, tt := range tests {
-		obj, err := strictjson.Parse([]byte(tt.answer))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum := summaryWithStop(codecFor(t, tt.path), obj, object())
-		if got := string(strictjson.Marshal(obj)); got != tt.want {
-			t.Errorf("%s %s: answer = %s, want %s", tt.path, tt.answer, got, tt.want)
-		}
-		got, _ := sum.Get("done_reason_upstream").AsString()
-		if got != tt.upstream {
-			t.Errorf("%s %s: done_reason_upstream = %q, want %q", tt.path, tt.answer, got, tt.upstream)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			gw := mount(t, upstreamObject(t, tt.upstream).URL, nil)
+			resp, b := postJSONContract(t, gw.URL+tt.path, tt.body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d: %s", resp.StatusCode, b)
+			}
+			var got struct {
+				DoneReason string `json:"done_reason"`
+				StopReason string `json:"stop_reason"`
+				Choices    []struct {
+					FinishReason string `json:"finish_reason"`
+				}
+				Contract struct {
+					DoneReasonUpstream string `json:"done_reason_upstream"`
+				}
+			}
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatalf("answer %s: %v", b, err)
+			}
+			stop := map[string]string{"done_reason": got.DoneReason, "stop_reason": got.StopReason}
+			if len(got.Choices) > 0 {
+				stop["finish_reason"] = got.Choices[0].FinishReason
+			}
+			type ends struct{ Stop, Upstream string }
+			if diff := cmp.Diff(ends{tt.want, tt.wantUpstream}, ends{stop[tt.stop], got.Contract.DoneReasonUpstream}); diff != "" {
+				t.Errorf("%s answer %s (-want +got):\n%s", tt.path, b, diff)
+			}
+		})
 	}
 }

@@ -9,33 +9,11 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 )
-
-// ToolCall is one function call in a model's answer.
-type ToolCall struct {
-	Name string
-	// Args is the call's arguments as JSON text.
-	Args string
-}
-
-// ToolCodec is implemented by a Codec whose API declares tools: the guard
-// validates each call's arguments against its function's parameters
-// schema, repairs them locally, then with the model, and answers 422 with
-// the report when they stay invalid.
-type ToolCodec interface {
-	// Tools returns the parameters schema of each declared function, by
-	// name; nil when the request declares none. A function without
-	// parameters takes an object.
-	Tools(r *Request) map[string]json.RawMessage
-	// ToolCalls returns the calls of an answer's object, in order.
-	ToolCalls(obj *strictjson.Value) []ToolCall
-	// WithToolArgs returns a copy of obj with the arguments of call i
-	// replaced by args[i] (nil keeps the call's own).
-	WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value
-}
 
 // CodeToolUnknown is the violation of a call of a function the request
 // did not declare.
@@ -44,9 +22,6 @@ const CodeToolUnknown = "TOOL_UNKNOWN"
 // RouteTools is the Route name of requests guarded for their tool calls
 // only (GuardConfig.ToolCalls).
 const RouteTools = "tools"
-
-// objectSchema is the parameters schema of a function that declares none.
-var objectSchema = json.RawMessage(`{"type":"object"}`)
 
 // toolValidators holds the compiled parameters schemas by hash: clients
 // send the same tools with every request.
@@ -75,8 +50,8 @@ func (tv *toolValidators) get(schema json.RawMessage) (*validators.Validator, er
 
 // toolCalls returns the answer's calls when the request declares tools
 // and the guard checks them.
-func (g *guard) toolCalls(x *exchange, a *Answer) (ToolCodec, []ToolCall) {
-	tc, ok := x.codec.(ToolCodec)
+func (g *guard) toolCalls(x *exchange, a *codec.Answer) (codec.ToolCodec, []codec.ToolCall) {
+	tc, ok := x.codec.(codec.ToolCodec)
 	if !ok || len(tc.Tools(x.client)) == 0 {
 		return nil, nil
 	}
@@ -86,7 +61,7 @@ func (g *guard) toolCalls(x *exchange, a *Answer) (ToolCodec, []ToolCall) {
 // runTools validates and repairs the arguments of an answer's tool calls:
 // the answer is the model's request to call functions, so the contract
 // applies to the answer that follows the calls, not to this one.
-func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc ToolCodec, calls []ToolCall) *result {
+func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, tc codec.ToolCodec, calls []codec.ToolCall) *result {
 	tools := tc.Tools(x.client)
 	contract := RouteTools
 	if x.route.Validator != nil && !x.route.toolsOnly {
@@ -146,17 +121,17 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *Answer, tc Too
 		}
 		return strictjson.Array(items...)
 	}
-	res.obj.Set("contract", object(
-		member("id", strictjson.String(contract)),
-		member("status", strictjson.String(res.status)),
-		member("tool_calls", strictjson.Int(int64(len(calls)))),
-		member("llm_calls", strictjson.Int(int64(llmCalls))),
-		member("local_fixes", strictjson.Int(int64(fixes))),
-		member("violations_before", codes(before)),
-		member("violations_after", strictjson.Array()),
-		member("repair_tokens", object(
-			member("prompt", strictjson.Int(int64(usage.PromptTokens))),
-			member("output", strictjson.Int(int64(usage.OutputTokens))),
+	res.obj.Set("contract", strictjson.Object(
+		codec.Member("id", strictjson.String(contract)),
+		codec.Member("status", strictjson.String(res.status)),
+		codec.Member("tool_calls", strictjson.Int(int64(len(calls)))),
+		codec.Member("llm_calls", strictjson.Int(int64(llmCalls))),
+		codec.Member("local_fixes", strictjson.Int(int64(fixes))),
+		codec.Member("violations_before", codes(before)),
+		codec.Member("violations_after", strictjson.Array()),
+		codec.Member("repair_tokens", strictjson.Object(
+			codec.Member("prompt", strictjson.Int(int64(usage.PromptTokens))),
+			codec.Member("output", strictjson.Int(int64(usage.OutputTokens))),
 		)),
 	))
 	return res
@@ -181,7 +156,7 @@ func unknownTool(name string, tools map[string]json.RawMessage) *validators.Repo
 // toolsValidator stands for the contract of requests guarded for their
 // tool calls only; their text is never validated against it.
 var toolsValidator = sync.OnceValue(func() *validators.Validator {
-	c, err := contracts.FromSchema(objectSchema)
+	c, err := contracts.FromSchema([]byte(`{"type":"object"}`))
 	if err != nil {
 		panic(err)
 	}
@@ -199,7 +174,7 @@ func (g *guard) toolsRoute(x *exchange) *Route {
 	if !g.ToolCalls {
 		return nil
 	}
-	tc, ok := x.codec.(ToolCodec)
+	tc, ok := x.codec.(codec.ToolCodec)
 	if !ok || len(tc.Tools(x.client)) == 0 {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 // tracerName is the instrumentation scope of the guard's spans.
@@ -62,7 +63,7 @@ func operation(path string) string {
 // client's trace when it sent a traceparent.
 // It begins when the request did; decoding and resolving, done before the
 // request was known to be guarded, become its first two stages.
-func (g *guard) startRequest(r *http.Request, cd Codec, start, decoded time.Time) (context.Context, trace.Span) {
+func (g *guard) startRequest(r *http.Request, cd codec.Codec, start, decoded time.Time) (context.Context, trace.Span) {
 	ctx := r.Context()
 	t := g.tracer()
 	if t == nil {

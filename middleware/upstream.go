@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 // Upstream is the guard's one road to Ollama: the first answer, repair
@@ -119,7 +120,7 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 		if ctx.Err() != nil {
 			return nil, upstreamFailure(ctx, err)
 		}
-		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: err}
+		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: codec.ErrIncomplete.Error(), Err: err}
 	}
 	if limit > 0 && int64(len(body)) > limit {
 		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}

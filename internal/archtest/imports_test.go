@@ -1,7 +1,8 @@
 // Package archtest keeps the import graph flowing one way (ARCHITECTURE.md):
 // cmd → gateway → middleware → {cache, repair} → validators → contracts →
 // strictjson (the edge rules and the debug store sit between: gateway →
-// {edge, debugstore} → middleware), with cache and config importing no
+// {edge, debugstore} → middleware; the wire codecs, middleware/codec,
+// beneath middleware and beside repair), with cache and config importing no
 // project package but strictjson, the syntactic repairer (repair/syntax)
 // none but strictjson and extract, extract (think sections and code
 // fences, shared by validators and repair/syntax) none at all, and
@@ -73,6 +74,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"cache", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/config"}},
 		{"config", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache"}},
 		{"middleware", []string{module + "/gateway", module + "/edge", module + "/debugstore"}},
+		{"middleware/codec", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/repair", "github.com/labstack/echo/v4"}},
 		{"edge", []string{module + "/gateway", module + "/config", module + "/debugstore"}},
 		{"debugstore", []string{module + "/gateway", module + "/config", module + "/edge"}},
 		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", "github.com/labstack/echo/v4"}},

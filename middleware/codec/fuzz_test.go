@@ -1,4 +1,4 @@
-package middleware
+package codec
 
 import (
 	"testing"
@@ -24,7 +24,7 @@ func FuzzReadAnswer(f *testing.F) {
 	f.Add(`{"choices":[{"message":{"tool_calls":[{"function":{"name":"f","arguments":"{\"a\":1"}}]},"finish_reason":"tool_calls"}]}`)
 	f.Add(`{"output":[{"type":"function_call","name":"f","arguments":"{}"}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, cd := range Codecs() {
+		for _, cd := range All() {
 			a, err := cd.ReadAnswer([]byte(body))
 			if err == nil && (a == nil || a.Obj == nil) {
 				t.Fatalf("%s ReadAnswer(%q) accepted without an object", cd.Path(), body)
@@ -37,15 +37,13 @@ func FuzzReadAnswer(f *testing.F) {
 					calls := tc.ToolCalls(a.Obj)
 					args := make([]*strictjson.Value, len(calls))
 					for i := range args {
-						args[i] = object()
+						args[i] = strictjson.Object()
 					}
 					if got := tc.ToolCalls(tc.WithToolArgs(a.Obj, args)); len(got) != len(calls) {
 						t.Fatalf("%s: %d tool calls after WithToolArgs, %d before", cd.Path(), len(got), len(calls))
 					}
 				}
-				if st, ok := cd.(Stopper); ok {
-					st.NormalStop(a.Obj.Clone())
-				}
+				cd.NormalStop(a.Obj.Clone())
 			}
 		}
 	})
@@ -64,14 +62,14 @@ func FuzzDecode(f *testing.F) {
 	f.Add(`{"model":"m","messages":[],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}},{"name":"g","input_schema":3},{"type":"function","name":"h"}]}`)
 	f.Add(`{"model":"m","max_tokens":3,"system":[{"type":"text","text":"s"}],"messages":[{"role":"user","content":"hi"}]}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, cd := range Codecs() {
+		for _, cd := range All() {
 			r, err := cd.Decode([]byte(body))
 			if err != nil {
 				continue
 			}
 			r.SetModel("other")
 			r.SetStream(false)
-			cd.SetFormat(r, object(member("type", strictjson.String("object"))))
+			cd.SetFormat(r, strictjson.Object(Member("type", strictjson.String("object"))))
 			_ = cd.Prompt(r)
 			if tc, ok := cd.(ToolCodec); ok {
 				_ = tc.Tools(r)

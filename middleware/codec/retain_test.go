@@ -1,4 +1,4 @@
-package middleware
+package codec
 
 import (
 	"strings"
@@ -20,7 +20,7 @@ func TestDecodedModelDoesNotPinTheBody(t *testing.T) {
 		"/v1/responses":        `{"model":"m","input":"` + strings.Repeat("x", 1<<10) + `"}`,
 		"/v1/messages":         `{"model":"m","max_tokens":8,"messages":[{"role":"user","content":"` + strings.Repeat("x", 1<<10) + `"}]}`,
 	}
-	for _, cd := range Codecs() {
+	for _, cd := range All() {
 		t.Run(cd.Path(), func(t *testing.T) {
 			raw := []byte(bodies[cd.Path()])
 			if len(raw) == 0 {

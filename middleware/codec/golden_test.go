@@ -1,6 +1,6 @@
 //go:build unix
 
-package middleware
+package codec
 
 import (
 	"bytes"
@@ -108,7 +108,7 @@ func readGolden(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(goldenFile(name))
 	if err != nil {
-		t.Fatalf("%v (record with go test ./middleware -run TestRecordGolden -update)", err)
+		t.Fatalf("%v (record with go test ./middleware/codec -run TestRecordGolden -update)", err)
 	}
 	return b
 }
@@ -154,7 +154,7 @@ func TestGoldenAnswers(t *testing.T) {
 			}
 			for _, stream := range []bool{false, true} {
 				obj := cd.WithText(one.Obj, `{"name":"Tim"}`)
-				obj.Set("contract", object(member("status", strictjson.String("repaired"))))
+				obj.Set("contract", strictjson.Object(Member("status", strictjson.String("repaired"))))
 				rec := httptest.NewRecorder()
 				if err := cd.Encode(rec, &Request{Stream: stream, IncludeUsage: true}, obj, `{"name":"Tim"}`); err != nil {
 					t.Fatal(err)

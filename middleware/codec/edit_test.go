@@ -1,4 +1,4 @@
-package middleware
+package codec
 
 import (
 	"testing"
@@ -85,8 +85,8 @@ func TestCodecRequestEdits(t *testing.T) {
 	}
 }
 
-// TestErrorShapes: errors on the paths of the OpenAI and Anthropic codecs
-// come in those APIs' shapes, with the report of a contract failure.
+// TestErrorShapes: every codec encodes its errors in its API's shape:
+// Ollama's on the native paths, OpenAI's and Anthropic's on theirs.
 func TestErrorShapes(t *testing.T) {
 	tests := []struct {
 		path, want string
@@ -99,23 +99,19 @@ func TestErrorShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		cd := codecFor(t, tt.path)
-		he := &apierr.Error{Code: 400, Msg: "bad"}
-		got := string(he.Body())
-		if ee, ok := cd.(ErrorEncoder); ok {
-			got = string(ee.EncodeError(he))
-		}
+		got := string(cd.EncodeError(&apierr.Error{Code: 400, Msg: "bad"}))
 		if got != tt.want {
 			t.Errorf("%s: error body = %s, want %s", tt.path, got, tt.want)
 		}
 	}
-	if got, want := string(sseErrorEvent([]byte(`{"type":"error","error":{}}`))), "event: error\ndata: {\"type\":\"error\",\"error\":{}}\n\n"; got != want {
-		t.Errorf("sseErrorEvent = %q, want %q", got, want)
+	if got, want := string(SSEErrorEvent([]byte(`{"type":"error","error":{}}`))), "event: error\ndata: {\"type\":\"error\",\"error\":{}}\n\n"; got != want {
+		t.Errorf("SSEErrorEvent = %q, want %q", got, want)
 	}
 }
 
 func codecFor(t *testing.T, path string) Codec {
 	t.Helper()
-	for _, cd := range Codecs() {
+	for _, cd := range All() {
 		if cd.Path() == path {
 			return cd
 		}

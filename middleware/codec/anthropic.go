@@ -1,0 +1,345 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// Anthropic is Ollama's Anthropic-compatible POST /v1/messages: the task
+// is `system` and `messages`, the text the content blocks of type text,
+// the tool calls its tool_use blocks (input an object), the temperature
+// top-level, and a stream is named server-sent events from message_start
+// to message_stop. Ollama takes no output format on this endpoint, so the
+// guard validates and repairs what the model writes but cannot constrain
+// it.
+type Anthropic struct{ topTemperature }
+
+var (
+	_ Codec     = Anthropic{}
+	_ ToolCodec = Anthropic{}
+)
+
+// Path is /v1/messages.
+func (Anthropic) Path() string { return "/v1/messages" }
+
+// Decode reads model and stream (false when absent); messages must be an
+// array.
+func (Anthropic) Decode(raw []byte) (*Request, error) {
+	r, err := decodeCommon(raw, false)
+	if err != nil {
+		return nil, err
+	}
+	if m := r.Body.Get("messages"); m != nil && m.Kind != strictjson.KindArray {
+		return nil, fmt.Errorf("%w: \"messages\" must be an array", ErrBadRequest)
+	}
+	return r, nil
+}
+
+// SetFormat does nothing: Ollama's /v1/messages has no format to set.
+func (Anthropic) SetFormat(*Request, *strictjson.Value) {}
+
+// Prompt renders system (a string or text blocks) and messages (content
+// a string or blocks).
+func (Anthropic) Prompt(r *Request) string {
+	var b strings.Builder
+	b.WriteString(contentText(r.Body.Get("system")))
+	if msgs := r.Body.Get("messages"); msgs != nil {
+		for _, m := range msgs.Items {
+			content := contentText(m.Get("content"))
+			if content == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(str(m.Get("role")))
+			b.WriteString(": ")
+			b.WriteString(content)
+		}
+	}
+	return b.String()
+}
+
+// ReadAnswer reads one message or a stream of events.
+func (Anthropic) ReadAnswer(body []byte) (*Answer, error) {
+	obj, err := readObjectOrSSE(body, assembleAnthropic)
+	if err != nil {
+		return nil, err
+	}
+	if str(obj.Get("type")) == "error" {
+		return nil, fmt.Errorf("upstream: %s", str(obj.Get("error").Get("message")))
+	}
+	if c := obj.Get("content"); c == nil || c.Kind != strictjson.KindArray {
+		return nil, fmt.Errorf("upstream answer has no content")
+	}
+	a := &Answer{Obj: obj, Text: anthropicText(obj), DoneReason: str(obj.Get("stop_reason"))}
+	return a.usage(obj, "input_tokens", "output_tokens"), nil
+}
+
+// anthropicText is the text of a message: its text blocks.
+func anthropicText(obj *strictjson.Value) string {
+	var b strings.Builder
+	for _, block := range items(obj.Get("content")) {
+		if str(block.Get("type")) == "text" {
+			b.WriteString(str(block.Get("text")))
+		}
+	}
+	return b.String()
+}
+
+// assembleAnthropic turns a Messages stream into the equivalent message:
+// message_start's message, each block from its start event and deltas,
+// the stop reason and usage of message_delta. A stream without
+// message_stop is incomplete; an error event is the upstream's error.
+func assembleAnthropic(body []byte) (*strictjson.Value, error) {
+	datas, _ := sseData(body)
+	var msg *strictjson.Value
+	var blocks []*strictjson.Value
+	var partial []strings.Builder
+	for _, data := range datas {
+		ev, err := parseEvent(data)
+		if err != nil {
+			return nil, err
+		}
+		typ := str(ev.Get("type"))
+		if typ == "error" {
+			return nil, fmt.Errorf("upstream: %s", str(ev.Get("error").Get("message")))
+		}
+		if typ != "message_start" && msg == nil {
+			if typ == "ping" {
+				continue
+			}
+			return nil, fmt.Errorf("upstream stream: %s before message_start", typ)
+		}
+		idx64, _ := ev.Get("index").AsInt()
+		idx := int(idx64)
+		switch typ {
+		case "message_start":
+			msg = ev.Get("message")
+			if msg == nil || msg.Kind != strictjson.KindObject {
+				return nil, fmt.Errorf("upstream message_start without a message")
+			}
+			msg = msg.Clone()
+		case "content_block_start":
+			if idx < 0 || idx > len(blocks) || idx > 1<<16 {
+				return nil, fmt.Errorf("upstream stream: block %d out of order", idx)
+			}
+			if idx == len(blocks) {
+				blocks = append(blocks, nil)
+				partial = append(partial, strings.Builder{})
+			}
+			b := ev.Get("content_block")
+			if b == nil || b.Kind != strictjson.KindObject {
+				return nil, fmt.Errorf("upstream content_block_start without a block")
+			}
+			blocks[idx] = b.Clone()
+		case "content_block_delta":
+			if idx < 0 || idx >= len(blocks) {
+				return nil, fmt.Errorf("upstream stream: delta of unknown block %d", idx)
+			}
+			d := ev.Get("delta")
+			switch str(d.Get("type")) {
+			case "text_delta":
+				blocks[idx].Set("text", strictjson.String(str(blocks[idx].Get("text"))+str(d.Get("text"))))
+			case "thinking_delta":
+				blocks[idx].Set("thinking", strictjson.String(str(blocks[idx].Get("thinking"))+str(d.Get("thinking"))))
+			case "input_json_delta":
+				partial[idx].WriteString(str(d.Get("partial_json")))
+			}
+		case "message_delta":
+			if d := ev.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
+				for _, m := range d.Members {
+					msg.Set(m.Key, m.Value)
+				}
+			}
+			if u := ev.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
+				usage := msg.Get("usage")
+				if usage == nil || usage.Kind != strictjson.KindObject {
+					usage = strictjson.Object()
+					msg.Set("usage", usage)
+				}
+				for _, m := range u.Members {
+					usage.Set(m.Key, m.Value)
+				}
+			}
+		case "message_stop":
+			for i, b := range blocks {
+				if b == nil {
+					return nil, fmt.Errorf("upstream stream: block %d never started", i)
+				}
+				if partial[i].Len() > 0 {
+					in, err := strictjson.Parse([]byte(partial[i].String()))
+					if err != nil {
+						return nil, fmt.Errorf("upstream stream: tool input is not JSON: %v", err)
+					}
+					b.Set("input", in)
+				}
+			}
+			msg.Set("content", strictjson.Array(blocks...))
+			return msg, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: the stream ended before message_stop", ErrIncomplete)
+}
+
+// WithText puts text in the first text block, dropping the other text
+// blocks; a message without one gets it after its thinking blocks.
+func (Anthropic) WithText(obj *strictjson.Value, text string) *strictjson.Value {
+	out := obj.Clone()
+	content := out.Get("content")
+	if content == nil || content.Kind != strictjson.KindArray {
+		content = strictjson.Array()
+		out.Set("content", content)
+	}
+	tb := strictjson.Object(Member("type", strictjson.String("text")), Member("text", strictjson.String(text)))
+	blocks := content.Items[:0:0]
+	placed := false
+	for _, b := range content.Items {
+		switch typ := str(b.Get("type")); {
+		case typ == "text" && placed:
+			continue
+		case typ == "text":
+			b.Set("text", strictjson.String(text))
+			placed = true
+		case typ != "thinking" && typ != "redacted_thinking" && !placed:
+			blocks = append(blocks, tb)
+			placed = true
+		}
+		blocks = append(blocks, b)
+	}
+	if !placed {
+		blocks = append(blocks, tb)
+	}
+	content.Items = blocks
+	return out
+}
+
+// NormalStop sets stop_reason "end_turn", but for tool use.
+func (Anthropic) NormalStop(obj *strictjson.Value) string {
+	return replaceString(obj, "stop_reason", "end_turn", "tool_use")
+}
+
+// Encode re-emits a stream as Ollama streams a message: message_start
+// with an empty content, each block's start, delta and stop events,
+// message_delta with the stop reason, the usage and the contract summary,
+// then message_stop.
+func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+	if !r.Stream {
+		return writeObject(w, jsonContentType, obj)
+	}
+	var events []*strictjson.Value
+	emit := func(typ string, members ...strictjson.Member) {
+		ev := strictjson.Object(Member("type", strictjson.String(typ)))
+		ev.Members = append(ev.Members, members...)
+		events = append(events, ev)
+	}
+	start := obj.Clone()
+	start.Set("content", strictjson.Array())
+	start.Delete("contract")
+	start.Set("stop_reason", strictjson.Null())
+	usage := strictjson.Object()
+	if u := obj.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
+		usage = u
+	}
+	startUsage := usage.Clone()
+	startUsage.Set("output_tokens", strictjson.Int(0))
+	start.Set("usage", startUsage)
+	emit("message_start", Member("message", start))
+	for i, b := range items(obj.Get("content")) {
+		idx := Member("index", strictjson.Int(int64(i)))
+		empty := b.Clone()
+		var delta *strictjson.Value
+		switch str(b.Get("type")) {
+		case "text":
+			empty.Set("text", strictjson.String(""))
+			delta = strictjson.Object(Member("type", strictjson.String("text_delta")), Member("text", strictjson.String(str(b.Get("text")))))
+		case "thinking":
+			empty.Set("thinking", strictjson.String(""))
+			delta = strictjson.Object(Member("type", strictjson.String("thinking_delta")), Member("thinking", strictjson.String(str(b.Get("thinking")))))
+		case "tool_use":
+			in := b.Get("input")
+			if in == nil {
+				in = strictjson.Object()
+			}
+			empty.Set("input", strictjson.Object())
+			delta = strictjson.Object(Member("type", strictjson.String("input_json_delta")),
+				Member("partial_json", strictjson.String(string(strictjson.Marshal(in)))))
+		}
+		emit("content_block_start", idx, Member("content_block", empty))
+		if delta != nil {
+			emit("content_block_delta", idx, Member("delta", delta))
+		}
+		emit("content_block_stop", idx)
+	}
+	stop := obj.Get("stop_reason")
+	if stop == nil {
+		stop = strictjson.Null()
+	}
+	md := []strictjson.Member{
+		Member("delta", strictjson.Object(Member("stop_reason", stop), Member("stop_sequence", strictjson.Null()))),
+		Member("usage", usage),
+	}
+	if s := obj.Get("contract"); s != nil {
+		md = append(md, Member("contract", s))
+	}
+	emit("message_delta", md...)
+	emit("message_stop")
+	return writeNamedSSE(w, events)
+}
+
+// EncodeError writes Anthropic's shape, {"type":"error","error":{"type",
+// "message"}}, which the Anthropic client libraries parse.
+func (Anthropic) EncodeError(e *apierr.Error) []byte {
+	return strictjson.Marshal(e.WithReport(strictjson.Object(
+		Member("type", strictjson.String("error")),
+		Member("error", strictjson.Object(
+			Member("type", strictjson.String(anthropicErrorType(e.Status()))),
+			Member("message", strictjson.String(e.Message())),
+		)),
+	)))
+}
+
+// anthropicErrorType is the error type Anthropic's API gives a status.
+func anthropicErrorType(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusServiceUnavailable, 529:
+		return "overloaded_error"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	}
+	return "api_error"
+}
+
+// Tools reads Anthropic's tools: {"name","input_schema"}.
+func (Anthropic) Tools(r *Request) map[string]json.RawMessage {
+	return toolSchemas(r,
+		func(t *strictjson.Value) *strictjson.Value { return t.Get("name") },
+		func(t *strictjson.Value) *strictjson.Value { return t.Get("input_schema") })
+}
+
+// ToolCalls reads the tool_use blocks of the content.
+func (Anthropic) ToolCalls(obj *strictjson.Value) []ToolCall {
+	return readCalls(obj.Get("content"), typed("tool_use"), "input")
+}
+
+// WithToolArgs writes each call's input, an object.
+func (Anthropic) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
+	out := obj.Clone()
+	writeCalls(out.Get("content"), typed("tool_use"), "input", args, nil)
+	return out
+}

@@ -1,0 +1,72 @@
+package codec
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// Chat is Ollama's POST /api/chat: the task is messages, the text
+// `message.content`, the tool calls `message.tool_calls` (arguments an
+// object), a stream NDJSON.
+type Chat struct{ native }
+
+var (
+	_ Codec     = Chat{}
+	_ ToolCodec = Chat{}
+)
+
+// Path is /api/chat.
+func (Chat) Path() string { return "/api/chat" }
+
+// ReadAnswer reads one object or an NDJSON stream.
+func (Chat) ReadAnswer(body []byte) (*Answer, error) {
+	return readNative(body, func(obj *strictjson.Value) string { return str(obj.Get("message").Get("content")) })
+}
+
+// WithText sets message.content; an answer without a message gets one.
+func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
+	out := obj.Clone()
+	msg := out.Get("message")
+	if msg == nil || msg.Kind != strictjson.KindObject {
+		msg = strictjson.Object(Member("role", strictjson.String("assistant")))
+		out.Set("message", msg)
+	}
+	msg.Set("content", strictjson.String(text))
+	return out
+}
+
+// Encode re-emits a stream as Ollama writes one: the content chunk carries
+// the whole message (thinking, tool calls, …) with the validated text, the
+// done chunk an empty message, the counters and the contract summary.
+func (Chat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+	return encodeNative(w, r, obj, func(first, last *strictjson.Value) {
+		role := strictjson.String("assistant")
+		if rv := obj.Get("message").Get("role"); rv != nil {
+			role = rv
+		}
+		msg := strictjson.Object(Member("role", role), Member("content", strictjson.String(text)))
+		if m := obj.Get("message"); m != nil && m.Kind == strictjson.KindObject {
+			msg = m.Clone()
+			msg.Set("content", strictjson.String(text))
+		}
+		first.Set("message", msg)
+		last.Set("message", strictjson.Object(Member("role", role), Member("content", strictjson.String(""))))
+	})
+}
+
+// Tools reads {"type":"function","function":{"name","parameters"}}.
+func (Chat) Tools(r *Request) map[string]json.RawMessage { return functionTools(r) }
+
+// ToolCalls reads message.tool_calls.
+func (Chat) ToolCalls(obj *strictjson.Value) []ToolCall {
+	return readCalls(obj.Get("message").Get("tool_calls"), function, "arguments")
+}
+
+// WithToolArgs writes arguments as Ollama does: an object.
+func (Chat) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
+	out := obj.Clone()
+	writeCalls(out.Get("message").Get("tool_calls"), function, "arguments", args, nil)
+	return out
+}

@@ -1,0 +1,289 @@
+// Package codec holds the wire APIs the guard speaks, one file per API:
+// Ollama's generate and chat, and the OpenAI- and Anthropic-compatible chat
+// completions, completions, Responses and Messages. A codec knows
+// everything about its API — how a request is read and edited for the
+// upstream, how an answer is read (whole or streamed), how an answer and an
+// error are written back (one object or the API's stream), the API's tool
+// calls and its normal stop — so that the guard is the same for every API
+// and adding one is one file here and one line in [All].
+package codec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// Codec is one wire API the guard speaks: where a request asks for a
+// model, a format, a temperature and a stream; where the model's text and
+// counters sit in an answer; how the answer and errors are written back to
+// the client, as one object or as the API's own stream.
+//
+// A Codec holds no state; its methods are called concurrently.
+type Codec interface {
+	// Path is the route the codec serves, such as "/api/chat".
+	Path() string
+
+	// Decode reads a client's request body. The error, which wraps
+	// ErrBadRequest, is the client's (400).
+	Decode(raw []byte) (*Request, error)
+	// SetFormat asks for output constrained by a JSON Schema.
+	SetFormat(r *Request, schema *strictjson.Value)
+	// Temperature reports whether the client chose a sampling temperature.
+	Temperature(r *Request) bool
+	// SetTemperature sets the sampling temperature.
+	SetTemperature(r *Request, t float64)
+	// Prompt renders the request's task (system, prompt or messages) as
+	// text, for partial regeneration.
+	Prompt(r *Request) string
+
+	// ReadAnswer reads the upstream's answer to a request with stream
+	// false: one object, or — from an upstream that streams regardless — a
+	// whole stream, assembled into the equivalent object. A stream without
+	// its final chunk is an error wrapping ErrIncomplete.
+	ReadAnswer(body []byte) (*Answer, error)
+	// WithText returns a copy of the answer's object with the model's text
+	// replaced.
+	WithText(obj *strictjson.Value, text string) *strictjson.Value
+	// NormalStop sets obj's stop reason to the API's normal stop and
+	// returns the reason it had, "" when it had none or the normal one.
+	// An answer the guard brought into contract is whole, however the
+	// model's own text ended, and clients treat any other reason as a cut
+	// answer (the OpenAI library's parse refuses "length"). Tool calls
+	// keep their own reason.
+	NormalStop(obj *strictjson.Value) (upstream string)
+	// Encode writes the final object (text replaced, contract summary
+	// added) to the client: one object, or the API's stream when the
+	// client asked for one.
+	Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error
+	// EncodeError returns the body of an error answer in the API's own
+	// shape, the one its client libraries parse: e's status and message,
+	// and its report as the "contract" member when there is one. On a
+	// stream already started the body is sent as a final event (see
+	// SSEErrorEvent).
+	EncodeError(e *apierr.Error) []byte
+}
+
+// All returns the codecs of every guarded API: the registry, in one
+// place.
+func All() []Codec {
+	return []Codec{Generate{}, Chat{}, OpenAIChat{}, Completions{}, Responses{}, Anthropic{}}
+}
+
+// ForPath returns the codec of All that serves path (a trailing slash
+// ignored, as the guard's routing ignores it), or nil.
+func ForPath(path string) Codec {
+	path = strings.TrimSuffix(path, "/")
+	for _, cd := range All() {
+		if cd.Path() == path {
+			return cd
+		}
+	}
+	return nil
+}
+
+// ErrIncomplete marks an upstream answer that ended before its end: a
+// stream without its final chunk, a body cut short.
+var ErrIncomplete = errors.New("upstream response incomplete")
+
+// ErrBadRequest marks request problems that are the client's (400).
+var ErrBadRequest = errors.New("bad request")
+
+// Request is a guarded request: the parsed body (edited in place when the
+// guard must change something), the client's bytes, and the fields every
+// codec reads.
+type Request struct {
+	Body *strictjson.Value
+	Raw  []byte
+	// Edited is set once Body differs from Raw.
+	Edited bool
+
+	// Model is the model the client named (perhaps a virtual one).
+	Model string
+	// Stream is whether the client asked for a stream (after the API's
+	// own default).
+	Stream bool
+	// Schema is the JSON Schema the client sent as its output format, or
+	// nil.
+	Schema json.RawMessage
+	// HasFormat is true when the client set any output format (schema or
+	// plain JSON mode).
+	HasFormat bool
+	// IncludeUsage is OpenAI's stream_options.include_usage.
+	IncludeUsage bool
+}
+
+// decodeCommon parses raw and reads the members every API shares: model
+// and stream (streamDefault when absent).
+func decodeCommon(raw []byte, streamDefault bool) (*Request, error) {
+	body, err := strictjson.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: invalid JSON body: %v", ErrBadRequest, err)
+	}
+	if body.Kind != strictjson.KindObject {
+		return nil, fmt.Errorf("%w: request body must be a JSON object", ErrBadRequest)
+	}
+	r := &Request{Body: body, Raw: raw, Stream: streamDefault}
+	if m := body.Get("model"); m != nil {
+		s, ok := m.AsString()
+		if !ok {
+			return nil, fmt.Errorf("%w: \"model\" must be a string", ErrBadRequest)
+		}
+		// A copy: the parsed string shares the body's memory, and the
+		// model name outlives the request (metric labels, stats), where
+		// it would keep a body of megabytes alive for good.
+		r.Model = strings.Clone(s)
+	}
+	if s := body.Get("stream"); s != nil && s.Kind == strictjson.KindBool {
+		r.Stream = s.Bool
+	}
+	return r, nil
+}
+
+// SetModel points the request at another model.
+func (r *Request) SetModel(m string) {
+	if m == "" || m == r.Model {
+		return
+	}
+	r.Body.Set("model", strictjson.String(m))
+	r.Edited = true
+}
+
+// SetStream sets the request's stream member. The guard asks the upstream
+// for one object: it needs the whole answer before it can say anything.
+func (r *Request) SetStream(stream bool) {
+	r.Body.Set("stream", strictjson.BoolValue(stream))
+	r.Edited = true
+}
+
+// Bytes returns the body to send upstream: the client's bytes when nothing
+// was edited, else the edited tree (every other member kept as written).
+func (r *Request) Bytes() []byte {
+	if !r.Edited {
+		return r.Raw
+	}
+	return strictjson.Marshal(r.Body)
+}
+
+// Clone returns an independent copy, for a re-run.
+func (r *Request) Clone() *Request {
+	c := *r
+	c.Body = r.Body.Clone()
+	return &c
+}
+
+// Answer is an upstream answer: the object (the final one, for an
+// assembled stream), the model's text and its counters.
+type Answer struct {
+	Obj  *strictjson.Value
+	Text string
+	// PromptTokens and OutputTokens are the answer's prompt_eval_count and
+	// eval_count (OpenAI: usage.prompt_tokens, completion_tokens); zero
+	// when absent.
+	PromptTokens int
+	OutputTokens int
+	// DoneReason is Ollama's done_reason or OpenAI's finish_reason.
+	DoneReason string
+}
+
+// usage reads an answer's counters from the members prompt and output of
+// obj's usage (the OpenAI-compatible and Anthropic APIs).
+func (a *Answer) usage(obj *strictjson.Value, prompt, output string) *Answer {
+	if n, ok := obj.Get("usage").Get(prompt).AsInt(); ok {
+		a.PromptTokens = int(n)
+	}
+	if n, ok := obj.Get("usage").Get(output).AsInt(); ok {
+		a.OutputTokens = int(n)
+	}
+	return a
+}
+
+// topTemperature is the temperature of the APIs that take it as a
+// top-level member (all but Ollama's native ones, which take it in
+// options).
+type topTemperature struct{}
+
+// Temperature reports whether the request sets temperature.
+func (topTemperature) Temperature(r *Request) bool { return r.Body.Has("temperature") }
+
+// SetTemperature sets the top-level temperature.
+func (topTemperature) SetTemperature(r *Request, t float64) {
+	r.Body.Set("temperature", Float(t))
+	r.Edited = true
+}
+
+// Member is an object member built in code, for strictjson.Object.
+func Member(key string, v *strictjson.Value) strictjson.Member {
+	return strictjson.Member{Key: key, KeyOffset: -1, Value: v}
+}
+
+// Float is f as a JSON number, in its shortest form (0.2, not
+// 0.20000000000000001).
+func Float(f float64) *strictjson.Value {
+	b, _ := json.Marshal(f)
+	return strictjson.Number(string(b))
+}
+
+// items returns the items of an array, nil for anything else (nil
+// included).
+func items(v *strictjson.Value) []*strictjson.Value {
+	if v == nil || v.Kind != strictjson.KindArray {
+		return nil
+	}
+	return v.Items
+}
+
+// str is the string v holds, "" for anything else.
+func str(v *strictjson.Value) string {
+	s, _ := v.AsString()
+	return s
+}
+
+// contentText is the text of a message content (the Responses and
+// Anthropic APIs): a string, or the text of its text parts (input_text,
+// output_text, text).
+func contentText(content *strictjson.Value) string {
+	if s, ok := content.AsString(); ok {
+		return s
+	}
+	if content == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, part := range content.Items {
+		switch str(part.Get("type")) {
+		case "input_text", "output_text", "text":
+			b.WriteString(str(part.Get("text")))
+		}
+	}
+	return b.String()
+}
+
+// replaceString sets member key of obj to want when obj has it as another
+// string (or null) than want and the keep values, and returns what it was
+// ("" for null): the normal stop of most APIs.
+func replaceString(obj *strictjson.Value, key, want string, keep ...string) string {
+	v := obj.Get(key)
+	if v == nil || (v.Kind != strictjson.KindString && !v.IsNull()) {
+		return ""
+	}
+	was, _ := v.AsString()
+	if was == want {
+		return ""
+	}
+	for _, k := range keep {
+		if was == k {
+			return ""
+		}
+	}
+	obj.Set(key, strictjson.String(want))
+	if v.IsNull() {
+		return ""
+	}
+	return was
+}

@@ -1,0 +1,42 @@
+package codec
+
+import (
+	"net/http"
+
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// Generate is Ollama's POST /api/generate: the task is system and prompt,
+// the text `response`, a stream NDJSON. The API declares no tools.
+type Generate struct{ native }
+
+var _ Codec = Generate{}
+
+// Path is /api/generate.
+func (Generate) Path() string { return "/api/generate" }
+
+// ReadAnswer reads one object or an NDJSON stream.
+func (Generate) ReadAnswer(body []byte) (*Answer, error) {
+	return readNative(body, func(obj *strictjson.Value) string { return str(obj.Get("response")) })
+}
+
+// WithText sets response.
+func (Generate) WithText(obj *strictjson.Value, text string) *strictjson.Value {
+	out := obj.Clone()
+	out.Set("response", strictjson.String(text))
+	return out
+}
+
+// Encode re-emits a stream as Ollama writes one: a chunk with the text
+// (and the thinking, which Ollama streams before the done chunk, never in
+// it), then the done chunk with the counters and the contract summary.
+func (Generate) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+	return encodeNative(w, r, obj, func(first, last *strictjson.Value) {
+		first.Set("response", strictjson.String(text))
+		last.Set("response", strictjson.String(""))
+		if th := obj.Get("thinking"); th != nil {
+			first.Set("thinking", th)
+			last.Delete("thinking")
+		}
+	})
+}

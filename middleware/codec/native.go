@@ -1,0 +1,171 @@
+package codec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// native is what Ollama's own APIs, generate and chat, share: the format
+// member, the temperature in options, a stream of NDJSON chunks ending
+// with a done chunk, Ollama's counters, done_reason "stop" and Ollama's
+// error shape. Generate and Chat embed it.
+type native struct{}
+
+// Decode reads model, stream (true when absent) and format.
+func (native) Decode(raw []byte) (*Request, error) {
+	r, err := decodeCommon(raw, true)
+	if err != nil {
+		return nil, err
+	}
+	if fm := r.Body.Get("format"); fm != nil && !fm.IsNull() {
+		r.HasFormat = !(fm.Kind == strictjson.KindString && fm.Str == "")
+		if fm.Kind == strictjson.KindObject {
+			r.Schema = strictjson.Marshal(fm)
+		}
+	}
+	return r, nil
+}
+
+// SetFormat sets format to the schema.
+func (native) SetFormat(r *Request, schema *strictjson.Value) {
+	r.Body.Set("format", schema)
+	r.Edited = true
+}
+
+// Temperature reports whether the request sets options.temperature.
+func (native) Temperature(r *Request) bool {
+	return r.Body.Get("options").Has("temperature")
+}
+
+// SetTemperature sets options.temperature.
+func (native) SetTemperature(r *Request, t float64) {
+	opts := r.Body.Get("options")
+	if opts == nil || opts.Kind != strictjson.KindObject {
+		opts = strictjson.Object()
+		r.Body.Set("options", opts)
+	}
+	opts.Set("temperature", Float(t))
+	r.Edited = true
+}
+
+// Prompt renders system, prompt and messages.
+func (native) Prompt(r *Request) string { return messagesPrompt(r.Body) }
+
+// NormalStop sets done_reason "stop".
+func (native) NormalStop(obj *strictjson.Value) string {
+	return replaceString(obj, "done_reason", "stop")
+}
+
+// EncodeError writes Ollama's own shape, {"error": "…"}.
+func (native) EncodeError(e *apierr.Error) []byte { return e.Body() }
+
+// messagesPrompt renders the system, prompt and messages members of
+// Ollama's APIs and OpenAI's (string contents) as text.
+func messagesPrompt(body *strictjson.Value) string {
+	var b strings.Builder
+	if s := str(body.Get("system")); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+	b.WriteString(str(body.Get("prompt")))
+	if msgs := body.Get("messages"); msgs != nil {
+		for _, m := range msgs.Items {
+			content := str(m.Get("content"))
+			if content == "" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(str(m.Get("role")))
+			b.WriteString(": ")
+			b.WriteString(content)
+		}
+	}
+	return b.String()
+}
+
+// readNative reads a native answer: one object, or NDJSON chunks whose
+// text textOf concatenates. The last chunk must say done. The answer's
+// counters are Ollama's.
+func readNative(body []byte, textOf func(*strictjson.Value) string) (*Answer, error) {
+	obj, text, err := readObjectOrNDJSON(body, textOf)
+	if err != nil {
+		return nil, err
+	}
+	a := &Answer{Obj: obj, Text: text, DoneReason: str(obj.Get("done_reason"))}
+	if n, ok := obj.Get("prompt_eval_count").AsInt(); ok {
+		a.PromptTokens = int(n)
+	}
+	if n, ok := obj.Get("eval_count").AsInt(); ok {
+		a.OutputTokens = int(n)
+	}
+	return a, nil
+}
+
+func readObjectOrNDJSON(body []byte, textOf func(*strictjson.Value) string) (*strictjson.Value, string, error) {
+	trimmed := bytes.TrimSpace(body)
+	if obj, err := strictjson.Parse(trimmed); err == nil {
+		if obj.Kind != strictjson.KindObject {
+			return nil, "", errors.New("upstream answer is not a JSON object")
+		}
+		if e, ok := obj.Get("error").AsString(); ok {
+			return nil, "", fmt.Errorf("upstream: %s", e)
+		}
+		if d := obj.Get("done"); d != nil && d.Kind == strictjson.KindBool && !d.Bool {
+			return nil, "", fmt.Errorf("%w: no final chunk", ErrIncomplete)
+		}
+		return obj, textOf(obj), nil
+	}
+	var text strings.Builder
+	var last *strictjson.Value
+	for line := range bytes.SplitSeq(trimmed, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		obj, err := strictjson.Parse(line)
+		if err != nil || obj.Kind != strictjson.KindObject {
+			return nil, "", fmt.Errorf("upstream answer is not JSON: %v", err)
+		}
+		if e, ok := obj.Get("error").AsString(); ok {
+			return nil, "", fmt.Errorf("upstream: %s", e)
+		}
+		text.WriteString(textOf(obj))
+		last = obj
+	}
+	if last == nil {
+		return nil, "", fmt.Errorf("%w: empty body", ErrIncomplete)
+	}
+	if d := last.Get("done"); d == nil || d.Kind != strictjson.KindBool || !d.Bool {
+		return nil, "", fmt.Errorf("%w: the stream ended without its final chunk", ErrIncomplete)
+	}
+	return last, text.String(), nil
+}
+
+// encodeNative writes a native answer: the object, or — to a client that
+// asked for a stream — the content chunk first (done false, started with
+// the final object's model and created_at) and the done chunk last, as
+// Ollama writes one.
+func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, content func(first, last *strictjson.Value)) error {
+	if !r.Stream {
+		return writeObject(w, nativeContentType, obj)
+	}
+	first := strictjson.Object()
+	for _, m := range obj.Members {
+		switch m.Key {
+		case "model", "created_at":
+			first.Members = append(first.Members, m)
+		}
+	}
+	last := obj.Clone()
+	content(first, last)
+	first.Set("done", strictjson.BoolValue(false))
+	return writeNDJSON(w, first, last)
+}

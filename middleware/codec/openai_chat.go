@@ -1,0 +1,121 @@
+package codec
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// OpenAIChat is Ollama's OpenAI-compatible POST /v1/chat/completions: the
+// task is messages, the format `response_format.json_schema.schema`, the
+// text `choices[0].message.content`, the tool calls its tool_calls
+// (arguments a string of JSON), and a stream is server-sent events ending
+// with [DONE].
+type OpenAIChat struct{ openAI }
+
+var (
+	_ Codec     = OpenAIChat{}
+	_ ToolCodec = OpenAIChat{}
+)
+
+// chatChoices are the choices of a chat completion: a message, and in a
+// stream a delta.
+var chatChoices = choices{
+	object: "chat.completion", chunkObject: "chat.completion.chunk",
+	text:      func(c *strictjson.Value) string { return str(c.Get("message").Get("content")) },
+	deltaText: func(c *strictjson.Value) string { return str(c.Get("delta").Get("content")) },
+	choice: func(text string, finish *strictjson.Value) *strictjson.Value {
+		return strictjson.Object(
+			Member("index", strictjson.Int(0)),
+			Member("message", assistant(text)),
+			Member("finish_reason", finish),
+		)
+	},
+}
+
+// assistant is an assistant message with content text.
+func assistant(text string) *strictjson.Value {
+	return strictjson.Object(Member("role", strictjson.String("assistant")), Member("content", strictjson.String(text)))
+}
+
+// Path is /v1/chat/completions.
+func (OpenAIChat) Path() string { return "/v1/chat/completions" }
+
+// Decode reads model, stream, stream_options.include_usage and
+// response_format (a json_schema's schema, or plain JSON mode).
+func (OpenAIChat) Decode(raw []byte) (*Request, error) {
+	r, err := decodeStreamOptions(raw)
+	if err != nil {
+		return nil, err
+	}
+	if rf := r.Body.Get("response_format"); rf != nil && rf.Kind == strictjson.KindObject {
+		r.HasFormat = true
+		if s := rf.Get("json_schema").Get("schema"); s != nil && s.Kind == strictjson.KindObject {
+			r.Schema = strictjson.Marshal(s)
+		}
+	}
+	return r, nil
+}
+
+// SetFormat sets response_format to the schema.
+func (OpenAIChat) SetFormat(r *Request, schema *strictjson.Value) {
+	r.Body.Set("response_format", strictjson.Object(
+		Member("type", strictjson.String("json_schema")),
+		Member("json_schema", strictjson.Object(Member("name", strictjson.String("contract")), Member("schema", schema))),
+	))
+	r.Edited = true
+}
+
+// Prompt renders the messages.
+func (OpenAIChat) Prompt(r *Request) string { return messagesPrompt(r.Body) }
+
+// ReadAnswer reads one object or a stream of chunks.
+func (OpenAIChat) ReadAnswer(body []byte) (*Answer, error) { return chatChoices.read(body) }
+
+// WithText sets choices[0].message.content.
+func (OpenAIChat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
+	out := obj.Clone()
+	if root, err := strictjson.Replace(out, "/choices/0/message/content", strictjson.String(text)); err == nil {
+		return root
+	}
+	return out
+}
+
+// NormalStop sets finish_reason "stop", but for tool calls.
+func (OpenAIChat) NormalStop(obj *strictjson.Value) string {
+	return chatChoices.normalStop(obj, "tool_calls", "function_call")
+}
+
+// Encode re-emits a stream as Ollama streams a chat completion; its first
+// chunk's delta carries the whole message (reasoning, tool calls) with the
+// validated text.
+func (OpenAIChat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+	delta := assistant(text)
+	if m := obj.Get("choices").Index(0).Get("message"); m != nil && m.Kind == strictjson.KindObject {
+		delta = m.Clone()
+		delta.Set("content", strictjson.String(text))
+	}
+	return chatChoices.encode(w, r, obj, func(first bool, finish *strictjson.Value) *strictjson.Value {
+		d := delta
+		if !first {
+			d = assistant("")
+		}
+		return strictjson.Object(Member("index", strictjson.Int(0)), Member("delta", d), Member("finish_reason", finish))
+	})
+}
+
+// Tools reads {"type":"function","function":{"name","parameters"}}.
+func (OpenAIChat) Tools(r *Request) map[string]json.RawMessage { return functionTools(r) }
+
+// ToolCalls reads choices[0].message.tool_calls.
+func (OpenAIChat) ToolCalls(obj *strictjson.Value) []ToolCall {
+	return readCalls(obj.Get("choices").Index(0).Get("message").Get("tool_calls"), function, "arguments")
+}
+
+// WithToolArgs writes arguments as OpenAI does: a string of JSON.
+func (OpenAIChat) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
+	out := obj.Clone()
+	writeCalls(out.Get("choices").Index(0).Get("message").Get("tool_calls"), function, "arguments", args, jsonString)
+	return out
+}

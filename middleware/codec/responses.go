@@ -1,0 +1,344 @@
+package codec
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// Responses is Ollama's OpenAI-compatible POST /v1/responses (the
+// Responses API): the task is `instructions` and `input`, the format
+// `text.format` (type json_schema), the text the output_text parts of the
+// output's message items, the tool calls its function_call items
+// (arguments a string of JSON), and a stream is named server-sent events
+// from response.created to response.completed.
+type Responses struct{ openAI }
+
+var (
+	_ Codec     = Responses{}
+	_ ToolCodec = Responses{}
+)
+
+// Path is /v1/responses.
+func (Responses) Path() string { return "/v1/responses" }
+
+// Decode reads model, stream (false when absent) and text.format: a
+// json_schema's schema, or plain JSON mode (json_object).
+func (Responses) Decode(raw []byte) (*Request, error) {
+	r, err := decodeCommon(raw, false)
+	if err != nil {
+		return nil, err
+	}
+	if f := r.Body.Get("text").Get("format"); f != nil && f.Kind == strictjson.KindObject {
+		switch str(f.Get("type")) {
+		case "json_schema":
+			r.HasFormat = true
+			if s := f.Get("schema"); s != nil && s.Kind == strictjson.KindObject {
+				r.Schema = strictjson.Marshal(s)
+			}
+		case "json_object":
+			r.HasFormat = true
+		}
+	}
+	return r, nil
+}
+
+// SetFormat sets text.format to the schema, strict.
+func (Responses) SetFormat(r *Request, schema *strictjson.Value) {
+	text := r.Body.Get("text")
+	if text == nil || text.Kind != strictjson.KindObject {
+		text = strictjson.Object()
+		r.Body.Set("text", text)
+	}
+	text.Set("format", strictjson.Object(
+		Member("type", strictjson.String("json_schema")),
+		Member("name", strictjson.String("contract")),
+		Member("schema", schema),
+		Member("strict", strictjson.BoolValue(true)),
+	))
+	r.Edited = true
+}
+
+// Prompt renders instructions and input: a string, or items whose content
+// is a string or input_text parts.
+func (Responses) Prompt(r *Request) string {
+	var b strings.Builder
+	add := func(role, s string) {
+		if s == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		if role != "" {
+			b.WriteString(role)
+			b.WriteString(": ")
+		}
+		b.WriteString(s)
+	}
+	add("", str(r.Body.Get("instructions")))
+	in := r.Body.Get("input")
+	if s, ok := in.AsString(); ok {
+		add("", s)
+		return b.String()
+	}
+	if in == nil {
+		return b.String()
+	}
+	for _, item := range in.Items {
+		add(str(item.Get("role")), contentText(item.Get("content")))
+	}
+	return b.String()
+}
+
+// ReadAnswer reads one response or a stream of events. A response whose
+// status is incomplete for max_output_tokens ends for "length", as a chat
+// completion would.
+func (Responses) ReadAnswer(body []byte) (*Answer, error) {
+	obj, err := readObjectOrSSE(body, assembleResponses)
+	if err != nil {
+		return nil, err
+	}
+	if err := upstreamError(obj); err != nil {
+		return nil, err
+	}
+	if out := obj.Get("output"); out == nil || out.Kind != strictjson.KindArray {
+		return nil, fmt.Errorf("upstream answer has no output")
+	}
+	a := &Answer{Obj: obj, Text: responsesText(obj)}
+	if str(obj.Get("status")) == "incomplete" {
+		a.DoneReason = str(obj.Get("incomplete_details").Get("reason"))
+		if a.DoneReason == "max_output_tokens" {
+			a.DoneReason = "length"
+		}
+	}
+	return a.usage(obj, "input_tokens", "output_tokens"), nil
+}
+
+// responsesText is the text of a response: its message items'
+// output_text parts.
+func responsesText(obj *strictjson.Value) string {
+	var b strings.Builder
+	for _, item := range items(obj.Get("output")) {
+		if str(item.Get("type")) != "message" {
+			continue
+		}
+		for _, part := range items(item.Get("content")) {
+			if str(part.Get("type")) == "output_text" {
+				b.WriteString(str(part.Get("text")))
+			}
+		}
+	}
+	return b.String()
+}
+
+// assembleResponses reads a Responses stream: the response of its
+// response.completed (or response.incomplete) event. A stream without it
+// is incomplete; a response.failed or error event is the upstream's error.
+func assembleResponses(body []byte) (*strictjson.Value, error) {
+	datas, _ := sseData(body)
+	for _, data := range datas {
+		ev, err := parseEvent(data)
+		if err != nil {
+			return nil, err
+		}
+		switch typ := str(ev.Get("type")); typ {
+		case "response.completed", "response.incomplete":
+			resp := ev.Get("response")
+			if resp == nil || resp.Kind != strictjson.KindObject {
+				return nil, fmt.Errorf("upstream %s event without a response", typ)
+			}
+			return resp, nil
+		case "response.failed":
+			return nil, fmt.Errorf("upstream: %s", openAIErrorMessage(ev.Get("response").Get("error")))
+		case "error":
+			msg := str(ev.Get("message"))
+			if msg == "" {
+				msg = openAIErrorMessage(ev.Get("error"))
+			}
+			return nil, fmt.Errorf("upstream: %s", msg)
+		}
+	}
+	return nil, fmt.Errorf("%w: the stream ended before response.completed", ErrIncomplete)
+}
+
+// WithText puts text in the first output_text part of the first message
+// item, dropping the item's other text parts; a response without a message
+// gets one.
+func (Responses) WithText(obj *strictjson.Value, text string) *strictjson.Value {
+	out := obj.Clone()
+	output := out.Get("output")
+	if output == nil || output.Kind != strictjson.KindArray {
+		output = strictjson.Array()
+		out.Set("output", output)
+	}
+	for _, item := range output.Items {
+		if str(item.Get("type")) != "message" {
+			continue
+		}
+		content := item.Get("content")
+		if content == nil || content.Kind != strictjson.KindArray {
+			content = strictjson.Array()
+			item.Set("content", content)
+		}
+		parts := content.Items[:0:0]
+		placed := false
+		for _, part := range content.Items {
+			if str(part.Get("type")) == "output_text" {
+				if placed {
+					continue
+				}
+				part.Set("text", strictjson.String(text))
+				placed = true
+			}
+			parts = append(parts, part)
+		}
+		if !placed {
+			parts = append(parts, outputTextPart(text))
+		}
+		content.Items = parts
+		return out
+	}
+	output.Items = append(output.Items, strictjson.Object(
+		Member("id", strictjson.String("msg_contract")),
+		Member("type", strictjson.String("message")),
+		Member("status", strictjson.String("completed")),
+		Member("role", strictjson.String("assistant")),
+		Member("content", strictjson.Array(outputTextPart(text))),
+	))
+	return out
+}
+
+func outputTextPart(text string) *strictjson.Value {
+	return strictjson.Object(
+		Member("type", strictjson.String("output_text")),
+		Member("text", strictjson.String(text)),
+		Member("annotations", strictjson.Array()),
+		Member("logprobs", strictjson.Array()),
+	)
+}
+
+// NormalStop marks an incomplete response completed; its reason
+// (max_output_tokens) is the upstream's.
+func (Responses) NormalStop(obj *strictjson.Value) string {
+	if str(obj.Get("status")) != "incomplete" {
+		return ""
+	}
+	was := str(obj.Get("incomplete_details").Get("reason"))
+	obj.Set("status", strictjson.String("completed"))
+	obj.Set("incomplete_details", strictjson.Null())
+	if was == "" {
+		was = "incomplete"
+	}
+	return was
+}
+
+// Encode re-emits a stream as Ollama streams a response:
+// response.created and response.in_progress with an empty output; for
+// each output item its added event, the text's part, delta and done
+// events for a message, its done event; then response.completed with the
+// whole response, the contract summary included.
+func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+	if !r.Stream {
+		return writeObject(w, jsonContentType, obj)
+	}
+	seq := 0
+	var events []*strictjson.Value
+	emit := func(typ string, members ...strictjson.Member) {
+		ev := strictjson.Object(Member("type", strictjson.String(typ)))
+		ev.Members = append(ev.Members, members...)
+		ev.Set("sequence_number", strictjson.Int(int64(seq)))
+		seq++
+		events = append(events, ev)
+	}
+	pending := obj.Clone()
+	pending.Set("status", strictjson.String("in_progress"))
+	pending.Set("output", strictjson.Array())
+	pending.Set("usage", strictjson.Null())
+	pending.Delete("contract")
+	if pending.Has("completed_at") {
+		pending.Set("completed_at", strictjson.Null())
+	}
+	emit("response.created", Member("response", pending))
+	emit("response.in_progress", Member("response", pending))
+	for i, item := range items(obj.Get("output")) {
+		idx := Member("output_index", strictjson.Int(int64(i)))
+		id := item.Get("id")
+		if id == nil {
+			id = strictjson.String("")
+		}
+		switch str(item.Get("type")) {
+		case "function_call":
+			// As Ollama streams a call: the item without its arguments,
+			// the arguments, the item.
+			args := item.Get("arguments")
+			if args == nil {
+				args = strictjson.String("")
+			}
+			added := item.Clone()
+			added.Set("status", strictjson.String("in_progress"))
+			added.Set("arguments", strictjson.String(""))
+			emit("response.output_item.added", idx, Member("item", added))
+			emit("response.function_call_arguments.delta", Member("item_id", id), idx, Member("delta", args))
+			emit("response.function_call_arguments.done", Member("item_id", id), idx, Member("arguments", args))
+		case "message":
+			added := item.Clone()
+			added.Set("status", strictjson.String("in_progress"))
+			added.Set("content", strictjson.Array())
+			emit("response.output_item.added", idx, Member("item", added))
+			for j, part := range items(item.Get("content")) {
+				ci := Member("content_index", strictjson.Int(int64(j)))
+				empty := part.Clone()
+				if empty.Has("text") {
+					empty.Set("text", strictjson.String(""))
+				}
+				emit("response.content_part.added", Member("item_id", id), idx, ci, Member("part", empty))
+				if str(part.Get("type")) == "output_text" {
+					s := strictjson.String(str(part.Get("text")))
+					emit("response.output_text.delta", Member("item_id", id), idx, ci,
+						Member("delta", s), Member("logprobs", strictjson.Array()))
+					emit("response.output_text.done", Member("item_id", id), idx, ci,
+						Member("text", s), Member("logprobs", strictjson.Array()))
+				}
+				emit("response.content_part.done", Member("item_id", id), idx, ci, Member("part", part))
+			}
+		default:
+			emit("response.output_item.added", idx, Member("item", item))
+		}
+		emit("response.output_item.done", idx, Member("item", item))
+	}
+	final := "response.completed"
+	if str(obj.Get("status")) == "incomplete" {
+		final = "response.incomplete"
+	}
+	emit(final, Member("response", obj))
+	return writeNamedSSE(w, events)
+}
+
+// Tools reads the Responses API's tools: {"type":"function","name",
+// "parameters"}.
+func (Responses) Tools(r *Request) map[string]json.RawMessage {
+	return toolSchemas(r,
+		func(t *strictjson.Value) *strictjson.Value {
+			if str(t.Get("type")) != "function" {
+				return nil
+			}
+			return t.Get("name")
+		},
+		func(t *strictjson.Value) *strictjson.Value { return t.Get("parameters") })
+}
+
+// ToolCalls reads the function_call items of the output.
+func (Responses) ToolCalls(obj *strictjson.Value) []ToolCall {
+	return readCalls(obj.Get("output"), typed("function_call"), "arguments")
+}
+
+// WithToolArgs writes arguments as OpenAI does: a string of JSON.
+func (Responses) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
+	out := obj.Clone()
+	writeCalls(out.Get("output"), typed("function_call"), "arguments", args, jsonString)
+	return out
+}
