@@ -99,6 +99,9 @@ type result struct {
 	err  *apierr.Error
 	// outcome is the ladder's, for the log; nil for a cached answer.
 	outcome *repair.Outcome
+	// tools sums the ladder's runs over an answer's tool-call arguments,
+	// for the log; nil for an answer without them.
+	tools *repair.Outcome
 	// first is the first answer's text and firstTokens its tokens, for the
 	// log, the debug store and the corrections report.
 	first       string
@@ -337,7 +340,11 @@ func fillEvent(ev *Event, res *result) {
 	default:
 		ev.Status = res.status
 	}
-	if out := res.outcome; out != nil && !ev.Coalesced {
+	out := res.outcome
+	if out == nil {
+		out = res.tools
+	}
+	if out != nil && !ev.Coalesced {
 		ev.Rungs, ev.LLMCalls, ev.LocalFixes = out.Rungs, out.LLMCalls, len(out.Changes)
 		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), parseClass(out.Before)
 		ev.RepairTokens = out.Tokens
@@ -426,6 +433,66 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 	return a, nil
 }
 
+// repairs is a request's one use of the repair ladder, whatever it
+// repairs — the answer's text or the arguments of its tool calls: the
+// repair gate is asked once, the budget of model calls (max_llm_calls) is
+// the request's and not each run's, and the counts of every run add up to
+// what the request's Event, its log line and its summary say.
+type repairs struct {
+	allow bool
+	done  func(success bool)
+	// left is the model calls the request may still make.
+	left int
+	// spent sums the runs: rungs, model calls, local changes, tokens and
+	// the violations found before repair.
+	spent repair.Outcome
+}
+
+// startRepairs asks the repair gate for the request's route and model.
+func (g *guard) startRepairs(x *exchange) *repairs {
+	rp := &repairs{allow: true, done: func(bool) {}, left: g.MaxLLMCalls}
+	switch {
+	case rp.left == 0:
+		rp.left = repair.DefaultMaxLLMCalls
+	case rp.left < 0:
+		rp.left = 0
+	}
+	if g.RepairGate != nil {
+		rp.allow, rp.done = g.RepairGate(x.route.Name, x.upstreamModel)
+	}
+	return rp
+}
+
+// run runs job on the ladder within the gate and what is left of the
+// budget, and adds its counts to the request's.
+func (rp *repairs) run(ctx context.Context, job repair.Job) repair.Outcome {
+	job.LocalOnly = job.LocalOnly || !rp.allow
+	job.MaxLLMCalls = rp.left
+	if rp.left == 0 {
+		job.MaxLLMCalls = -1 // none: 0 would mean the default
+	}
+	out := repair.Run(ctx, job)
+	rp.left = max(0, rp.left-out.LLMCalls)
+	s := &rp.spent
+	for _, r := range out.Rungs {
+		if !slices.Contains(s.Rungs, r) {
+			s.Rungs = append(s.Rungs, r)
+		}
+	}
+	s.LLMCalls += out.LLMCalls
+	s.Changes = append(s.Changes, out.Changes...)
+	s.Tokens.PromptTokens += out.Tokens.PromptTokens
+	s.Tokens.OutputTokens += out.Tokens.OutputTokens
+	s.Before.Violations = append(s.Before.Violations, out.Before.Violations...)
+	return out
+}
+
+// model is the ladder's model for the exchange: the upstream model, with
+// the request id and a span per call.
+func (g *guard) model(x *exchange) repair.Model {
+	return model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall}
+}
+
 // ladder runs the repair ladder on the first answer. It returns nil when
 // the caller went away: nothing was learnt about the model.
 func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *repair.Outcome {
@@ -433,10 +500,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		return nil // the client left during the first answer: validate nothing
 	}
 	route := x.route
-	allow, done := true, func(bool) {}
-	if g.RepairGate != nil {
-		allow, done = g.RepairGate(route.Name, x.upstreamModel)
-	}
+	rp := g.startRepairs(x)
 	again := func(edit func(*codec.Request)) func(ctx context.Context) (repair.Reply, error) {
 		return func(ctx context.Context) (repair.Reply, error) {
 			r := x.up.Clone()
@@ -453,11 +517,9 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		Params:         route.Params,
 		Text:           first.Text,
 		Prompt:         x.codec.Prompt(x.up),
-		Model:          model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall},
+		Model:          g.model(x),
 		ModelName:      x.upstreamModel,
-		MaxLLMCalls:    g.MaxLLMCalls,
 		FirstScheduled: x.firstScheduled,
-		LocalOnly:      !allow,
 		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
 			return again(func(r *codec.Request) { r.SetModel(m) })(ctx)
 		},
@@ -466,13 +528,13 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		},
 	}
 	lctx, end := g.stage(ctx, "ladder")
-	out := repair.Run(lctx, job)
+	out := rp.run(lctx, job)
 	end()
 	if errors.Is(ctx.Err(), context.Canceled) {
-		done(true)
+		rp.done(true)
 		return nil
 	}
-	done(out.Status == repair.StatusValid || out.Status == repair.StatusRepaired)
+	rp.done(out.Status == repair.StatusValid || out.Status == repair.StatusRepaired)
 	return &out
 }
 

@@ -68,43 +68,41 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, 
 		contract = x.route.Validator.Contract.ID()
 	}
 	res := &result{contract: contract, status: repair.StatusValid, text: first.Text}
+	rp := g.startRepairs(x)
+	defer func() { res.tools = &rp.spent }()
 	args := make([]*strictjson.Value, len(calls))
-	var usage repair.Usage
-	llmCalls, fixes := 0, 0
-	var before []string
 	for i, call := range calls {
 		schema, ok := tools[call.Name]
 		if !ok {
+			rp.done(true) // the model's mistake, not a failed repair
 			res.status, res.report = repair.StatusFailed, unknownTool(call.Name, tools)
 			return res
 		}
 		v, err := g.tools.get(schema)
 		if err != nil {
+			rp.done(true)
 			return &result{err: &apierr.Error{Code: http.StatusBadRequest,
 				Msg: fmt.Sprintf("tools: the parameters of %q are not a valid JSON Schema: %v", call.Name, err), Err: err}}
 		}
-		out := repair.Run(ctx, repair.Job{
-			Validator:   v,
-			Params:      validators.Params{},
-			Text:        call.Args,
-			Prompt:      x.codec.Prompt(x.up) + "\n\nArguments of a call of the function " + call.Name + ".",
-			Model:       model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall},
-			ModelName:   x.upstreamModel,
-			MaxLLMCalls: g.MaxLLMCalls,
+		out := rp.run(ctx, repair.Job{
+			Validator: v,
+			Params:    validators.Params{},
+			Text:      call.Args,
+			Prompt:    x.codec.Prompt(x.up) + "\n\nArguments of a call of the function " + call.Name + ".",
+			Model:     g.model(x),
+			ModelName: x.upstreamModel,
 		})
 		if ctx.Err() != nil {
+			rp.done(true)
 			return &result{err: apierr.From(ctx.Err())}
 		}
-		llmCalls += out.LLMCalls
-		fixes += len(out.Changes)
-		usage.PromptTokens += out.Tokens.PromptTokens
-		usage.OutputTokens += out.Tokens.OutputTokens
-		before = append(before, out.Before.Codes()...)
+		res.repairs = rp.spent.LLMCalls + len(rp.spent.Changes)
 		if out.Status != repair.StatusValid && out.Status != repair.StatusRepaired || out.Doc == nil {
+			rp.done(false)
 			rep := out.Report
 			rep.Contract = "tool:" + call.Name
+			rp.spent.Report = rep
 			res.status, res.report = repair.StatusFailed, &rep
-			res.repairs = llmCalls + fixes
 			return res
 		}
 		if out.Status == repair.StatusRepaired {
@@ -112,7 +110,8 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, 
 			args[i] = out.Doc
 		}
 	}
-	res.repairs = llmCalls + fixes
+	rp.done(true)
+	spent := &rp.spent
 	res.obj = tc.WithToolArgs(first.Obj, args)
 	codes := func(cs []string) *strictjson.Value {
 		items := make([]*strictjson.Value, len(cs))
@@ -125,13 +124,13 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, 
 		codec.Member("id", strictjson.String(contract)),
 		codec.Member("status", strictjson.String(res.status)),
 		codec.Member("tool_calls", strictjson.Int(int64(len(calls)))),
-		codec.Member("llm_calls", strictjson.Int(int64(llmCalls))),
-		codec.Member("local_fixes", strictjson.Int(int64(fixes))),
-		codec.Member("violations_before", codes(before)),
+		codec.Member("llm_calls", strictjson.Int(int64(spent.LLMCalls))),
+		codec.Member("local_fixes", strictjson.Int(int64(len(spent.Changes)))),
+		codec.Member("violations_before", codes(spent.Before.Codes())),
 		codec.Member("violations_after", strictjson.Array()),
 		codec.Member("repair_tokens", strictjson.Object(
-			codec.Member("prompt", strictjson.Int(int64(usage.PromptTokens))),
-			codec.Member("output", strictjson.Int(int64(usage.OutputTokens))),
+			codec.Member("prompt", strictjson.Int(int64(spent.Tokens.PromptTokens))),
+			codec.Member("output", strictjson.Int(int64(spent.Tokens.OutputTokens))),
 		)),
 	))
 	return res

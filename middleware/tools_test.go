@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,8 +17,10 @@ import (
 // fixed; it counts the requests of each path.
 type toolUpstream struct {
 	fn, args, fixed string
-	mu              sync.Mutex
-	calls           map[string]int
+	// n is how many calls /api/chat's answer makes (0 means one).
+	n     int
+	mu    sync.Mutex
+	calls map[string]int
 }
 
 func (u *toolUpstream) count(path string) int {
@@ -39,7 +43,11 @@ func (u *toolUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(map[string]any{"model": "m", "response": u.fixed, "done": true, "done_reason": "stop"})
 		w.Write(b)
 	case "/api/chat":
-		w.Write([]byte(`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":0,"name":"` + u.fn + `","arguments":` + u.args + `}}]},"done":true,"done_reason":"stop"}`))
+		calls := make([]string, max(u.n, 1))
+		for i := range calls {
+			calls[i] = `{"function":{"index":` + strconv.Itoa(i) + `,"name":"` + u.fn + `","arguments":` + u.args + `}}`
+		}
+		w.Write([]byte(`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[` + strings.Join(calls, ",") + `]},"done":true,"done_reason":"stop"}`))
 	case "/v1/responses":
 		args, _ := json.Marshal(u.args)
 		w.Write([]byte(`{"id":"r","object":"response","status":"completed","model":"m","output":[{"id":"fc_1","type":"function_call","status":"completed","call_id":"call_1","name":"` + u.fn + `","arguments":` + string(args) + `}],"usage":{"input_tokens":1,"output_tokens":2}}`))
@@ -111,6 +119,88 @@ func TestToolCallArguments(t *testing.T) {
 			}
 			if got := up.count("/api/generate"); got != tt.repairs {
 				t.Errorf("%d repair calls, want %d", got, tt.repairs)
+			}
+		})
+	}
+}
+
+// TestToolCallsShareTheRequestsLadder checks that repairing tool-call
+// arguments is the request's one use of the ladder: the repair gate stops
+// its model calls as it stops the text's, the request's budget of model
+// calls is shared by all its calls, and the request's Event (its log line
+// and metrics) counts the model calls the summary reports.
+func TestToolCallsShareTheRequestsLadder(t *testing.T) {
+	tests := []struct {
+		name     string
+		n        int  // calls in the answer
+		closed   bool // repair gate closed
+		maxCalls int
+		status   int
+		// repairs is the model calls the upstream gets; gateDone what
+		// the gate is told at the end.
+		repairs  int
+		gateDone []bool
+	}{
+		{"one call repaired", 1, false, 0, 200, 1, []bool{true}},
+		{"gate closed: local repair only", 1, true, 0, 422, 0, []bool{false}},
+		{"one budget for two calls", 2, false, 1, 422, 1, []bool{false}},
+		{"a budget for both", 2, false, 2, 200, 2, []bool{true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &toolUpstream{fn: "weather", args: `{"town":"Oslo"}`, fixed: `{"city":"Oslo"}`, n: tt.n}
+			fake := httptest.NewServer(up)
+			t.Cleanup(fake.Close)
+			events := make(chan Event, 1)
+			var mu sync.Mutex
+			var gateDone []bool
+			gw := mount(t, fake.URL, func(c *GuardConfig) {
+				c.MaxLLMCalls = tt.maxCalls
+				c.Observe = func(ev Event) { events <- ev }
+				c.RepairGate = func(route, model string) (bool, func(bool)) {
+					return !tt.closed, func(ok bool) {
+						mu.Lock()
+						defer mu.Unlock()
+						gateDone = append(gateDone, ok)
+					}
+				}
+			})
+			req, _ := http.NewRequest(http.MethodPost, gw.URL+"/api/chat", strings.NewReader(weatherRequest("/api/chat")))
+			req.Header.Set("X-Contract", "json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d %s, want %d", resp.StatusCode, b, tt.status)
+			}
+			if got := up.count("/api/generate"); got != tt.repairs {
+				t.Errorf("%d repair calls, want %d", got, tt.repairs)
+			}
+			ev := <-events
+			if ev.LLMCalls != tt.repairs {
+				t.Errorf("Event.LLMCalls = %d, want %d (the calls the upstream got)", ev.LLMCalls, tt.repairs)
+			}
+			if tt.status == 200 {
+				var sum struct {
+					Message  json.RawMessage `json:"message"`
+					Contract struct {
+						LLMCalls int `json:"llm_calls"`
+					} `json:"contract"`
+				}
+				if err := json.Unmarshal(b, &sum); err != nil {
+					t.Fatal(err)
+				}
+				if sum.Contract.LLMCalls != ev.LLMCalls {
+					t.Errorf("summary llm_calls = %d, Event %d: they must agree", sum.Contract.LLMCalls, ev.LLMCalls)
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Equal(gateDone, tt.gateDone) {
+				t.Errorf("repair gate told %v, want %v", gateDone, tt.gateDone)
 			}
 		})
 	}
