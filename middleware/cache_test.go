@@ -52,6 +52,7 @@ func cachedAppWith(t *testing.T, routes *Routes, store CacheStore, up Upstream) 
 		t.Fatal(err)
 	}
 	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler
 	e.Use(mw)
 	e.Any("/*", func(c echo.Context) error {
 		t.Errorf("request passed through: %s", c.Request().URL)

@@ -56,6 +56,15 @@ func LoggedError(c echo.Context) *apierr.Error {
 	return he
 }
 
+// ErrorHandler is the echo error handler that renders every error a
+// handler or middleware returns — the guard's included — with WriteError.
+// The guard returns its errors rather than writing them, so an
+// application that mounts it installs ErrorHandler (or calls WriteError
+// from its own handler): e.HTTPErrorHandler = middleware.ErrorHandler.
+func ErrorHandler(err error, c echo.Context) {
+	WriteError(c, err)
+}
+
 // WriteError answers the request with err in the shape of the path's
 // codec, Ollama's on every other path — the one place errors are
 // rendered, for the guard and for the gateway alike — and records err for

@@ -63,6 +63,7 @@ func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Ser
 	}
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(u) }, FlushInterval: -1}
 	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler
 	e.Use(guard)
 	e.Any("/*", echo.WrapHandler(proxy))
 	s := httptest.NewServer(e)

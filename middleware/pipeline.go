@@ -35,7 +35,8 @@ import (
 //	ladder  → validation and repair (its model calls through the Upstream)
 //	encode  → the client's shape, or an error in Ollama's
 //
-// Errors of every stage are *apierr.Error, written by WriteError.
+// Errors of every stage are *apierr.Error, returned to echo's error
+// handler (ErrorHandler), the one writer.
 
 // exchange is one guarded request on its way through the stages.
 type exchange struct {
@@ -122,15 +123,13 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	x, pass, err := g.decode(c, cd)
 	decoded := time.Now()
 	if err != nil {
-		WriteError(c, err)
-		return nil
+		return err
 	}
 	if pass {
 		return next(c)
 	}
 	if x.route, err = g.resolve(c, x); err != nil {
-		WriteError(c, err)
-		return nil
+		return err
 	}
 	if x.route == nil {
 		x.route = g.toolsRoute(x)
@@ -565,8 +564,7 @@ func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *r
 // hit, miss or bypass).
 func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus string) error {
 	if res.err != nil {
-		WriteError(c, res.err)
-		return nil
+		return res.err
 	}
 	w := c.Response()
 	if res.bare {
@@ -579,8 +577,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	h.Set("X-Contract-Status", res.status)
 	h.Set("X-Contract-Repairs", strconv.Itoa(res.repairs))
 	if res.report != nil {
-		WriteError(c, &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
-		return nil
+		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
 	}
 	// res is shared (by coalesced requests, with the cache): a shallow
 	// copy of the top level and of the summary is all this answer edits.
@@ -623,7 +620,7 @@ func render(mode string, doc *strictjson.Value) string {
 	if mode == "fenced" {
 		return "```json\n" + string(strictjson.MarshalIndent(doc, "  ")) + "\n```"
 	}
-	return string(strictjson.Marshal(doc))
+	return strictjson.MarshalString(doc)
 }
 
 // summary is the `contract` member added to the final response object.

@@ -122,6 +122,7 @@ func guardApp(t *testing.T, cfg GuardConfig) *echo.Echo {
 		t.Fatal(err)
 	}
 	e := echo.New()
+	e.HTTPErrorHandler = ErrorHandler
 	e.Use(guard)
 	e.Any("/*", func(c echo.Context) error {
 		t.Errorf("%s %s passed through", c.Request().Method, c.Request().URL)

@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"unicode/utf8"
+	"unsafe"
 )
 
 // AppendJSON appends the canonical encoding of v to dst and returns the
@@ -59,6 +60,14 @@ func (v *Value) AppendJSON(dst []byte) []byte {
 // doubling up to it would allocate twice its size and copy it many times.
 func Marshal(v *Value) []byte {
 	return v.AppendJSON(make([]byte, 0, sizeHint(v)))
+}
+
+// MarshalString is Marshal as a string that shares the encoding's buffer,
+// which no one else holds: a document rendered for an answer is tens of
+// kilobytes, and string(Marshal(v)) would copy it once more.
+func MarshalString(v *Value) string {
+	b := Marshal(v)
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // sizeHint estimates the length of v's canonical encoding from above in

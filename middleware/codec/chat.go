@@ -27,13 +27,15 @@ func (Chat) ReadAnswer(body []byte) (*Answer, error) {
 
 // WithText sets message.content; an answer without a message gets one.
 func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
-	out := obj.Clone()
-	msg := out.Get("message")
+	out := cloneExcept(obj, "message")
+	msg := obj.Get("message")
 	if msg == nil || msg.Kind != strictjson.KindObject {
 		msg = strictjson.Object(Member("role", strictjson.String("assistant")))
-		out.Set("message", msg)
+	} else {
+		msg = cloneExcept(msg, "content")
 	}
 	msg.Set("content", strictjson.String(text))
+	out.Set("message", msg)
 	return out
 }
 

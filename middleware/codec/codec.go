@@ -45,7 +45,9 @@ type Codec interface {
 	// ReadAnswer reads the upstream's answer to a request with stream
 	// false: one object, or — from an upstream that streams regardless — a
 	// whole stream, assembled into the equivalent object. A stream without
-	// its final chunk is an error wrapping ErrIncomplete.
+	// its final chunk is an error wrapping ErrIncomplete. ReadAnswer takes
+	// body over: the answer shares its memory rather than copying tens of
+	// kilobytes, so the caller must not change body afterwards.
 	ReadAnswer(body []byte) (*Answer, error)
 	// WithText returns a copy of the answer's object with the model's text
 	// replaced.

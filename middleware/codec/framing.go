@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -26,9 +27,24 @@ const (
 func writeObject(w http.ResponseWriter, contentType string, obj *strictjson.Value) error {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(strictjson.Marshal(obj))
+	bp := encodeBuffers.Get().(*[]byte)
+	buf := obj.AppendJSON((*bp)[:0])
+	_, err := w.Write(buf)
+	if cap(buf) <= maxPooledBuffer {
+		*bp = buf
+		encodeBuffers.Put(bp)
+	}
 	return err
 }
+
+// encodeBuffers holds the buffers answers are encoded into: an answer is
+// written and forgotten, and its tens of kilobytes need not be allocated
+// anew for each request.
+var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// maxPooledBuffer bounds the buffers kept for reuse: a rare answer of
+// megabytes must not stay allocated for good.
+const maxPooledBuffer = 1 << 20
 
 // writeNDJSON writes a native stream, one chunk a line.
 func writeNDJSON(w http.ResponseWriter, chunks ...*strictjson.Value) error {
@@ -89,7 +105,7 @@ func readObjectOrSSE(body []byte, assemble func([]byte) (*strictjson.Value, erro
 	if bytes.HasPrefix(trimmed, []byte("event:")) || bytes.HasPrefix(trimmed, []byte("data:")) {
 		return assemble(trimmed)
 	}
-	obj, err := strictjson.Parse(trimmed)
+	obj, err := strictjson.ParseOwned(trimmed)
 	if err != nil || obj.Kind != strictjson.KindObject {
 		return nil, fmt.Errorf("upstream answer is not a JSON object: %v", err)
 	}
@@ -116,7 +132,7 @@ func sseData(body []byte) (datas [][]byte, done bool) {
 // parseEvent parses the data of a stream's event, which must be a JSON
 // object.
 func parseEvent(data []byte) (*strictjson.Value, error) {
-	obj, err := strictjson.Parse(data)
+	obj, err := strictjson.ParseOwned(data)
 	if err != nil || obj.Kind != strictjson.KindObject {
 		return nil, fmt.Errorf("upstream stream is not JSON: %v", err)
 	}

@@ -22,7 +22,7 @@ func (Generate) ReadAnswer(body []byte) (*Answer, error) {
 
 // WithText sets response.
 func (Generate) WithText(obj *strictjson.Value, text string) *strictjson.Value {
-	out := obj.Clone()
+	out := cloneExcept(obj, "response")
 	out.Set("response", strictjson.String(text))
 	return out
 }

@@ -111,7 +111,7 @@ func readNative(body []byte, textOf func(*strictjson.Value) string) (*Answer, er
 
 func readObjectOrNDJSON(body []byte, textOf func(*strictjson.Value) string) (*strictjson.Value, string, error) {
 	trimmed := bytes.TrimSpace(body)
-	if obj, err := strictjson.Parse(trimmed); err == nil {
+	if obj, err := strictjson.ParseOwned(trimmed); err == nil {
 		if obj.Kind != strictjson.KindObject {
 			return nil, "", errors.New("upstream answer is not a JSON object")
 		}
@@ -130,7 +130,7 @@ func readObjectOrNDJSON(body []byte, textOf func(*strictjson.Value) string) (*st
 		if len(line) == 0 {
 			continue
 		}
-		obj, err := strictjson.Parse(line)
+		obj, err := strictjson.ParseOwned(line)
 		if err != nil || obj.Kind != strictjson.KindObject {
 			return nil, "", fmt.Errorf("upstream answer is not JSON: %v", err)
 		}
@@ -168,4 +168,21 @@ func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, cont
 	content(first, last)
 	first.Set("done", strictjson.BoolValue(false))
 	return writeNDJSON(w, first, last)
+}
+
+// cloneExcept returns a deep copy of the object obj whose member key, if
+// any, holds null in its place, for the caller to set anew: the member
+// replaced is the model's text, tens of kilobytes that a whole Clone
+// would copy only to drop.
+func cloneExcept(obj *strictjson.Value, key string) *strictjson.Value {
+	out := &strictjson.Value{Kind: strictjson.KindObject, Offset: obj.Offset,
+		Members: make([]strictjson.Member, len(obj.Members))}
+	for i, m := range obj.Members {
+		v := strictjson.Null()
+		if m.Key != key {
+			v = m.Value.Clone()
+		}
+		out.Members[i] = strictjson.Member{Key: strings.Clone(m.Key), KeyOffset: m.KeyOffset, Value: v}
+	}
+	return out
 }
