@@ -1,11 +1,13 @@
 // Package archtest keeps the import graph flowing one way (ARCHITECTURE.md):
 // cmd → gateway → middleware → {cache, repair} → validators → contracts →
 // strictjson (the edge rules and the debug store sit between: gateway →
-// {edge, debugstore} → middleware), with cache and config importing no
-// project package but strictjson, the syntactic repairer (repair/syntax)
-// none but strictjson and extract, extract (think sections and code
-// fences, shared by validators and repair/syntax) none at all, and
-// net/http and echo kept at the edge.
+// {edge, debugstore} → middleware), with the upstream client (upstream)
+// beneath both gateway and middleware and importing neither — nor edge,
+// debugstore, cache, config or echo: a call to Ollama never climbs back —
+// cache and config importing no project package but strictjson, the
+// syntactic repairer (repair/syntax) none but strictjson and extract,
+// extract (think sections and code fences, shared by validators and
+// repair/syntax) none at all, and net/http and echo kept at the edge.
 package archtest
 
 import (
@@ -69,6 +71,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"middleware", []string{module + "/gateway", module + "/edge", module + "/debugstore"}},
 		{"edge", []string{module + "/gateway", module + "/config", module + "/debugstore"}},
 		{"debugstore", []string{module + "/gateway", module + "/config", module + "/edge"}},
+		{"upstream", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", "github.com/labstack/echo/v4"}},
 		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", "github.com/labstack/echo/v4"}},
 	}
 	var forbidden []string
