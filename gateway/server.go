@@ -212,13 +212,13 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // CloseIdleConnections closes the idle upstream connections. Serve does it
 // when it returns; a caller that mounted Handler elsewhere calls it once
 // done serving.
-func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
+func (s *Server) CloseIdleConnections() { s.up.CloseIdleConnections() }
 
 // Close releases the server's resources once it is done serving: idle
 // upstream connections and what Options.OnClose releases. Serve calls it
 // when it returns; a caller that mounted Handler elsewhere calls it.
 func (s *Server) Close() {
-	s.base.CloseIdleConnections()
+	s.up.CloseIdleConnections()
 	s.release.Stop()
 	s.closeOnce.Do(func() {
 		if s.onClose != nil {

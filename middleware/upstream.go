@@ -18,7 +18,8 @@ type Upstream interface {
 	// only: the Upstream knows where Ollama is. An error the client should
 	// see as it is (a 503 of an open breaker, with Retry-After) is an
 	// *apierr.Error; the request's context ending is its context's error;
-	// any other error is taken as the upstream being unreachable.
+	// any other error is the upstream's failure (a timeout 504, anything
+	// else an unreachable upstream, 502), as upstream.Send maps it.
 	Do(req *http.Request) (*http.Response, error)
 }
 
