@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -121,28 +120,19 @@ func healthz(c echo.Context) error {
 }
 
 // readyz answers 200 when the upstream answers GET /api/version within
-// readyTimeout, 503 otherwise (an open breaker included).
+// readyTimeout, 503 otherwise (an open breaker included), with what the
+// upstream client said of it.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.upstream.JoinPath("/api/version").String(), nil)
+	reply, err := s.up.Get(ctx, "/api/version", nil)
 	if err != nil {
-		return err
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + err.Error(), Err: err}
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return &apierr.Error{Code: http.StatusServiceUnavailable,
-			Msg: fmt.Sprintf("upstream not ready: GET /api/version answered %d", resp.StatusCode), Err: err}
+		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + apierr.From(err).Message(), Err: err}
 	}
 	var v struct {
 		Version string `json:"version"`
 	}
-	_ = json.Unmarshal(body, &v) // a reply is enough; the version is a courtesy
+	_ = json.Unmarshal(reply.Body, &v) // a reply is enough; the version is a courtesy
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok", "upstream_version": v.Version})
 }
 

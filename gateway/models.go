@@ -13,6 +13,7 @@ import (
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // Virtual models are models to their clients: `ollama list` and an OpenAI
@@ -72,50 +73,33 @@ func withTag(name string) string {
 
 // ask calls the upstream and returns its answer's body; an error status is
 // the upstream's error, as the client would have seen it. The answer's
-// Content-Type is the client's.
-func (m *modelHandlers) ask(c echo.Context, method, path string, body []byte) ([]byte, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(c.Request().Context(), method, path, r)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationJSON)
-	}
+// Content-Type is the client's. A nil body is a GET, any other a POST.
+func (m *modelHandlers) ask(c echo.Context, path string, body []byte) ([]byte, error) {
+	var h http.Header
 	if id := c.Response().Header().Get(echo.HeaderXRequestID); id != "" {
-		req.Header.Set(echo.HeaderXRequestID, id)
+		h = http.Header{echo.HeaderXRequestID: {id}}
 	}
-	resp, err := m.s.up.Do(req)
+	ctx := c.Request().Context()
+	var (
+		reply upstream.Reply
+		err   error
+	)
+	if body == nil {
+		reply, err = m.s.up.Get(ctx, path, h)
+	} else {
+		reply, err = m.s.up.Post(ctx, path, body, h)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer incomplete", Err: err}
-	}
-	if ct := resp.Header.Get(echo.HeaderContentType); ct != "" && resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+	if ct := reply.Header.Get(echo.HeaderContentType); ct != "" {
 		c.Response().Header().Set(echo.HeaderContentType, ct)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		msg := fmt.Sprintf("upstream answered %d", resp.StatusCode)
-		if v, err := strictjson.Parse(b); err == nil {
-			if s, ok := v.Get("error").AsString(); ok {
-				msg = s
-			} else if s, ok := v.Get("error").Get("message").AsString(); ok {
-				msg = s
-			}
-		}
-		return nil, &apierr.Error{Code: resp.StatusCode, Msg: msg, Err: fmt.Errorf("upstream %s %s: %d", method, path, resp.StatusCode)}
-	}
-	return b, nil
+	return reply.Body, nil
 }
 
-func (m *modelHandlers) askObject(c echo.Context, method, path string, body []byte) (*strictjson.Value, error) {
-	b, err := m.ask(c, method, path, body)
+func (m *modelHandlers) askObject(c echo.Context, path string, body []byte) (*strictjson.Value, error) {
+	b, err := m.ask(c, path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +177,7 @@ func writeJSON(c echo.Context, v *strictjson.Value) error {
 // whose upstream model is among them, with that model's details under the
 // virtual name.
 func (m *modelHandlers) tags(c echo.Context) error {
-	list, err := m.askObject(c, http.MethodGet, "/api/tags", nil)
+	list, err := m.askObject(c, "/api/tags", nil)
 	if err != nil {
 		return err
 	}
@@ -229,7 +213,7 @@ func (m *modelHandlers) tags(c echo.Context) error {
 
 // openAIList answers /v1/models as /api/tags does, in OpenAI's shape.
 func (m *modelHandlers) openAIList(c echo.Context) error {
-	list, err := m.askObject(c, http.MethodGet, "/v1/models", nil)
+	list, err := m.askObject(c, "/v1/models", nil)
 	if err != nil {
 		return err
 	}
@@ -269,7 +253,7 @@ func (m *modelHandlers) openAIRetrieve(c echo.Context) error {
 	if !ok {
 		return m.pass(c)
 	}
-	obj, err := m.askObject(c, http.MethodGet, "/v1/models/"+vm.Upstream, nil)
+	obj, err := m.askObject(c, "/v1/models/"+vm.Upstream, nil)
 	if err != nil {
 		return err
 	}
@@ -291,7 +275,7 @@ func (m *modelHandlers) show(c echo.Context) error {
 	req := body.Clone()
 	req.Set("model", strictjson.String(vm.Upstream))
 	req.Delete("name")
-	obj, err := m.askObject(c, http.MethodPost, "/api/show", strictjson.Marshal(req))
+	obj, err := m.askObject(c, "/api/show", strictjson.Marshal(req))
 	if err != nil {
 		return err
 	}
@@ -316,8 +300,8 @@ func (m *modelHandlers) pull(c echo.Context) error {
 	}
 	show := strictjson.Marshal(&strictjson.Value{Kind: strictjson.KindObject, Members: []strictjson.Member{
 		{Key: "model", KeyOffset: -1, Value: strictjson.String(vm.Upstream)}}})
-	if _, err := m.ask(c, http.MethodPost, "/api/show", show); err != nil {
-		he := toHTTPError(err)
+	if _, err := m.ask(c, "/api/show", show); err != nil {
+		he := apierr.From(err)
 		if he.Status() == http.StatusNotFound {
 			return &apierr.Error{Code: http.StatusNotFound, Err: err,
 				Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull %s on the upstream", name, vm.Upstream, vm.Upstream)}

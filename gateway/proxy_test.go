@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // seenRequest is what the fake upstream received.
@@ -299,7 +303,7 @@ func TestClientDisconnectCancelsUpstream(t *testing.T) {
 		if err := <-errc; !errors.Is(err, context.Canceled) {
 			t.Errorf("client error = %v, want context.Canceled", err)
 		}
-		if s := f.srv.breaker.State().String(); s != "closed" {
+		if s := f.srv.Breaker().State().String(); s != "closed" {
 			t.Errorf("breaker %s after a client cancellation, want closed", s)
 		}
 	})
@@ -549,23 +553,24 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 // staticGuard is an Options.Guard that ignores the upstream; nil for nil.
-func staticGuard(mw echo.MiddlewareFunc) func(*Upstream) (echo.MiddlewareFunc, error) {
+func staticGuard(mw echo.MiddlewareFunc) func(*upstream.Client) (echo.MiddlewareFunc, error) {
 	if mw == nil {
 		return nil
 	}
-	return func(*Upstream) (echo.MiddlewareFunc, error) { return mw, nil }
+	return func(*upstream.Client) (echo.MiddlewareFunc, error) { return mw, nil }
 }
 
-// TestGuardUpstreamIsTheBreaker: the guard gets the server's upstream, on
-// the breaker the pass-through uses, and a call through it reaches Ollama.
+// TestGuardUpstreamIsTheBreaker: the guard gets the server's one upstream
+// client, which is the pass-through's transport (one breaker for both),
+// and a call through it reaches Ollama.
 func TestGuardUpstreamIsTheBreaker(t *testing.T) {
-	var got *Upstream
-	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: func(up *Upstream) (echo.MiddlewareFunc, error) {
+	var got *upstream.Client
+	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: func(up *upstream.Client) (echo.MiddlewareFunc, error) {
 		got = up
 		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }, nil
 	}})
-	if got == nil || got.Breaker() != f.srv.Breaker() {
-		t.Fatalf("the guard's upstream is not on the server's breaker")
+	if got == nil || got != f.srv.up || f.srv.proxy.Transport != http.RoundTripper(got) || got.Breaker() != f.srv.Breaker() {
+		t.Fatalf("the guard's upstream is not the pass-through's client and breaker")
 	}
 	req, _ := http.NewRequest(http.MethodGet, "/api/version", nil)
 	resp, err := got.Do(req)
@@ -641,9 +646,47 @@ func TestUpstreamConnectionCap(t *testing.T) {
 			if got := srv.base.MaxConnsPerHost; got != tt.want {
 				t.Errorf("upstream_max_conns %d: MaxConnsPerHost = %d, want %d", tt.config, got, tt.want)
 			}
-			if got := srv.up.breaker.base; got != http.RoundTripper(srv.base) {
-				t.Errorf("the guard's upstream does not share the bounded transport")
-			}
 		})
+	}
+}
+
+// TestGuardAndProxyShareOneConnectionPool: the guard's calls, the model
+// routes' and the pass-through go through one upstream client on one
+// bounded connection pool. With upstream_max_conns 1, a guarded call and
+// then a pass-through request reach the upstream on one connection; a
+// second pool would have dialled a second.
+func TestGuardAndProxyShareOneConnectionPool(t *testing.T) {
+	var dials atomic.Int32
+	up := httptest.NewUnstartedServer(&recordingUpstream{})
+	up.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			dials.Add(1)
+		}
+	}
+	up.Start()
+	defer up.Close()
+	cfg := config.Default()
+	cfg.Upstream, cfg.UpstreamMaxConns = up.URL, 1
+	var guardUp *upstream.Client
+	srv, err := New(cfg, Options{Guard: func(c *upstream.Client) (echo.MiddlewareFunc, error) {
+		guardUp = c
+		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	gw := httptest.NewServer(srv.Handler())
+	defer gw.Close()
+
+	if _, err := guardUp.Post(context.Background(), "/api/show", []byte(`{"model":"m"}`), nil); err != nil {
+		t.Fatalf("guard's call: %v", err)
+	}
+	resp, body := sendRequest(t, gw.URL, http.MethodGet, "/api/tags", nil, nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("pass-through: %d %s", resp.StatusCode, body)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("upstream connections = %d, want 1 (one pool for the guard and the pass-through)", n)
 	}
 }

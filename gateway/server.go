@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"github.com/contractgateway/gateway/edge"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // Options are the parts of a Server that are built elsewhere.
@@ -36,11 +36,11 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Guard builds the middleware that wraps the proxy on the POST routes
-	// of the guard's codecs (codec.All), given the upstream it is
-	// to ask: the server's, built first, so that guarded calls and
-	// pass-through share one connection pool and one breaker. Nil means no
-	// guarding: those requests are passed through like any other.
-	Guard func(up *Upstream) (echo.MiddlewareFunc, error)
+	// of the guard's codecs (codec.All), given the upstream it is to ask:
+	// the server's one upstream client, built first, so that guarded calls
+	// and pass-through share one connection pool and one breaker. Nil
+	// means no guarding: those requests are passed through like any other.
+	Guard func(up *upstream.Client) (echo.MiddlewareFunc, error)
 
 	// Admin, when not nil, registers extra admin routes (such as
 	// /contracts) on a group at the root. They get the admin token check.
@@ -69,12 +69,9 @@ type Server struct {
 	cfg       config.Config
 	log       *slog.Logger
 	echo      *echo.Echo
-	upstream  *url.URL
 	base      *http.Transport
-	breaker   *BreakerTransport
-	up        *Upstream
+	up        *upstream.Client // the one road to Ollama: proxy, guard, model routes, readiness
 	proxy     *httputil.ReverseProxy
-	client    *http.Client // readiness checks
 	registry  *prometheus.Registry
 	metrics   *metrics
 	adminPath map[string]bool // route patterns that need the admin token
@@ -96,7 +93,6 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s := &Server{
 		cfg:       cfg,
 		log:       opts.Logger,
-		upstream:  up,
 		registry:  opts.Registry,
 		adminPath: map[string]bool{},
 		release:   edge.NewHeapReleaser(),
@@ -107,22 +103,23 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if s.registry == nil {
 		s.registry = prometheus.NewRegistry()
 	}
-	s.metrics = newMetrics(s.registry, func() float64 { return float64(s.breaker.State()) })
+	s.metrics = newMetrics(s.registry, func() float64 { return float64(s.up.State()) })
 
 	s.base = newUpstreamTransport(cfg)
-	s.breaker = NewBreakerTransport(s.base, BreakerSettings{
-		Name:                up.Host,
-		FailureThreshold:    cfg.Breaker.FailureThreshold,
-		OpenTimeout:         cfg.Breaker.OpenTimeout,
-		HalfOpenMaxRequests: cfg.Breaker.HalfOpenMaxRequests,
-		OnStateChange: func(name string, from, to gobreaker.State) {
-			s.log.Warn("upstream breaker", "upstream", name, "from", from.String(), "to", to.String())
-			s.metrics.breakerTransitions.WithLabelValues(to.String()).Inc()
+	s.up = upstream.New(upstream.Options{
+		URL:       up,
+		Transport: s.base,
+		Breaker: upstream.BreakerSettings{
+			FailureThreshold:    cfg.Breaker.FailureThreshold,
+			OpenTimeout:         cfg.Breaker.OpenTimeout,
+			HalfOpenMaxRequests: cfg.Breaker.HalfOpenMaxRequests,
+			OnStateChange: func(name string, from, to gobreaker.State) {
+				s.log.Warn("upstream breaker", "upstream", name, "from", from.String(), "to", to.String())
+				s.metrics.breakerTransitions.WithLabelValues(to.String()).Inc()
+			},
 		},
 	})
-	s.client = &http.Client{Transport: s.breaker}
 	s.proxy = s.newProxy()
-	s.up = &Upstream{url: up, breaker: s.breaker}
 
 	s.onClose = opts.OnClose
 	if err := s.routes(opts); err != nil {
@@ -215,13 +212,13 @@ func (s *Server) Handler() http.Handler { return s.echo }
 // CloseIdleConnections closes the idle upstream connections. Serve does it
 // when it returns; a caller that mounted Handler elsewhere calls it once
 // done serving.
-func (s *Server) CloseIdleConnections() { s.base.CloseIdleConnections() }
+func (s *Server) CloseIdleConnections() { s.up.CloseIdleConnections() }
 
 // Close releases the server's resources once it is done serving: idle
 // upstream connections and what Options.OnClose releases. Serve calls it
 // when it returns; a caller that mounted Handler elsewhere calls it.
 func (s *Server) Close() {
-	s.base.CloseIdleConnections()
+	s.up.CloseIdleConnections()
 	s.release.Stop()
 	s.closeOnce.Do(func() {
 		if s.onClose != nil {
@@ -232,7 +229,7 @@ func (s *Server) Close() {
 
 // Breaker returns the upstream breaker, for guarded requests to check its
 // state.
-func (s *Server) Breaker() *BreakerTransport { return s.breaker }
+func (s *Server) Breaker() *upstream.BreakerTransport { return s.up.Breaker() }
 
 // DefaultShutdownGrace is how long in-flight requests may finish after a
 // shutdown signal when the config's shutdown_grace is zero.

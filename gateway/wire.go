@@ -21,6 +21,7 @@ import (
 	"github.com/contractgateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 )
 
@@ -74,7 +75,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			return nil, err
 		}
 	}
-	guard := func(up *Upstream) (echo.MiddlewareFunc, error) {
+	guard := func(up *upstream.Client) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) { gm.observe(ev); st.observe(ev) })
 		gc.Cache = cacheStage
 		if ds != nil {
@@ -110,7 +111,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 // guardConfig maps cfg onto the guard's own config, once: the guard owns
 // its defaults, and the config's zero and negative values mean the same
 // there (default, none).
-func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *Upstream,
+func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *upstream.Client,
 	breakers *repairBreakers, observe func(middleware.Event)) middleware.GuardConfig {
 	return middleware.GuardConfig{
 		Resolver: routes,
@@ -118,7 +119,7 @@ func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Rout
 		// While the upstream breaker is open every model call would fail
 		// at once: the ladder stops after local repair and falls back.
 		RepairGate: func(route, model string) (bool, func(bool)) {
-			if up.Breaker().State() == gobreaker.StateOpen {
+			if up.State() == gobreaker.StateOpen {
 				return false, func(bool) {}
 			}
 			return breakers.gate(route, model)
@@ -147,10 +148,10 @@ type repairBreakers struct {
 func newRepairBreakers(threshold int, open time.Duration) *repairBreakers {
 	// The upstream breaker's settings and defaults serve both.
 	if threshold <= 0 {
-		threshold = DefaultFailureThreshold
+		threshold = upstream.DefaultFailureThreshold
 	}
 	if open <= 0 {
-		open = DefaultOpenTimeout
+		open = upstream.DefaultOpenTimeout
 	}
 	return &repairBreakers{threshold: uint32(threshold), open: open, byKey: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // upstreamAnswering is a fake Ollama /api/generate that answers text.
@@ -45,14 +46,14 @@ func builtinRoutes(t *testing.T) *Routes {
 }
 
 // mount builds an echo app with the guard in front of a reverse proxy to
-// upstream, as an embedding application would.
-func mount(t *testing.T, upstream string, edit func(*GuardConfig)) *httptest.Server {
+// upstreamURL, as an embedding application would.
+func mount(t *testing.T, upstreamURL string, edit func(*GuardConfig)) *httptest.Server {
 	t.Helper()
 	routes := builtinRoutes(t)
-	u, _ := url.Parse(upstream)
+	u, _ := url.Parse(upstreamURL)
 	cfg := DefaultGuardConfig
 	cfg.Resolver = routes
-	cfg.Upstream = NewUpstream(u, nil)
+	cfg.Upstream = upstream.New(upstream.Options{URL: u})
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if edit != nil {
 		edit(&cfg)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // newCLIModel returns the model client of `gateway repair` without
@@ -20,5 +21,5 @@ func newCLIModel(base, model string) (repair.Model, error) {
 	// A large document on a slow model: minutes, not hours.
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 10 * time.Minute
-	return middleware.NewModel(middleware.NewUpstream(u, t), model), nil
+	return middleware.NewModel(upstream.New(upstream.Options{URL: u, Transport: t}), model), nil
 }

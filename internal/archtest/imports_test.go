@@ -2,11 +2,14 @@
 // cmd → gateway → middleware → {cache, repair} → validators → contracts →
 // strictjson (the edge rules and the debug store sit between: gateway →
 // {edge, debugstore} → middleware; the wire codecs, middleware/codec,
-// beneath middleware and beside repair), with cache and config importing no
-// project package but strictjson, the syntactic repairer (repair/syntax)
-// none but strictjson and extract, extract (think sections and code
-// fences, shared by validators and repair/syntax) none at all, and
-// net/http and echo kept at the edge.
+// beneath middleware and beside repair), with the upstream client
+// (upstream) beneath both gateway and middleware and importing neither —
+// nor edge, debugstore, cache, config or echo: a call to Ollama never
+// climbs back — cache and config importing no project package but
+// strictjson, the syntactic repairer (repair/syntax) none but strictjson
+// and extract, extract (think sections and code fences, shared by
+// validators and repair/syntax) none at all, and net/http and echo kept at
+// the edge.
 package archtest
 
 import (
@@ -74,10 +77,11 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"cache", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/config"}},
 		{"config", []string{module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache"}},
 		{"middleware", []string{module + "/gateway", module + "/edge", module + "/debugstore"}},
-		{"middleware/codec", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/repair", "github.com/labstack/echo/v4"}},
+		{"middleware/codec", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/repair", module + "/upstream", "github.com/labstack/echo/v4"}},
 		{"edge", []string{module + "/gateway", module + "/config", module + "/debugstore"}},
 		{"debugstore", []string{module + "/gateway", module + "/config", module + "/edge"}},
-		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", "github.com/labstack/echo/v4"}},
+		{"upstream", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
+		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/upstream", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
 	}
 	var forbidden []string
 	for _, tt := range tests {

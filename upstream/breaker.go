@@ -1,18 +1,22 @@
-package gateway
+package upstream
 
 import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+
+	"github.com/contractgateway/gateway/apierr"
 )
 
-// ErrCircuitOpen is returned by [BreakerTransport] without calling the
-// upstream while the breaker is open (or half-open with its trial requests
-// in flight). The gateway answers it with 503.
+// ErrCircuitOpen is the cause of the 503 [BreakerTransport] answers,
+// without calling the upstream, while the breaker is open (or half-open
+// with its trial requests in flight). errors.Is finds it through the
+// *apierr.Error.
 var ErrCircuitOpen = errors.New("upstream circuit open")
 
 // Breaker defaults; the zero value of each [BreakerSettings] field means
@@ -57,12 +61,14 @@ type BreakerSettings struct {
 
 // BreakerTransport is an http.RoundTripper that counts the outcomes of the
 // round trips of its base transport and, after too many consecutive
-// failures, fails new ones at once with [ErrCircuitOpen] for a while, so
+// failures, fails new ones at once for a while — with a 503
+// *apierr.Error that carries Retry-After and wraps [ErrCircuitOpen] — so
 // that a dead upstream costs clients nothing and is not hammered.
 //
 // Only the round trip counts (up to the response headers): a stream that
 // breaks later does not. The response of a 5xx round trip is returned to
-// the caller unchanged; it only counts as a failure.
+// the caller unchanged; it only counts as a failure. Other errors of the
+// base transport are returned as they are: [Client] maps them.
 type BreakerTransport struct {
 	base        http.RoundTripper
 	cb          *gobreaker.TwoStepCircuitBreaker[struct{}]
@@ -129,7 +135,7 @@ func (t *BreakerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, &circuitOpenError{retryAfter: t.RetryAfter()}
+		return nil, openError(t.RetryAfter())
 	}
 	resp, err := t.base.RoundTrip(req)
 	done(outcome(req, resp, err))
@@ -147,6 +153,16 @@ func (e *circuitOpenError) Error() string {
 }
 
 func (e *circuitOpenError) Is(target error) bool { return target == ErrCircuitOpen }
+
+// openError is the client's answer while the breaker is open: 503, and
+// Retry-After in whole seconds so that well-behaved clients wait out the
+// open timeout instead of retrying at once.
+func openError(retryAfter time.Duration) *apierr.Error {
+	coe := &circuitOpenError{retryAfter: retryAfter}
+	secs := int(retryAfter.Round(time.Second) / time.Second)
+	return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: coe.Error(), Err: coe,
+		Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}}
+}
 
 // outcome classifies a round trip for the breaker.
 func outcome(req *http.Request, resp *http.Response, err error) error {

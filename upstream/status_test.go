@@ -1,4 +1,4 @@
-package middleware
+package upstream
 
 import (
 	"io"
@@ -31,7 +31,7 @@ func TestUpstreamErrorBodyLoggedClipped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			he := upstreamStatus(&http.Response{StatusCode: tt.status, Header: http.Header{},
+			he := statusError(&http.Response{StatusCode: tt.status, Header: http.Header{},
 				Body: io.NopCloser(strings.NewReader(tt.body))})
 			if he.Status() != tt.status {
 				t.Errorf("Status() = %d, want %d", he.Status(), tt.status)

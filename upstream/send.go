@@ -1,0 +1,193 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/contractgateway/gateway/apierr"
+)
+
+// Doer sends a request to Ollama: [Client.Do], or whatever stands in for
+// it (the guard's Upstream seam, a test's fake).
+type Doer interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// Reply is a 2xx answer of the upstream, read whole.
+type Reply struct {
+	// Header is the answer's header (its Content-Type, for callers that
+	// pass the answer on).
+	Header http.Header
+	// Body is the answer's whole body.
+	Body []byte
+}
+
+// ErrIncomplete is the cause of the 502 of an answer whose body broke off
+// before its end (the connection was cut, or the body was shorter than
+// announced).
+var ErrIncomplete = errors.New("upstream response incomplete")
+
+// maxErrorBody bounds how much of an upstream error answer is read: its
+// message is one line.
+const maxErrorBody = 64 << 10
+
+// Send sends req through d and reads the 2xx answer whole, at most limit
+// bytes (zero or negative means no limit). Every failure comes back as an
+// error of the request path, for apierr.From to map: the upstream's own
+// error status and message, an unreachable or cut
+// upstream as 502, a too large answer as 502 naming the limit, an upstream
+// timeout as 504, and — when req's context ended (the client left, the
+// deadline passed) — the context's error, which apierr.From maps to 499
+// or 504.
+func Send(d Doer, req *http.Request, limit int64) (Reply, error) {
+	resp, err := d.Do(req)
+	if err != nil {
+		return Reply{}, roundTripError(req, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return Reply{}, statusError(resp)
+	}
+	if limit > 0 && resp.ContentLength > limit {
+		return Reply{}, tooLarge(limit)
+	}
+	var r io.Reader = resp.Body
+	if limit > 0 {
+		r = io.LimitReader(resp.Body, limit+1)
+	}
+	body, err := readAll(r, resp.ContentLength)
+	if err != nil {
+		if ctx := req.Context(); ctx.Err() != nil {
+			return Reply{}, apierr.WithContext(ctx, err)
+		}
+		return Reply{}, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: fmt.Errorf("%w: %w", ErrIncomplete, err)}
+	}
+	if limit > 0 && int64(len(body)) > limit {
+		return Reply{}, tooLarge(limit)
+	}
+	return Reply{Header: resp.Header, Body: body}, nil
+}
+
+func tooLarge(limit int64) *apierr.Error {
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
+}
+
+// readAll reads r whole, into one buffer of the announced size when there
+// is one (answers are tens of kilobytes: growing a buffer from 512 bytes
+// would copy them several times). A body shorter than announced is an
+// error, as io.ReadAll would have it from the transport.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > 256<<20 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(r, buf)
+	switch {
+	case err == io.ErrUnexpectedEOF && int64(n) == size:
+		return buf[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	return append(buf[:n], rest...), err
+}
+
+// roundTripError maps the error of a round trip to the client's: the
+// client's own body failing is the client's error (400, 408, 413 or the
+// client gone), an *apierr.Error (the open breaker's 503) stays as it is,
+// the request's context ending stays the context's error for apierr.From
+// to map, the upstream's own slowness (upstream_timeout) is 504, and
+// anything else an unreachable upstream, 502. The cause — addresses,
+// ports, the dialer's words — goes to the log line with the request id;
+// the client learns what it can act on.
+func roundTripError(req *http.Request, err error) error {
+	var (
+		he  *apierr.Error
+		mbe *http.MaxBytesError
+		ne  net.Error
+	)
+	if cbe := clientBodyFailure(req, err); cbe != nil {
+		return clientBodyAnswer(cbe)
+	}
+	ctx := req.Context()
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.As(err, &mbe):
+		return err
+	case ctx.Err() != nil:
+		return apierr.WithContext(ctx, err)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return &apierr.Error{Code: http.StatusGatewayTimeout, Msg: "upstream timed out", Err: err}
+	}
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream unreachable", Err: err}
+}
+
+// statusError turns an upstream's error answer into the client's: the
+// same status and message (Ollama's {"error": …}, or OpenAI's
+// {"error": {"message": …}}), and the headers that go with it
+// (Retry-After on a 503). It is the one reading of Ollama's error body.
+// The message and the body kept for the log are clipped to
+// maxLoggedErrorBody: both end up in the request's log line, and an
+// upstream (or a proxy in front of it) that answers with a page of tens
+// of kilobytes must not make one line of it.
+func statusError(resp *http.Response) *apierr.Error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody+1))
+	more := len(body) > maxErrorBody
+	body = body[:min(len(body), maxErrorBody)]
+	he := &apierr.Error{Code: resp.StatusCode,
+		Err: fmt.Errorf("upstream status %d: %s", resp.StatusCode, clip(bytes.TrimSpace(body), maxLoggedErrorBody, more))}
+	var native struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &native) == nil && native.Error != nil {
+		var s string
+		var oai struct {
+			Message string `json:"message"`
+		}
+		switch {
+		case json.Unmarshal(native.Error, &s) == nil:
+			he.Msg = clip([]byte(s), maxLoggedErrorBody, false)
+		case json.Unmarshal(native.Error, &oai) == nil:
+			he.Msg = clip([]byte(oai.Message), maxLoggedErrorBody, false)
+		}
+	}
+	if he.Msg == "" {
+		he.Msg = "upstream answered " + strconv.Itoa(resp.StatusCode)
+	}
+	if ra := resp.Header.Get("Retry-After"); ra != "" {
+		he.Header = http.Header{"Retry-After": {ra}}
+	}
+	return he
+}
+
+// maxLoggedErrorBody bounds how much of an upstream's error body, and of
+// the message in it, is kept, in bytes. Ollama's messages are one short
+// line; the rest of a longer body is counted, not kept.
+const maxLoggedErrorBody = 512
+
+// clip returns b whole when it is at most n bytes long, else its first n
+// bytes (cut back to a UTF-8 boundary) and the count of the bytes left
+// out; more says that the body went on past b, unread.
+func clip(b []byte, n int, more bool) string {
+	if len(b) <= n && !more {
+		return string(b)
+	}
+	cut := min(n, len(b))
+	for cut > 0 && cut < len(b) && !utf8.RuneStart(b[cut]) {
+		cut--
+	}
+	plus := ""
+	if more {
+		plus = "+"
+	}
+	return fmt.Sprintf("%s… (%d%s bytes left out)", b[:cut], len(b)-cut, plus)
+}
