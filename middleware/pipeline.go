@@ -545,7 +545,7 @@ func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *r
 		res.report = &out.Report
 		return res
 	}
-	res.text = render(x.route.output(), out.Doc)
+	res.text = render(x.route.output(), out.Doc, first.Text)
 	res.obj = x.codec.WithText(first.Obj, res.text)
 	sum := summary(out)
 	// An answer brought into contract is whole, however the model's own
@@ -616,11 +616,13 @@ func withModel(obj *strictjson.Value, model string) *strictjson.Value {
 }
 
 // render writes the validated document as the contract's output mode asks.
-func render(mode string, doc *strictjson.Value) string {
+func render(mode string, doc *strictjson.Value, first string) string {
 	if mode == "fenced" {
 		return "```json\n" + string(strictjson.MarshalIndent(doc, "  ")) + "\n```"
 	}
-	return strictjson.MarshalString(doc)
+	// A model that wrote the document canonically gets its own text back,
+	// with no copy made.
+	return strictjson.MarshalLike(doc, strings.TrimSpace(first))
 }
 
 // summary is the `contract` member added to the final response object.

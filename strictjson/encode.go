@@ -1,8 +1,9 @@
 package strictjson
 
 import (
+	"io"
+	"sync"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // AppendJSON appends the canonical encoding of v to dst and returns the
@@ -62,13 +63,48 @@ func Marshal(v *Value) []byte {
 	return v.AppendJSON(make([]byte, 0, sizeHint(v)))
 }
 
-// MarshalString is Marshal as a string that shares the encoding's buffer,
-// which no one else holds: a document rendered for an answer is tens of
-// kilobytes, and string(Marshal(v)) would copy it once more.
-func MarshalString(v *Value) string {
-	b := Marshal(v)
-	return unsafe.String(unsafe.SliceData(b), len(b))
+// MarshalLike returns v's canonical encoding as a string: like itself when
+// v encodes exactly as like, else a new string. A model that wrote its
+// document canonically (compact, minimal escapes, as a schema-constrained
+// model often does) thus costs no copy of it; either way the encoding is
+// made in a reused buffer and allocated once at its exact size.
+func MarshalLike(v *Value, like string) string {
+	bp := buffers.Get().(*[]byte)
+	b := v.AppendJSON((*bp)[:0])
+	s := like
+	if string(b) != like {
+		s = string(b)
+	}
+	putBuffer(bp, b)
+	return s
 }
+
+// WriteJSON writes v's canonical encoding to w in one Write, from a
+// reused buffer: an answer is written and forgotten, and its tens of
+// kilobytes need not be allocated anew for each request.
+func WriteJSON(w io.Writer, v *Value) error {
+	bp := buffers.Get().(*[]byte)
+	b := v.AppendJSON((*bp)[:0])
+	_, err := w.Write(b)
+	putBuffer(bp, b)
+	return err
+}
+
+// buffers holds the encoding buffers of MarshalLike and WriteJSON.
+var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// putBuffer returns b, grown from *bp, to the pool, unless it grew past
+// maxPooled: a rare document of megabytes must not stay allocated for
+// good.
+func putBuffer(bp *[]byte, b []byte) {
+	if cap(b) <= maxPooled {
+		*bp = b
+		buffers.Put(bp)
+	}
+}
+
+// maxPooled bounds the buffers kept for reuse, in bytes.
+const maxPooled = 1 << 20
 
 // sizeHint estimates the length of v's canonical encoding from above in
 // the common case: strings get an eighth more for their escapes, which

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -169,5 +170,29 @@ func TestMarshalIndentMatchesEncodingJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want.String(), string(MarshalIndent(v, "  "))); diff != "" {
 		t.Errorf("MarshalIndent differs from json.Indent (-want +got):\n%s", diff)
+	}
+}
+
+// TestMarshalLike checks that MarshalLike gives the canonical encoding
+// whatever text it is compared with, and that text itself when it is that
+// encoding.
+func TestMarshalLike(t *testing.T) {
+	v, err := Parse([]byte(`{ "a" : [1, "x\/y"] }`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canonical = `{"a":[1,"x/y"]}`
+	for _, like := range []string{"", `{ "a" : [1, "x\/y"] }`, canonical} {
+		if got := MarshalLike(v, like); got != canonical {
+			t.Errorf("MarshalLike(v, %q) = %q, want %q", like, got, canonical)
+		}
+	}
+	like := strings.Clone(canonical)
+	if got := MarshalLike(v, like); unsafe.StringData(got) != unsafe.StringData(like) {
+		t.Errorf("MarshalLike copied a text that is the canonical encoding already")
+	}
+	var w strings.Builder
+	if err := WriteJSON(&w, v); err != nil || w.String() != canonical {
+		t.Errorf("WriteJSON = %q, %v; want %q", w.String(), err, canonical)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/apierr"
@@ -80,13 +81,37 @@ func tooLarge(limit int64) *apierr.Error {
 	return &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
 }
 
+// readUnsized reads a body of no announced size (a chunked answer) into a
+// reused buffer, then copies it out at its exact size: io.ReadAll would
+// grow a buffer by doubling, allocating about three times the body.
+func readUnsized(r io.Reader) ([]byte, error) {
+	bp := readBuffers.Get().(*bytes.Buffer)
+	bp.Reset()
+	_, err := bp.ReadFrom(r)
+	body := bytes.Clone(bp.Bytes())
+	if bp.Cap() <= maxPooledRead {
+		readBuffers.Put(bp)
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	return body, err
+}
+
+// readBuffers holds the buffers of readUnsized.
+var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledRead bounds the buffers kept for reuse: a rare answer of
+// megabytes must not stay allocated for good.
+const maxPooledRead = 1 << 20
+
 // readAll reads r whole, into one buffer of the announced size when there
 // is one (answers are tens of kilobytes: growing a buffer from 512 bytes
 // would copy them several times). A body shorter than announced is an
 // error, as io.ReadAll would have it from the transport.
 func readAll(r io.Reader, size int64) ([]byte, error) {
 	if size <= 0 || size > 256<<20 {
-		return io.ReadAll(r)
+		return readUnsized(r)
 	}
 	buf := make([]byte, size+1)
 	n, err := io.ReadFull(r, buf)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"sync"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -27,24 +26,8 @@ const (
 func writeObject(w http.ResponseWriter, contentType string, obj *strictjson.Value) error {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
-	bp := encodeBuffers.Get().(*[]byte)
-	buf := obj.AppendJSON((*bp)[:0])
-	_, err := w.Write(buf)
-	if cap(buf) <= maxPooledBuffer {
-		*bp = buf
-		encodeBuffers.Put(bp)
-	}
-	return err
+	return strictjson.WriteJSON(w, obj)
 }
-
-// encodeBuffers holds the buffers answers are encoded into: an answer is
-// written and forgotten, and its tens of kilobytes need not be allocated
-// anew for each request.
-var encodeBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-// maxPooledBuffer bounds the buffers kept for reuse: a rare answer of
-// megabytes must not stay allocated for good.
-const maxPooledBuffer = 1 << 20
 
 // writeNDJSON writes a native stream, one chunk a line.
 func writeNDJSON(w http.ResponseWriter, chunks ...*strictjson.Value) error {
