@@ -48,20 +48,7 @@ func (Anthropic) SetFormat(*Request, *strictjson.Value) {}
 func (Anthropic) Prompt(r *Request) string {
 	var b strings.Builder
 	b.WriteString(contentText(r.Body.Get("system")))
-	if msgs := r.Body.Get("messages"); msgs != nil {
-		for _, m := range msgs.Items {
-			content := contentText(m.Get("content"))
-			if content == "" {
-				continue
-			}
-			if b.Len() > 0 {
-				b.WriteString("\n\n")
-			}
-			b.WriteString(str(m.Get("role")))
-			b.WriteString(": ")
-			b.WriteString(content)
-		}
-	}
+	writeMessages(&b, r.Body.Get("messages"), contentText)
 	return b.String()
 }
 

@@ -74,21 +74,29 @@ func messagesPrompt(body *strictjson.Value) string {
 		b.WriteString("\n\n")
 	}
 	b.WriteString(str(body.Get("prompt")))
-	if msgs := body.Get("messages"); msgs != nil {
-		for _, m := range msgs.Items {
-			content := str(m.Get("content"))
-			if content == "" {
-				continue
-			}
-			if b.Len() > 0 {
-				b.WriteString("\n\n")
-			}
-			b.WriteString(str(m.Get("role")))
-			b.WriteString(": ")
-			b.WriteString(content)
-		}
-	}
+	writeMessages(&b, body.Get("messages"), str)
 	return b.String()
+}
+
+// writeMessages renders each message of msgs with content as "role:
+// content", a blank line between parts; contentOf reads a message's
+// content (a string, or an API's blocks).
+func writeMessages(b *strings.Builder, msgs *strictjson.Value, contentOf func(*strictjson.Value) string) {
+	if msgs == nil {
+		return
+	}
+	for _, m := range msgs.Items {
+		content := contentOf(m.Get("content"))
+		if content == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(str(m.Get("role")))
+		b.WriteString(": ")
+		b.WriteString(content)
+	}
 }
 
 // readNative reads a native answer: one object, or NDJSON chunks whose
