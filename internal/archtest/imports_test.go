@@ -79,6 +79,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"middleware", []string{module + "/gateway", module + "/edge", module + "/debugstore"}},
 		{"middleware/codec", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/repair", module + "/upstream", "github.com/labstack/echo/v4"}},
 		{"edge", []string{module + "/gateway", module + "/config", module + "/debugstore"}},
+		{"access", []string{module + "/gateway", module + "/config", module + "/middleware", module + "/debugstore", module + "/edge", "github.com/labstack/echo/v4"}},
 		{"debugstore", []string{module + "/gateway", module + "/config", module + "/edge"}},
 		{"upstream", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
 		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/upstream", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
