@@ -157,6 +157,10 @@ type Config struct {
 	// Breaker configures the upstream circuit breaker.
 	Breaker Breaker `yaml:"breaker"`
 
+	// Access configures API keys, their limits and protected mode. The
+	// zero value has no keys: every request is let through.
+	Access Access `yaml:"access"`
+
 	// GuardToolCalls checks the tool calls of requests no contract guards:
 	// when such a request declares tools and the answer calls them, each
 	// call's arguments are validated against the function's parameters

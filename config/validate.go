@@ -112,6 +112,7 @@ func (cfg Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, cfg.Access.validate()...)
 	return errors.Join(errs...)
 }
 

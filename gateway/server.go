@@ -78,6 +78,7 @@ type Server struct {
 	onClose   func()
 	closeOnce sync.Once
 	release   *edge.HeapReleaser // returns the memory of large bodies
+	access    *accessGate        // API keys and their limits; nil: none configured
 }
 
 // New validates cfg and builds a Server from it and opts. It starts
@@ -120,6 +121,9 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		},
 	})
 	s.proxy = s.newProxy()
+	if s.access, err = newAccessGate(cfg, s.log, s.registry); err != nil {
+		return nil, err
+	}
 
 	s.onClose = opts.OnClose
 	if err := s.routes(opts); err != nil {
@@ -188,6 +192,7 @@ func (s *Server) routes(opts Options) error {
 		s.limitBody,
 		s.release.Middleware,
 		s.requireAdminToken,
+		s.checkAccess, // API keys: after the body's bounds, before the guard and the proxy
 	)
 
 	pass := s.proxyHandler
@@ -221,6 +226,7 @@ func (s *Server) Close() {
 	s.up.CloseIdleConnections()
 	s.release.Stop()
 	s.closeOnce.Do(func() {
+		s.access.Close()
 		if s.onClose != nil {
 			s.onClose()
 		}
@@ -342,6 +348,9 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 		slog.Int64("bytes", res.Size),
 		slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 	)
+	if key := accessKeyName(c); key != "" {
+		attrs = append(attrs, slog.String("key", key))
+	}
 	if aborted {
 		attrs = append(attrs, slog.Bool("aborted", true))
 		// A client that leaves mid-stream is routine; an upstream that

@@ -182,6 +182,9 @@ type StatsReport struct {
 	Latency    StatsLatency    `json:"latency_ms"`
 	Failures   []failure       `json:"recent_failures"`
 	DebugStore map[string]bool `json:"debug_store"`
+	// Keys are every request (guarded or not) by API key name, when
+	// access keys are configured: statuses, refusals and tokens charged.
+	Keys map[string]KeyStats `json:"keys,omitempty"`
 }
 
 // StatsCount is one row of counts.
@@ -276,10 +279,13 @@ func percentiles(samples []time.Duration) StatsLatency {
 }
 
 // statsRoute registers GET /admin/stats.
-func statsRoute(g *echo.Group, s *stats, debugStore bool) {
+func statsRoute(g *echo.Group, s *stats, debugStore bool, keys func() map[string]KeyStats) {
 	g.GET("/admin/stats", func(c echo.Context) error {
 		r := s.report()
 		r.DebugStore = map[string]bool{"enabled": debugStore}
+		if keys != nil {
+			r.Keys = keys()
+		}
 		return c.JSON(http.StatusOK, r)
 	})
 }

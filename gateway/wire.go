@@ -75,8 +75,15 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			return nil, err
 		}
 	}
+	// srv is set once New returns, before any request: the guard's Event
+	// charges a key its tokens.
+	var srv *Server
 	guard := func(up *upstream.Client) (echo.MiddlewareFunc, error) {
-		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) { gm.observe(ev); st.observe(ev) })
+		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) {
+			gm.observe(ev)
+			st.observe(ev)
+			srv.access.observe(ev)
+		})
 		gc.Cache = cacheStage
 		if ds != nil {
 			gc.Record = ds.Add
@@ -88,12 +95,12 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		}
 		return mw, err
 	}
-	return New(cfg, Options{
+	srv, err = New(cfg, Options{
 		Logger: logger,
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, st, cfg.DebugStore)
+			statsRoute(g, st, cfg.DebugStore, func() map[string]KeyStats { return srv.access.keyStats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}
@@ -106,6 +113,12 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 
 		VirtualModels: routes.VirtualModels,
 	})
+	if err != nil {
+		closeTracing()
+		closeCache()
+		return nil, err
+	}
+	return srv, nil
 }
 
 // guardConfig maps cfg onto the guard's own config, once: the guard owns
