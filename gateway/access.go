@@ -369,3 +369,15 @@ func (w *accessWriter) finish() {
 	w.ResponseWriter.WriteHeader(status)
 	w.ResponseWriter.Write(body)
 }
+
+// CheckProtected is the protected mode: it refuses a configuration that
+// listens on an address other than loopback with no access keys, unless
+// access.allow_anonymous says so (see access.CheckProtected). The command
+// calls it before it starts serving.
+func CheckProtected(cfg config.Config) error {
+	ac := access.Config{AllowAnonymous: cfg.Access.AllowAnonymous}
+	for _, k := range cfg.Access.Keys {
+		ac.Keys = append(ac.Keys, access.Key{Name: k.Name})
+	}
+	return access.CheckProtected(cfg.Listen, ac)
+}

@@ -29,6 +29,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	for _, w := range notImplemented(cfg) {
 		logger.Warn("setting not implemented yet: " + w)
 	}
+	if err := gateway.CheckProtected(cfg); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	srv, err := gateway.Build(cfg, logger)
 	if err != nil {
 		// Contracts, routes, the upstream URL: all configuration.
