@@ -46,8 +46,11 @@ type accessGate struct {
 	close   func()
 
 	// inflight maps the request id of each request in flight to its use,
-	// for the guard's Event (which carries the id) to charge.
+	// for the guard's Event (which carries the id) to charge. An Event
+	// whose id is not there — the debug store gave the request a fresh id
+	// after the access check — waits in renamed until its request ends.
 	inflight sync.Map
+	renamed  sync.Map
 
 	requests *prometheus.CounterVec
 	tokens   *prometheus.CounterVec
@@ -152,12 +155,14 @@ func (g *accessGate) observe(ev middleware.Event) {
 	if g == nil {
 		return
 	}
-	if v, ok := g.inflight.Load(ev.RequestID); ok {
-		use := v.(*accessUse)
-		use.guarded.Store(true)
-		use.tokens.Add(int64(ev.FirstTokens.PromptTokens + ev.FirstTokens.OutputTokens +
-			ev.RepairTokens.PromptTokens + ev.RepairTokens.OutputTokens))
+	v, ok := g.inflight.Load(ev.RequestID)
+	if !ok {
+		v, _ = g.renamed.LoadOrStore(ev.RequestID, &accessUse{})
 	}
+	use := v.(*accessUse)
+	use.guarded.Store(true)
+	use.tokens.Add(int64(ev.FirstTokens.PromptTokens + ev.FirstTokens.OutputTokens +
+		ev.RepairTokens.PromptTokens + ev.RepairTokens.OutputTokens))
 }
 
 // keyStats returns the counts by key for /admin/stats.
@@ -279,6 +284,11 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		w.finish()
+		if final := c.Response().Header().Get(echo.HeaderXRequestID); final != id {
+			if v, ok := g.renamed.LoadAndDelete(final); ok {
+				use = v.(*accessUse)
+			}
+		}
 		if use.guarded.Load() {
 			tokens = int(use.tokens.Load())
 		} else {

@@ -74,6 +74,13 @@ func withKeys(limits config.AccessLimits, anonymous *config.AccessScope) func(*c
 // newAccessGateway builds the whole gateway with edit, logging to logs.
 func newAccessGateway(t *testing.T, up http.Handler, edit func(*config.Config), logs io.Writer) *httptest.Server {
 	t.Helper()
+	gw, _ := newAccessServer(t, up, edit, logs)
+	return gw
+}
+
+// newAccessServer is newAccessGateway, with the Server.
+func newAccessServer(t *testing.T, up http.Handler, edit func(*config.Config), logs io.Writer) (*httptest.Server, *Server) {
+	t.Helper()
 	ups := httptest.NewServer(up)
 	t.Cleanup(ups.Close)
 	cfg := config.Default()
@@ -89,7 +96,7 @@ func newAccessGateway(t *testing.T, up http.Handler, edit func(*config.Config), 
 	t.Cleanup(srv.Close)
 	gw := httptest.NewServer(srv.Handler())
 	t.Cleanup(gw.Close)
-	return gw
+	return gw, srv
 }
 
 func bearer(key string) http.Header { return http.Header{"Authorization": {"Bearer " + key}} }
@@ -249,27 +256,50 @@ func TestAccessListsFiltered(t *testing.T) {
 // its tokens per minute, with Retry-After, before the upstream sees it.
 func TestAccessTokenLimit(t *testing.T) {
 	tests := []struct {
-		name   string
-		header http.Header
+		name       string
+		header     http.Header
+		debugStore bool
 	}{
-		{"pass-through", bearer(quizSecret)},
-		{"guarded", http.Header{"Authorization": {"Bearer " + quizSecret}, "X-Contract": {"json"}}},
+		{"pass-through", bearer(quizSecret), false},
+		{"guarded", http.Header{"Authorization": {"Bearer " + quizSecret}, "X-Contract": {"json"}}, false},
+		// The debug store gives a request whose id it keeps a fresh one,
+		// after the access check: the guard's tokens still reach the key.
+		{"guarded, id renamed by the debug store", http.Header{"Authorization": {"Bearer " + quizSecret}, "X-Contract": {"json"}, "X-Request-Id": {"same"}, "Cache-Control": {"no-cache"}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			up := &keyUpstream{}
-			gw := newAccessGateway(t, up, withKeys(config.AccessLimits{TokensPerMinute: 60}, nil), nil)
+			gw, srv := newAccessServer(t, up, func(cfg *config.Config) {
+				withKeys(config.AccessLimits{TokensPerMinute: 60}, nil)(cfg)
+				cfg.DebugStore = tt.debugStore
+			}, nil)
+			defer func() {
+				// Every request's use is picked up when it ends, renamed or not.
+				srv.access.renamed.Range(func(id, _ any) bool { t.Errorf("use of request %q left behind", id); return true })
+				srv.access.inflight.Range(func(id, _ any) bool { t.Errorf("request %q still in flight", id); return true })
+			}()
 			gen := `{"model":"quiz","prompt":"p","stream":false}`
+			if tt.debugStore {
+				// Another key's guarded request has the debug store keep the id.
+				resp, body := sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(gen),
+					http.Header{"X-Api-Key": {opsSecret}, "X-Contract": {"json"}, "X-Request-Id": {"same"}})
+				if resp.StatusCode != 200 {
+					t.Fatalf("ops = %d %s", resp.StatusCode, body)
+				}
+			}
 			resp, body := sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(gen), tt.header)
 			if resp.StatusCode != 200 {
 				t.Fatalf("first = %d %s", resp.StatusCode, body)
+			}
+			if tt.debugStore && resp.Header.Get("X-Request-Id") == "same" {
+				t.Fatalf("the debug store kept the id; the test needs it renamed")
 			}
 			resp, body = sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(gen), tt.header)
 			// 100 tokens charged of 60 a minute: 40 in debt, 40s to wait.
 			if resp.StatusCode != 429 || resp.Header.Get("Retry-After") != "40" {
 				t.Fatalf("second = %d Retry-After %q %s, want 429 with Retry-After 40", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 			}
-			if calls, _ := up.seen(); len(calls) != 1 {
+			if calls, _ := up.seen(); len(calls) != 1 && !tt.debugStore {
 				t.Errorf("upstream calls = %q, want the first only", calls)
 			}
 			resp, body = sendRequest(t, gw.URL, "GET", "/admin/stats", nil, bearer("admin-token"))

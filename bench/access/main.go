@@ -1,0 +1,219 @@
+// Command access compares, side by side in one run, a pass-through
+// request through a gateway with no access section and the same request
+// with an API key: the key check alone, with the memory limiter (request,
+// token and concurrency limits that never refuse), and with the Redis
+// limiter. It prints p50 and p99 at one connection, requests per second at
+// sixteen, and the latency each adds to the gateway without keys. It starts
+// everything it measures on loopback: a fake Ollama, the gateways and a
+// redis-server (Debian's; the Redis row is left out with a note when it is
+// missing).
+//
+//	go run ./bench/access [-n 3000] [-c 16] [-d 5s]
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/contractgateway/gateway/access"
+	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway"
+)
+
+// answer is the fake upstream's non-stream /api/generate answer, at once.
+const answer = `{"model":"m","created_at":"2025-01-01T00:00:00Z","response":"{\"title\":\"Python basics\",\"score\":42}","done":true,"done_reason":"stop","eval_count":20,"prompt_eval_count":5}`
+
+const body = `{"model":"llama3.2","prompt":"Give me a small JSON document.","stream":false,"options":{"temperature":0}}`
+
+func main() {
+	n := flag.Int("n", 3000, "sequential requests per target at c=1")
+	c := flag.Int("c", 16, "connections for the throughput figure")
+	d := flag.Duration("d", 5*time.Second, "duration of the throughput run per target")
+	flag.Parse()
+	log.SetFlags(0)
+
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		io.WriteString(w, answer)
+	}))
+	defer up.Close()
+
+	key, sum := access.NewKey()
+	auth := http.Header{"Authorization": {"Bearer " + key}}
+	// Limits that never refuse over the run, so that every request pays
+	// for the limiter and none is a 429.
+	limits := config.AccessLimits{RequestsPerMinute: 1 << 30, TokensPerMinute: 1 << 30, Concurrent: 1 << 20}
+	type target struct {
+		name, url string
+		header    http.Header
+	}
+	open := startGateway(up.URL, "", nil)
+	defer open.Close()
+	checkOnly := startGateway(up.URL, "", &config.AccessKey{Name: "bench", SHA256: sum, Models: []string{"llama3.2*"}})
+	defer checkOnly.Close()
+	mem := startGateway(up.URL, "", &config.AccessKey{Name: "bench", SHA256: sum, Models: []string{"llama3.2*"}, Limits: limits})
+	defer mem.Close()
+	targets := []target{
+		{"no access", open.URL, nil},
+		{"key check", checkOnly.URL, auth},
+		{"key+memory", mem.URL, auth},
+	}
+	if addr, stop, err := startRedis(); err != nil {
+		fmt.Printf("redis: %v (Redis row left out)\n", err)
+	} else {
+		defer stop()
+		red := startGateway(up.URL, "redis://"+addr+"/0", &config.AccessKey{Name: "bench", SHA256: sum, Models: []string{"llama3.2*"}, Limits: limits})
+		defer red.Close()
+		targets = append(targets, target{"key+redis", red.URL, auth})
+	}
+
+	type row struct {
+		name     string
+		p50, p99 float64
+		rps      float64
+	}
+	var rows []row
+	for _, t := range targets {
+		lat := sequential(t.url, t.header, *n)
+		rows = append(rows, row{t.name, percentile(lat, 50), percentile(lat, 99), throughput(t.url, t.header, *c, *d)})
+	}
+	fmt.Printf("%-12s %10s %10s %10s %12s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(*c), "added p50 ms", "p50 ratio", "rps ratio")
+	base := rows[0]
+	for _, r := range rows {
+		fmt.Printf("%-12s %10.3f %10.3f %10.0f %12.3f %10.2f %10.2f\n", r.name, r.p50, r.p99, r.rps, r.p50-base.p50, r.p50/base.p50, r.rps/base.rps)
+	}
+	fmt.Println("ratios and added latency are to \"no access\" (same pass-through request, upstream answering at once)")
+}
+
+func startGateway(upstream, redisURL string, key *config.AccessKey) *httptest.Server {
+	cfg := config.Default()
+	cfg.Upstream = upstream
+	cfg.Cache.Redis = redisURL
+	if key != nil {
+		cfg.Access.Keys = []config.AccessKey{*key}
+	}
+	// One line per request is the production default; the figure includes it.
+	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	return httptest.NewServer(srv.Handler())
+}
+
+func newRequest(url string, h http.Header) *http.Request {
+	req, _ := http.NewRequest(http.MethodPost, url+"/api/generate", strings.NewReader(body))
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	return req
+}
+
+func send(client *http.Client, url string, h http.Header) {
+	resp, err := client.Do(newRequest(url, h))
+	if err != nil {
+		log.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		log.Fatalf("%s: status %d", url, resp.StatusCode)
+	}
+}
+
+func sequential(url string, h http.Header, n int) []time.Duration {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	defer client.CloseIdleConnections()
+	out := make([]time.Duration, 0, n)
+	for i := 0; i < n+100; i++ { // the first 100 warm up
+		start := time.Now()
+		send(client, url, h)
+		if i >= 100 {
+			out = append(out, time.Since(start))
+		}
+	}
+	return out
+}
+
+func throughput(url string, h http.Header, c int, d time.Duration) float64 {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				send(client, url, h)
+				done.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(done.Load()) / time.Since(start).Seconds()
+}
+
+func percentile(ds []time.Duration, p float64) float64 {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(p/100*float64(len(s))+0.5) - 1
+	i = max(0, min(i, len(s)-1))
+	return float64(s[i]) / float64(time.Millisecond)
+}
+
+// startRedis runs redis-server on a free loopback port, without
+// persistence, until stop.
+func startRedis() (string, func(), error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", nil, fmt.Errorf("redis-server not installed")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	_, port, _ := net.SplitHostPort(addr)
+	dir, err := os.MkdirTemp("", "bench-redis")
+	if err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait(); os.RemoveAll(dir) }
+	for range 100 {
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			io.WriteString(conn, "PING\r\n")
+			line, _ := bufio.NewReader(conn).ReadString('\n')
+			conn.Close()
+			if strings.HasPrefix(line, "+PONG") {
+				return addr, stop, nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	return "", nil, fmt.Errorf("redis-server did not answer on %s", addr)
+}
