@@ -310,3 +310,31 @@ func FuzzIdentify(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkIdentify times the right key, a wrong one, and a wrong key
+// that shares all but the right one's last byte: the two wrong keys cost
+// the same, since hashes are compared whole and every configured one is
+// compared, so a prefix learns nothing (a refusal costs its error on top).
+// The figures are for reading, never asserted.
+func BenchmarkIdentify(b *testing.B) {
+	var keys []Key
+	for i := range 16 {
+		keys = append(keys, Key{Name: "k" + string(rune('a'+i)), SHA256: Hash(quizKey + string(rune('a'+i)))})
+	}
+	keys = append(keys, Key{Name: "quiz-app", SHA256: Hash(quizKey)})
+	c, err := New(Config{Keys: keys})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bb := range []struct{ name, key string }{
+		{"right", quizKey}, {"wrong", "cgk_entirely-different-key!!"}, {"right prefix", quizKey[:len(quizKey)-1] + "X"},
+	} {
+		h := http.Header{"Authorization": {"Bearer " + bb.key}}
+		b.Run(bb.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.Identify(h)
+			}
+		})
+	}
+}

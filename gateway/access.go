@@ -284,6 +284,11 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err)
 		}
 		w.finish()
+		if c.Response().Committed {
+			// The client has its whole answer before the tokens are
+			// charged: a shared limiter's round trip is not its wait.
+			http.NewResponseController(w.ResponseWriter).Flush()
+		}
 		if final := c.Response().Header().Get(echo.HeaderXRequestID); final != id {
 			if v, ok := g.renamed.LoadAndDelete(final); ok {
 				use = v.(*accessUse)

@@ -149,6 +149,8 @@ func TestAccessAnswers(t *testing.T) {
 		{"no key, Anthropic", nil, "POST", "/v1/messages", `{"model":"quiz","max_tokens":5,"messages":[]}`, 401, "authentication_error", false},
 		{"wrong key", bearer("cgk_wrong"), "POST", "/api/generate", gen, 401, "", false},
 		{"key in the query is ignored", nil, "POST", "/api/generate?key=" + quizSecret, gen, 401, "", false},
+		{"huge key header", bearer(strings.Repeat("k", 64<<10)), "POST", "/api/generate", gen, 401, "", false},
+		{"key header twice", http.Header{"Authorization": {"Bearer " + quizSecret, "Bearer " + quizSecret}}, "POST", "/api/generate", gen, 401, "", false},
 		{"bearer key", bearer(quizSecret), "POST", "/api/generate", gen, 200, "", true},
 		{"x-api-key", http.Header{"X-Api-Key": {quizSecret}}, "POST", "/v1/messages", `{"model":"quiz","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`, 200, "", true},
 		{"model outside the globs", bearer(quizSecret), "POST", "/api/generate", `{"model":"mistral","prompt":"p"}`, 403, "", false},
