@@ -43,6 +43,10 @@ func (u *keyUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"model":"quiz","created_at":"2024-01-01T00:00:00Z","response":"{\"a\":1}","done":true,"done_reason":"stop","prompt_eval_count":30,"eval_count":70}`)
 	case "/v1/chat/completions":
 		io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"quiz","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`)
+	case "/api/chat":
+		io.WriteString(w, `{"model":"quiz","created_at":"2024-01-01T00:00:00Z","message":{"role":"assistant","content":"hi"},"done":true,"done_reason":"stop","prompt_eval_count":3,"eval_count":2}`)
+	case "/v1/messages":
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"quiz","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":2}}`)
 	case "/api/tags":
 		io.WriteString(w, `{"models":[{"name":"quiz:latest","model":"quiz:latest"},{"name":"mistral:latest","model":"mistral:latest"},{"name":"llama3.2:3b","model":"llama3.2:3b"}]}`)
 	case "/v1/models":
