@@ -48,7 +48,8 @@ func (u *keyUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v1/messages":
 		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"quiz","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":2}}`)
 	case "/api/tags":
-		io.WriteString(w, `{"models":[{"name":"quiz:latest","model":"quiz:latest"},{"name":"mistral:latest","model":"mistral:latest"},{"name":"llama3.2:3b","model":"llama3.2:3b"}]}`)
+		const meta = `"modified_at":"2024-01-01T00:00:00Z","size":1,"digest":"0123456789abcdef0123456789abcdef"`
+		io.WriteString(w, `{"models":[{"name":"quiz:latest","model":"quiz:latest",`+meta+`},{"name":"mistral:latest","model":"mistral:latest",`+meta+`},{"name":"llama3.2:3b","model":"llama3.2:3b",`+meta+`}]}`)
 	case "/v1/models":
 		io.WriteString(w, `{"object":"list","data":[{"id":"quiz:latest","object":"model"},{"id":"mistral:latest","object":"model"}]}`)
 	default:

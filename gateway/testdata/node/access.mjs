@@ -7,6 +7,7 @@
 //   anthropic: apiKey (x-api-key), messages.create
 //   ollama:    headers: {Authorization: "Bearer KEY"}, generate
 //   ai:        ollama-ai-provider-v2 with headers, generateText
+//   langchain: ChatOllama with headers, invoke
 //
 // gateway/access_e2e_test.go (TestE2ENodeClientsAccess) runs it.
 //
@@ -19,6 +20,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
+import { ChatOllama } from '@langchain/ollama';
 
 const base = (process.env.CG_GATEWAY_URL ?? '').replace(/\/+$/, '');
 const key = process.env.CG_KEY ?? '';
@@ -48,5 +50,7 @@ for (const [name, k] of [['with_key', key], ['without_key', null]]) {
   results[`ollama_${name}`] = await call(() => ollama.generate({ model, prompt: 'hi', stream: false }));
   const provider = createOllama({ baseURL: `${base}/api`, headers: k ? { Authorization: `Bearer ${k}` } : {} });
   results[`ai_${name}`] = await call(() => generateText({ model: provider(model), prompt: 'hi', maxRetries: 0 }));
+  const chat = new ChatOllama({ baseUrl: base, model, headers: k ? { Authorization: `Bearer ${k}` } : {}, maxRetries: 0 });
+  results[`langchain_${name}`] = await call(() => chat.invoke('hi'));
 }
 console.log(JSON.stringify(results));
