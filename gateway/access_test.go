@@ -40,6 +40,13 @@ func (u *keyUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/api/generate":
+		if r.Header.Get("X-Test-Stream") != "" {
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			io.WriteString(w, `{"model":"quiz","response":"a","done":false}`+"\n")
+			w.(http.Flusher).Flush()
+			io.WriteString(w, `{"model":"quiz","response":"","done":true,"done_reason":"stop","prompt_eval_count":30,"eval_count":70}`+"\n")
+			return
+		}
 		io.WriteString(w, `{"model":"quiz","created_at":"2024-01-01T00:00:00Z","response":"{\"a\":1}","done":true,"done_reason":"stop","prompt_eval_count":30,"eval_count":70}`)
 	case "/v1/chat/completions":
 		io.WriteString(w, `{"id":"x","object":"chat.completion","created":1,"model":"quiz","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":5,"total_tokens":10}}`)
@@ -268,6 +275,7 @@ func TestAccessTokenLimit(t *testing.T) {
 		debugStore bool
 	}{
 		{"pass-through", bearer(quizSecret), false},
+		{"pass-through stream", http.Header{"Authorization": {"Bearer " + quizSecret}, "X-Test-Stream": {"1"}}, false},
 		{"guarded", http.Header{"Authorization": {"Bearer " + quizSecret}, "X-Contract": {"json"}}, false},
 		// The debug store gives a request whose id it keeps a fresh one,
 		// after the access check: the guard's tokens still reach the key.
@@ -366,7 +374,9 @@ func TestAccessReplicasShareRedis(t *testing.T) {
 		withKeys(config.AccessLimits{RequestsPerMinute: 2}, nil)(cfg)
 		cfg.Cache.Redis = rs.URL
 	}
-	a := newAccessGateway(t, &keyUpstream{}, edit, nil)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	a := newAccessGateway(t, &keyUpstream{}, edit, writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return logs.Write(p) }))
 	b := newAccessGateway(t, &keyUpstream{}, edit, nil)
 	gen := `{"model":"quiz","prompt":"p","stream":false}`
 	var got []int
@@ -378,9 +388,45 @@ func TestAccessReplicasShareRedis(t *testing.T) {
 		t.Errorf("statuses across replicas = %v, want %v", got, want)
 	}
 	rs.Stop()
-	resp, body := sendRequest(t, a.URL, "POST", "/api/generate", strings.NewReader(gen), bearer(quizSecret))
+	for range 3 {
+		resp, body := sendRequest(t, a.URL, "POST", "/api/generate", strings.NewReader(gen), bearer(quizSecret))
+		if resp.StatusCode != 200 {
+			t.Errorf("redis down = %d %s, want 200 (the limiter fails open)", resp.StatusCode, body)
+		}
+	}
+	mu.Lock()
+	warnings := strings.Count(logs.String(), "access: redis unavailable")
+	mu.Unlock()
+	if warnings != 1 {
+		t.Errorf("%d warnings for one outage, want 1", warnings)
+	}
+	_, metrics := sendRequest(t, a.URL, "GET", "/metrics", nil, bearer("admin-token"))
+	if !strings.Contains(string(metrics), "gateway_access_limiter_errors_total 3") {
+		t.Errorf("metrics lack the limiter's 3 errors")
+	}
+}
+
+// TestAccessVirtualModels checks that a key limited to a virtual model
+// sees it, and only it, in the gateway's own listing, and may use it
+// though its upstream model is outside the key's globs.
+func TestAccessVirtualModels(t *testing.T) {
+	up := &keyUpstream{}
+	gw := newAccessGateway(t, up, func(cfg *config.Config) {
+		withKeys(config.AccessLimits{}, nil)(cfg)
+		cfg.Access.Keys[0].Models = []string{"story"}
+		cfg.Routes = []config.Route{{Model: "story", Upstream: "mistral", Contract: "json"}}
+	}, nil)
+	resp, body := sendRequest(t, gw.URL, "GET", "/api/tags", nil, bearer(quizSecret))
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"story`) || strings.Contains(string(body), "mistral") || strings.Contains(string(body), "quiz") {
+		t.Errorf("GET /api/tags = %d %s, want the virtual model alone", resp.StatusCode, body)
+	}
+	resp, body = sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(`{"model":"story","prompt":"p","stream":false}`), bearer(quizSecret))
 	if resp.StatusCode != 200 {
-		t.Errorf("redis down = %d %s, want 200 (the limiter fails open)", resp.StatusCode, body)
+		t.Errorf("generate on the virtual model = %d %s", resp.StatusCode, body)
+	}
+	resp, body = sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(`{"model":"mistral","prompt":"p","stream":false}`), bearer(quizSecret))
+	if resp.StatusCode != 403 {
+		t.Errorf("generate on its upstream model = %d %s, want 403", resp.StatusCode, body)
 	}
 }
 
