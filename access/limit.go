@@ -184,10 +184,14 @@ func (l *Limiter) Admit(ctx context.Context, p *Principal) (done func(tokens int
 
 // call runs one store call within the timeout; its error is reported and
 // returned, and the caller lets the request through.
-func (l *Limiter) call(ctx context.Context, f func(context.Context) (bool, time.Duration, error)) (bool, time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+func (l *Limiter) call(parent context.Context, f func(context.Context) (bool, time.Duration, error)) (bool, time.Duration, error) {
+	ctx, cancel := context.WithTimeout(parent, l.timeout)
 	defer cancel()
 	ok, retry, err := f(ctx)
+	if err != nil && parent.Err() != nil {
+		// The client left: the store is not at fault.
+		return true, 0, err
+	}
 	if !l.storeResult(err) {
 		return true, 0, err
 	}

@@ -162,3 +162,43 @@ func TestRedisSharedLimits(t *testing.T) {
 		t.Errorf("store events = %v, want one outage then one recovery", events)
 	}
 }
+
+// failingStore fails every call, as a Redis that is down or a call whose
+// context ended.
+type failingStore struct{}
+
+func (failingStore) Take(ctx context.Context, _ string, _ int) (bool, time.Duration, error) {
+	return false, 0, errors.Join(errors.New("store down"), ctx.Err())
+}
+func (failingStore) Under(ctx context.Context, _ string, _ int) (bool, time.Duration, error) {
+	return false, 0, errors.Join(errors.New("store down"), ctx.Err())
+}
+func (failingStore) Charge(ctx context.Context, _ string, _, _ int) error {
+	return errors.Join(errors.New("store down"), ctx.Err())
+}
+
+// TestLimiterFailsOpen: a failing store lets requests through, counted and
+// reported once; a client that left is not the store's failure.
+func TestLimiterFailsOpen(t *testing.T) {
+	var events []bool
+	l := NewLimiter(LimiterOptions{Store: failingStore{}, OnStoreError: func(_ error, degraded bool) { events = append(events, degraded) }})
+	p := principal(Limits{RequestsPerMinute: 1, TokensPerMinute: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done, err := l.Admit(ctx, p)
+	if err != nil {
+		t.Fatalf("Admit(client gone) = %v, want let through", err)
+	}
+	if l.StoreErrors() != 0 || l.Degraded() {
+		t.Errorf("a client that left counted as the store's failure: errors %d, degraded %v", l.StoreErrors(), l.Degraded())
+	}
+	done(5)
+	for range 3 {
+		if got, _ := admit(t, l, p, 5); got != 200 {
+			t.Fatalf("store down: %d, want 200", got)
+		}
+	}
+	if len(events) != 1 || !events[0] || !l.Degraded() {
+		t.Errorf("events %v degraded %v, want one outage reported", events, l.Degraded())
+	}
+}

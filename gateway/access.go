@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"bytes"
-	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -89,7 +89,7 @@ func newAccessGate(cfg config.Config, logger *slog.Logger, reg *prometheus.Regis
 	}
 	checker, err := access.New(ac)
 	if err != nil {
-		return nil, errors.Join(errors.New("access"), err)
+		return nil, fmt.Errorf("access: %w", err)
 	}
 	if !checker.Enabled() {
 		return nil, nil
