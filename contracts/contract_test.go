@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -197,5 +198,32 @@ func TestLoadRegistryUserDuplicates(t *testing.T) {
 	_, err = LoadRegistry(dir)
 	if err == nil || !strings.Contains(err.Error(), "mcq-copy") || !strings.Contains(err.Error(), "mcq-override") {
 		t.Errorf("LoadRegistry with two user mcq@1 = %v, want an error naming both directories", err)
+	}
+}
+
+// TestBuiltinDescriptionsAreTrue: a built-in's description states its
+// rules in words (no pointer to a requirement document), and a contract
+// whose policy makes model calls never claims to repair only locally.
+func TestBuiltinDescriptionsAreTrue(t *testing.T) {
+	cs, err := Builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pointer := regexp.MustCompile(`(?i)\bREQ[-_ ]?\d|§|\.md\b|\bsee (the )?(spec|requirement)`)
+	localOnly := regexp.MustCompile(`(?i)\b(syntactic|local|syntax) repair only\b|\bno model\b|\bwithout (a )?model`)
+	for _, c := range cs {
+		t.Run(c.ID(), func(t *testing.T) {
+			if len(c.Description) < 40 {
+				t.Errorf("description %q: too short to state the contract's rules", c.Description)
+			}
+			if m := pointer.FindString(c.Description); m != "" {
+				t.Errorf("description points elsewhere (%q) instead of stating its rules: %q", m, c.Description)
+			}
+			calls := c.Policy.MaxRepairs > 0 || len(c.Policy.Temperatures) > 0 || c.Fallback.Mode == FallbackModel
+			if m := localOnly.FindString(c.Description); calls && m != "" {
+				t.Errorf("description says %q, but the policy makes model calls (max_repairs %d, temperatures %v): %q",
+					m, c.Policy.MaxRepairs, c.Policy.Temperatures, c.Description)
+			}
+		})
 	}
 }
