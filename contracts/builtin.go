@@ -18,6 +18,13 @@ var builtinFS embed.FS
 // directly below root in fsys. Two directories that define the same
 // name@version are an error: which one would win is not the user's choice.
 func LoadDir(fsys fs.FS, root string) ([]*Contract, error) {
+	return loadDir(fsys, root, "")
+}
+
+// loadDir is LoadDir; base is the directory fsys stands for on disk, for
+// messages (see load). It loads every directory, however many fail, and
+// returns the contracts that loaded with every problem of the others.
+func loadDir(fsys fs.FS, root, base string) ([]*Contract, error) {
 	entries, err := fs.ReadDir(fsys, root)
 	if err != nil {
 		return nil, err
@@ -33,13 +40,13 @@ func LoadDir(fsys fs.FS, root string) ([]*Contract, error) {
 		if _, err := fs.Stat(fsys, dir+"/contract.json"); err != nil {
 			continue
 		}
-		c, err := Load(fsys, dir)
+		c, err := load(fsys, dir, base)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if first, ok := dirOf[c.ID()]; ok {
-			errs = append(errs, fmt.Errorf("contract %s defined twice, in %s and %s", c.ID(), first, dir))
+			errs = append(errs, fmt.Errorf("contract %s defined twice, in %s and %s", c.ID(), displayPath(base, first), displayPath(base, dir)))
 			continue
 		}
 		dirOf[c.ID()] = dir
@@ -74,9 +81,9 @@ func LoadRegistry(userDir string) (*Registry, error) {
 	if userDir == "" {
 		return r, nil
 	}
-	us, err := LoadDir(os.DirFS(userDir), ".")
+	us, err := loadDir(os.DirFS(userDir), ".", userDir)
 	if err != nil {
-		return nil, fmt.Errorf("contracts in %s: %w", userDir, err)
+		return nil, err
 	}
 	for _, c := range us {
 		if err := r.Add(c, true); err != nil {
@@ -84,4 +91,20 @@ func LoadRegistry(userDir string) (*Registry, error) {
 		}
 	}
 	return r, nil
+}
+
+// LoadPath loads the contracts of dir on disk: dir itself when it holds a
+// contract.json, else every contract directory directly below it. Like
+// LoadDir it loads all it can and reports every problem of the rest, each
+// naming its file by its path on disk.
+func LoadPath(dir string) ([]*Contract, error) {
+	fsys := os.DirFS(dir)
+	if _, err := fs.Stat(fsys, "contract.json"); err == nil {
+		c, err := load(fsys, ".", dir)
+		if err != nil {
+			return nil, err
+		}
+		return []*Contract{c}, nil
+	}
+	return loadDir(fsys, ".", dir)
 }

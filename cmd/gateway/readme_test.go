@@ -104,3 +104,29 @@ func TestMakeTestCounts(t *testing.T) {
 		t.Errorf(".ci/run does not call the README's test command, make test")
 	}
 }
+
+// TestLintReportsEveryContract: `contracts lint DIR` reports every broken
+// contract of DIR with its file, line and column, and still checks the
+// fixtures of the contracts that load, in one run.
+func TestLintReportsEveryContract(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "good", "contract.json"), `{"name": "good", "version": "1", "shape": {"expect": "object"}}`)
+	mustWrite(t, filepath.Join(dir, "good", "testdata", "valid_object.json"), `{"a": 1}`)
+	mustWrite(t, filepath.Join(dir, "typo", "contract.json"), "{\"name\": \"typo\", \"version\": \"1\",\n  \"fallbak\": {\"mode\": \"error\"}}")
+	mustWrite(t, filepath.Join(dir, "broken", "contract.json"), `{"name": "broken", "version": "1", "schema": "schema.json"}`)
+	mustWrite(t, filepath.Join(dir, "broken", "schema.json"), "{\n  \"type\": \"object\",\n  \"required\": [\"a\",]\n}")
+	code, out, stderr := runCLI(t, "", "contracts", "lint", dir)
+	if code != 1 {
+		t.Errorf("contracts lint = exit %d, want 1; stderr %s", code, stderr)
+	}
+	for _, want := range []string{
+		"FAIL " + filepath.Join(dir, "typo", "contract.json") + `: line 2, column 3: unknown field "fallbak"`,
+		"FAIL " + filepath.Join(dir, "broken", "schema.json") + ": line 3, column 19: trailing comma",
+		"valid_object.json",
+		"1 contracts, 1 fixtures, 2 failed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("contracts lint output lacks %q:\n%s", want, out)
+		}
+	}
+}
