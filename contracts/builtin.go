@@ -67,6 +67,9 @@ func Builtins() ([]*Contract, error) {
 
 // LoadRegistry returns the built-in contracts plus those of userDir (if not
 // empty); a user contract with the same name@version replaces the built-in.
+// When some user contracts do not load, the error reports every one and
+// the registry holds the others, so that a caller may check what refers
+// to them too.
 func LoadRegistry(userDir string) (*Registry, error) {
 	r := NewRegistry()
 	cs, err := Builtins()
@@ -82,15 +85,12 @@ func LoadRegistry(userDir string) (*Registry, error) {
 		return r, nil
 	}
 	us, err := loadDir(os.DirFS(userDir), ".", userDir)
-	if err != nil {
-		return nil, err
-	}
 	for _, c := range us {
 		if err := r.Add(c, true); err != nil {
 			return nil, err
 		}
 	}
-	return r, nil
+	return r, err
 }
 
 // LoadPath loads the contracts of dir on disk: dir itself when it holds a
