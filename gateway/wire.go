@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -83,12 +84,16 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		}
 		return mw, err
 	}
-	return New(cfg, Options{
+	// The stats' route states are the server's, which exists once New
+	// returns: before any request.
+	var srv *Server
+	routeStates := func(ctx context.Context) []RouteState { return srv.RouteStates(ctx) }
+	srv, err = New(cfg, Options{
 		Logger: logger,
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, st, cfg.DebugStore)
+			statsRoute(g, st, cfg.DebugStore, routeStates)
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}
@@ -101,6 +106,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 
 		VirtualModels: routes.VirtualModels,
 	})
+	return srv, err
 }
 
 // Check reports the problems of cfg that only loading shows, as Build
