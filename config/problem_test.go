@@ -88,14 +88,9 @@ func FuzzRead(f *testing.F) {
 				continue // not YAML at all: yaml's own error
 			}
 			var line int
-			if _, scanErr := fmtSscan(p.Where, &line); scanErr == nil && (line < 1 || line > n+1) {
+			if _, scanErr := fmt.Sscanf(p.Where, "line %d", &line); scanErr == nil && (line < 1 || line > n+1) {
 				t.Errorf("decode(%q): problem %v on line %d of %d", s, e, line, n)
 			}
 		}
 	})
-}
-
-// fmtSscan reads the N of "line N".
-func fmtSscan(where string, line *int) (int, error) {
-	return fmt.Sscanf(where, "line %d", line)
 }

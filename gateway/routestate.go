@@ -167,14 +167,15 @@ func (s *Server) refreshModels(ctx context.Context) error {
 	return nil
 }
 
-// RouteStates reads the upstream's model list (within modelCheckTimeout)
-// and returns every route's state; when the upstream does not answer, the
+// RouteStates reads the upstream's model list (within readyTimeout, as
+// /readyz asks: /admin/stats must stay quick with the upstream down) and
+// returns every route's state; when the upstream does not answer, the
 // states it last gave.
 func (s *Server) RouteStates(ctx context.Context) []RouteState {
 	if s.watch == nil {
 		return []RouteState{}
 	}
-	ctx, cancel := context.WithTimeout(ctx, modelCheckTimeout)
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	_ = s.refreshModels(ctx)
 	return s.watch.states()
