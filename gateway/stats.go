@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -182,6 +183,9 @@ type StatsReport struct {
 	Latency    StatsLatency    `json:"latency_ms"`
 	Failures   []failure       `json:"recent_failures"`
 	DebugStore map[string]bool `json:"debug_store"`
+	// Routes are the virtual models with their state (ready,
+	// upstream_model_missing, unknown) and, for a missing model, the fix.
+	Routes []RouteState `json:"routes"`
 }
 
 // StatsCount is one row of counts.
@@ -275,11 +279,16 @@ func percentiles(samples []time.Duration) StatsLatency {
 	return out
 }
 
-// statsRoute registers GET /admin/stats.
-func statsRoute(g *echo.Group, s *stats, debugStore bool) {
+// statsRoute registers GET /admin/stats; routes gives the routes' states
+// (nil: none).
+func statsRoute(g *echo.Group, s *stats, debugStore bool, routes func(context.Context) []RouteState) {
 	g.GET("/admin/stats", func(c echo.Context) error {
 		r := s.report()
 		r.DebugStore = map[string]bool{"enabled": debugStore}
+		r.Routes = []RouteState{}
+		if routes != nil {
+			r.Routes = routes(c.Request().Context())
+		}
 		return c.JSON(http.StatusOK, r)
 	})
 }
