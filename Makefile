@@ -20,9 +20,11 @@ deps:
 	bash scripts/install-node-clients.sh
 
 # test runs every test under the race detector, the real-Ollama, real-Redis,
-# real-client and real-browser ones included.
+# real-client and real-browser ones included, and ends with a line counting
+# the tests passed, failed and skipped (internal/testsum reads go test's
+# -json; pipefail keeps go test's exit status).
 test: deps
-	CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_BROWSER=1 $(GO) test -race -count=1 ./...
+	set -o pipefail; CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_BROWSER=1 $(GO) test -json -race -count=1 ./... | $(GO) run ./internal/testsum
 
 # check is what CI runs before the tests: formatting and vet.
 check:

@@ -73,26 +73,24 @@ type AccessLimits struct {
 	Concurrent int `yaml:"concurrent"`
 }
 
-// validate returns every problem of the access section, each naming its
-// key.
-func (a Access) validate() []error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+// validate reports every problem of the access section through add, each
+// under its key (access.keys[0].sha256), so that it is located in the file.
+func (a Access) validate(add func(key, format string, args ...any)) {
 	names, sums := map[string]int{}, map[string]int{}
 	for i, k := range a.Keys {
 		key := fmt.Sprintf("access.keys[%d]", i)
 		if strings.TrimSpace(k.Name) == "" {
-			add("%s.name: required (it names the key in logs, metrics and stats)", key)
+			add(key+".name", "%s.name: required (it names the key in logs, metrics and stats)", key)
 		} else if j, dup := names[k.Name]; dup {
-			add("%s.name %q: duplicate of access.keys[%d]", key, k.Name, j)
+			add(key+".name", "%s.name %q: duplicate of access.keys[%d]", key, k.Name, j)
 		} else {
 			names[k.Name] = i
 		}
 		sum := strings.ToLower(k.SHA256)
 		if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
-			add("%s.sha256: want the 64 hex digits of the key's SHA-256 (gateway keys new NAME prints it)", key)
+			add(key+".sha256", "%s.sha256: want the 64 hex digits of the key's SHA-256 (gateway keys new NAME prints it)", key)
 		} else if j, dup := sums[sum]; dup {
-			add("%s.sha256: the same key as access.keys[%d]", key, j)
+			add(key+".sha256", "%s.sha256: the same key as access.keys[%d]", key, j)
 		} else {
 			sums[sum] = i
 		}
@@ -102,20 +100,20 @@ func (a Access) validate() []error {
 			v    int
 		}{{"requests_per_minute", k.Limits.RequestsPerMinute}, {"tokens_per_minute", k.Limits.TokensPerMinute}, {"concurrent", k.Limits.Concurrent}} {
 			if l.v < 0 {
-				add("%s.limits.%s: must not be negative (0 means no limit)", key, l.name)
+				add(key+".limits."+l.name, "%s.limits.%s: must not be negative (0 means no limit)", key, l.name)
 			}
 		}
 	}
 	if a.Anonymous != nil {
 		validGlobs("access.anonymous.models", a.Anonymous.Models, add)
 	}
-	return errs
 }
 
-func validGlobs(key string, globs []string, add func(string, ...any)) {
+func validGlobs(key string, globs []string, add func(string, string, ...any)) {
 	for i, g := range globs {
 		if _, err := path.Match(g, ""); err != nil || strings.TrimSpace(g) == "" {
-			add("%s[%d] %q: not a glob (*, ?, [a-z])", key, i, g)
+			k := fmt.Sprintf("%s[%d]", key, i)
+			add(k, "%s %q: not a glob (*, ?, [a-z])", k, g)
 		}
 	}
 }

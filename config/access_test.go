@@ -94,3 +94,21 @@ func TestValidateAccess(t *testing.T) {
 		})
 	}
 }
+
+// TestAccessProblemsLocated: the access section's problems name their
+// file line, as every other key's do.
+func TestAccessProblemsLocated(t *testing.T) {
+	path := writeFile(t, "access:\n  keys:\n    - name: a\n      sha256: nothex\n      models: [\"[x\"]\n      limits:\n        concurrent: -1\n")
+	cfg, src, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		path + `: line 4: access.keys[0].sha256: want the 64 hex digits of the key's SHA-256 (gateway keys new NAME prints it)`,
+		path + `: line 5: access.keys[0].models[0] "[x": not a glob (*, ?, [a-z])`,
+		path + `: line 7: access.keys[0].limits.concurrent: must not be negative (0 means no limit)`,
+	}
+	if diff := cmp.Diff(want, lines(src.Locate(cfg.Validate()))); diff != "" {
+		t.Errorf("Locate(Validate()) (-want +got):\n%s", diff)
+	}
+}

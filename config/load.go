@@ -16,19 +16,43 @@ import (
 
 // Load reads the YAML file at path over [Default]. Keys the file does not
 // set keep their defaults. An unknown key, a value of the wrong type or a
-// second YAML document is an error naming the file, the line and the key.
+// second YAML document is an error naming the file, the line and the key;
+// every such problem is reported, and the rest of the file is decoded.
 // Load does not validate: call [Config.Validate] once the environment and
 // flags have been applied.
 func Load(path string) (Config, error) {
+	cfg, _, err := Read(path)
+	return cfg, err
+}
+
+// Read is Load, and returns besides the Config the [Source] that locates
+// its keys, so that the problems later stages find (Validate, the
+// gateway's routes) name their lines too. Its error joins one *Problem per
+// problem, each located; the Config holds what could be decoded.
+func Read(path string) (Config, *Source, error) {
 	cfg := Default()
+	src := &Source{File: path}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, err
+		return cfg, src, err
+	}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) == nil {
+		src.lines = keyLines(&root)
 	}
 	if err := decode(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("%s: %w", path, err)
+		var out []error
+		for _, e := range Problems(err) {
+			var p *Problem
+			if !errors.As(e, &p) {
+				p = &Problem{Err: e}
+			}
+			p.Where = strings.TrimSuffix(path+": "+p.Where, ": ")
+			out = append(out, p)
+		}
+		return cfg, src, errors.Join(out...)
 	}
-	return cfg, nil
+	return cfg, src, nil
 }
 
 func decode(data []byte, cfg *Config) error {
@@ -38,14 +62,26 @@ func decode(data []byte, cfg *Config) error {
 	if errors.Is(err, io.EOF) {
 		return nil // an empty file is the defaults
 	}
+	var errs []error
 	if err != nil {
-		return explain(data, err)
+		var te *yaml.TypeError
+		if !errors.As(err, &te) {
+			// Not YAML: nothing was decoded, nor can a second document
+			// be looked for.
+			return explain(data, err)
+		}
+		errs = append(errs, explain(data, err))
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("line %d: a second YAML document; the file must hold one", extra.Line)
+	switch err := dec.Decode(&extra); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		// Not YAML after the first document: yaml's message has the line.
+		errs = append(errs, &Problem{Err: err})
+	default:
+		errs = append(errs, &Problem{Where: fmt.Sprintf("line %d", extra.Line), Err: errors.New("a second YAML document; the file must hold one")})
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // typeErrLine matches one message of a yaml.TypeError.
@@ -53,7 +89,8 @@ var typeErrLine = regexp.MustCompile(`^line (\d+): (?:field (\S+) not found in t
 
 // explain rewrites yaml.v3's type errors, which name Go types
 // ("field foo not found in type config.Breaker"), in terms of the file:
-// the line and the dotted key ("breaker.foo").
+// one *Problem per message, with the line and the dotted key
+// ("breaker.foo").
 func explain(data []byte, err error) error {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
@@ -72,21 +109,22 @@ func explain(data []byte, err error) error {
 			continue
 		}
 		line, _ := strconv.Atoi(m[1])
+		where := "line " + m[1]
 		if m[2] != "" {
 			key := keys[lineKey{line, m[2]}]
 			if key == "" {
 				key = m[2]
 			}
-			errs = append(errs, fmt.Errorf("line %d: unknown key %q", line, key))
+			errs = append(errs, &Problem{Key: key, Where: where, Err: fmt.Errorf("unknown key %q", key)})
 			continue
 		}
 		// Other messages ("cannot unmarshal !!str `x` into int") name the
 		// value; the key is the one on that line, if there is one.
 		if key := keyOnLine(keys, line); key != "" {
-			errs = append(errs, fmt.Errorf("line %d: %s: %s", line, key, strings.TrimPrefix(m[3], "yaml: ")))
+			errs = append(errs, &Problem{Key: key, Where: where, Err: fmt.Errorf("%s: %s", key, strings.TrimPrefix(m[3], "yaml: "))})
 			continue
 		}
-		errs = append(errs, errors.New(msg))
+		errs = append(errs, &Problem{Where: where, Err: errors.New(strings.TrimPrefix(m[3], "yaml: "))})
 	}
 	return errors.Join(errs...)
 }

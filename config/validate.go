@@ -11,37 +11,41 @@ import (
 )
 
 // Validate reports every problem of cfg at once, joined with errors.Join,
-// each naming its YAML key. It returns nil when cfg is usable.
+// each a *Problem naming its YAML key; [Source.Locate] adds the file line
+// (or the variable or flag) each came from. It returns nil when cfg is
+// usable.
 func (cfg Config) Validate() error {
 	var errs []error
-	add := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf(format, args...))
+	// add records one problem of key; the message starts with the key
+	// too, so that it reads alone when no line is known.
+	add := func(key, format string, args ...any) {
+		errs = append(errs, &Problem{Key: key, Err: fmt.Errorf(format, args...)})
 	}
 
 	if err := validListen(cfg.Listen); err != nil {
-		add("listen: %v", err)
+		add("listen", "listen: %v", err)
 	}
 	for i, h := range cfg.AllowedHosts {
 		if err := validAllowedHost(h); err != nil {
-			add("allowed_hosts[%d] %q: %v", i, h, err)
+			add(fmt.Sprintf("allowed_hosts[%d]", i), "allowed_hosts[%d] %q: %v", i, h, err)
 		}
 	}
 	for i, o := range cfg.AllowedOrigins {
 		if err := validAllowedOrigin(o); err != nil {
-			add("allowed_origins[%d] %q: %v", i, o, err)
+			add(fmt.Sprintf("allowed_origins[%d]", i), "allowed_origins[%d] %q: %v", i, o, err)
 		}
 	}
 	up, err := ValidUpstream(cfg.Upstream)
 	if err != nil {
-		add("upstream: %v", err)
+		add("upstream", "upstream: %v", err)
 	}
 	if err == nil && sameAddress(cfg.Listen, up) {
-		add("upstream %q is the gateway's own listen address %q: point it at Ollama, not at the gateway", cfg.Upstream, cfg.Listen)
+		add("upstream", "upstream %q is the gateway's own listen address %q: point it at Ollama, not at the gateway", cfg.Upstream, cfg.Listen)
 	}
 
 	nonNegative := func(key string, v int64) {
 		if v < 0 {
-			add("%s: must not be negative (got %d)", key, v)
+			add(key, "%s: must not be negative (got %d)", key, v)
 		}
 	}
 	// Limits, budgets and the cache take a negative value as "none"; a
@@ -49,12 +53,12 @@ func (cfg Config) Validate() error {
 	nonNegative("upstream_timeout", int64(cfg.UpstreamTimeout))
 	if cfg.Cache.Redis != "" {
 		if u, err := url.Parse(cfg.Cache.Redis); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
-			add("cache.redis %q: want redis://host:port[/db]", cfg.Cache.Redis)
+			add("cache.redis", "cache.redis %q: want redis://host:port[/db]", cfg.Cache.Redis)
 		}
 	}
 	if cfg.Tracing.Endpoint != "" {
 		if u, err := url.Parse(cfg.Tracing.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			add("tracing.endpoint %q: want http(s)://host:port of an OTLP/HTTP collector", cfg.Tracing.Endpoint)
+			add("tracing.endpoint", "tracing.endpoint %q: want http(s)://host:port of an OTLP/HTTP collector", cfg.Tracing.Endpoint)
 		}
 	}
 	nonNegative("debug_store_max_bytes", int64(cfg.DebugStoreMaxBytes))
@@ -66,53 +70,53 @@ func (cfg Config) Validate() error {
 	switch strings.ToLower(cfg.Log.Level) {
 	case "", "debug", "info", "warn", "warning", "error":
 	default:
-		add("log.level %q: want debug, info, warn or error", cfg.Log.Level)
+		add("log.level", "log.level %q: want debug, info, warn or error", cfg.Log.Level)
 	}
 	switch strings.ToLower(cfg.Log.Format) {
 	case "", "text", "json":
 	default:
-		add("log.format %q: want text or json", cfg.Log.Format)
+		add("log.format", "log.format %q: want text or json", cfg.Log.Format)
 	}
 
 	first := map[string]int{}
 	for i, r := range cfg.Routes {
 		key := fmt.Sprintf("routes[%d]", i)
 		if strings.TrimSpace(r.Model) == "" {
-			add("%s.model: required (the virtual model name clients send)", key)
+			add(key+".model", "%s.model: required (the virtual model name clients send)", key)
 		} else if j, dup := first[r.Model]; dup {
-			add("%s.model %q: duplicate of routes[%d]", key, r.Model, j)
+			add(key+".model", "%s.model %q: duplicate of routes[%d]", key, r.Model, j)
 		} else {
 			first[r.Model] = i
 		}
 		if strings.TrimSpace(r.Contract) == "" {
-			add("%s.contract: required", key)
+			add(key+".contract", "%s.contract: required", key)
 		}
 		switch r.Output {
 		case "", "bare", "fenced":
 		default:
-			add("%s.output %q: want bare or fenced", key, r.Output)
+			add(key+".output", "%s.output %q: want bare or fenced", key, r.Output)
 		}
 		switch r.Report {
 		case "", "corrections":
 		default:
-			add("%s.report %q: want corrections", key, r.Report)
+			add(key+".report", "%s.report %q: want corrections", key, r.Report)
 		}
 		switch r.Format {
 		case "", "on":
 		case "off":
 			if r.AddFormat {
-				add("%s: add_format true and format off contradict each other", key)
+				add(key+".format", "%s: add_format true and format off contradict each other", key)
 			}
 		default:
-			add("%s.format %q: want on or off", key, r.Format)
+			add(key+".format", "%s.format %q: want on or off", key, r.Format)
 		}
 		for k := range r.Params {
 			if strings.TrimSpace(k) == "" {
-				add("%s.params: empty parameter name", key)
+				add(key+".params", "%s.params: empty parameter name", key)
 			}
 		}
 	}
-	errs = append(errs, cfg.Access.validate()...)
+	cfg.Access.validate(add)
 	return errors.Join(errs...)
 }
 

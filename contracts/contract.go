@@ -16,9 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -139,15 +139,26 @@ type Contract struct {
 func (c *Contract) ID() string { return c.Name + "@" + c.Version }
 
 // Load reads one contract directory from fsys: contract.json, the schema
-// file it names and testdata/. Every problem found is returned at once.
+// file it names and testdata/. Every problem found is returned at once,
+// each naming its file, and its line and column when it has them.
 func Load(fsys fs.FS, dir string) (*Contract, error) {
+	return load(fsys, dir, "")
+}
+
+// load is Load; base, when not empty, is the directory fsys stands for on
+// disk, so that messages name files as the user finds them.
+func load(fsys fs.FS, dir, base string) (*Contract, error) {
+	name := func(file string) string { return displayPath(base, path.Join(dir, file)) }
 	raw, err := fs.ReadFile(fsys, path.Join(dir, "contract.json"))
 	if err != nil {
 		return nil, err
 	}
 	var f file
-	if err := decodeStrict(raw, &f); err != nil {
-		return nil, fmt.Errorf("%s/contract.json: %w", dir, err)
+	errs, decoded := decodeLocated(name("contract.json"), raw, &f)
+	if !decoded {
+		// Not JSON: checking the fields would only repeat that they are
+		// empty.
+		return nil, errors.Join(errs...)
 	}
 	c := &Contract{
 		Name: f.Name, Version: f.Version, Description: f.Description,
@@ -155,16 +166,19 @@ func Load(fsys fs.FS, dir string) (*Contract, error) {
 		Shape: f.Shape, Policy: f.Policy, Fallback: f.Fallback, Output: f.Output,
 		Fixtures: map[string][]byte{},
 	}
-	var errs []error
-	errs = append(errs, c.check()...)
+	for _, err := range c.check() {
+		errs = append(errs, &FileError{File: name("contract.json"), Err: err})
+	}
 	if f.Schema != "" {
 		sraw, err := fs.ReadFile(fsys, path.Join(dir, f.Schema))
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &FileError{File: name("contract.json"), Err: fmt.Errorf("schema %q: %w", f.Schema, errors.Unwrap(err))})
+		} else if located := syntaxError(name(f.Schema), sraw); located != nil && !json.Valid(sraw) {
+			errs = append(errs, located)
 		} else {
 			c.SchemaJSON = compact(sraw)
 			if c.Schema, err = CompileSchema(c.ID(), sraw); err != nil {
-				errs = append(errs, err)
+				errs = append(errs, &FileError{File: name(f.Schema), Err: err})
 			}
 		}
 	}
@@ -183,9 +197,19 @@ func Load(fsys fs.FS, dir string) (*Contract, error) {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("contract %s: %w", dir, err)
+		return nil, err
 	}
 	return c, nil
+}
+
+// displayPath is the path of a contract file as messages name it: below
+// base when the contracts came from a directory on disk, else as fsys
+// names it.
+func displayPath(base, p string) string {
+	if base == "" {
+		return p
+	}
+	return filepath.Join(base, filepath.FromSlash(p))
 }
 
 // FromSchema builds the ad-hoc, schema-only contract that guards a request
@@ -279,20 +303,6 @@ func (c *Contract) check() []error {
 		c.Params = map[string]string{}
 	}
 	return errs
-}
-
-// decodeStrict decodes exactly one JSON value and refuses unknown fields, so
-// that a misspelt key in a contract file is a load error with its name.
-func decodeStrict(raw []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
 }
 
 func compact(raw []byte) json.RawMessage {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -37,7 +38,7 @@ func TestLoadIsStrict(t *testing.T) {
 		{"static without value", `{"name":"a","version":"1","fallback":{"mode":"static"}}`, "fallback.static"},
 		{"bad name", `{"name":"a@b","version":"1"}`, "name"},
 		{"every problem at once", `{"name":"","version":"","output":"yaml"}`, "output"},
-		{"trailing data", `{"name":"a","version":"1"} {}`, "trailing"},
+		{"trailing data", `{"name":"a","version":"1"} {}`, "line 1, column 28: unexpected '{' after the end of the JSON value"},
 		{"missing schema file", `{"name":"a","version":"1","schema":"nope.json"}`, "nope.json"},
 	}
 	for _, tt := range tests {
@@ -198,4 +199,136 @@ func TestLoadRegistryUserDuplicates(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "mcq-copy") || !strings.Contains(err.Error(), "mcq-override") {
 		t.Errorf("LoadRegistry with two user mcq@1 = %v, want an error naming both directories", err)
 	}
+}
+
+// TestBuiltinDescriptionsAreTrue: a built-in's description states its
+// rules in words (no pointer to a requirement document), and a contract
+// whose policy makes model calls never claims to repair only locally.
+func TestBuiltinDescriptionsAreTrue(t *testing.T) {
+	cs, err := Builtins()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pointer := regexp.MustCompile(`(?i)\bREQ[-_ ]?\d|§|\.md\b|\bsee (the )?(spec|requirement)`)
+	localOnly := regexp.MustCompile(`(?i)\b(syntactic|local|syntax) repair only\b|\bno model\b|\bwithout (a )?model`)
+	for _, c := range cs {
+		t.Run(c.ID(), func(t *testing.T) {
+			if len(c.Description) < 40 {
+				t.Errorf("description %q: too short to state the contract's rules", c.Description)
+			}
+			if m := pointer.FindString(c.Description); m != "" {
+				t.Errorf("description points elsewhere (%q) instead of stating its rules: %q", m, c.Description)
+			}
+			calls := c.Policy.MaxRepairs > 0 || len(c.Policy.Temperatures) > 0 || c.Fallback.Mode == FallbackModel
+			if m := localOnly.FindString(c.Description); calls && m != "" {
+				t.Errorf("description says %q, but the policy makes model calls (max_repairs %d, temperatures %v): %q",
+					m, c.Policy.MaxRepairs, c.Policy.Temperatures, c.Description)
+			}
+		})
+	}
+}
+
+// TestLoadLocatesProblems: a contract file's JSON syntax error, its
+// unknown fields (every one, at any depth) and its values of the wrong
+// type name the file, the line and the column; a broken schema file
+// names its own.
+func TestLoadLocatesProblems(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"syntax error in contract.json", map[string]string{
+			"c/contract.json": "{\n  \"name\": \"a\",\n  \"version\": \"1\",\n}\n",
+		}, []string{"c/contract.json: line 3, column 17: trailing comma"}},
+		{"unknown fields", map[string]string{
+			"c/contract.json": "{\n  \"name\": \"a\", \"version\": \"1\",\n  \"fallbak\": {\"mode\": \"error\"},\n  \"policy\": {\"max_repair\": 1}\n}\n",
+		}, []string{`c/contract.json: line 3, column 3: unknown field "fallbak"`, `c/contract.json: line 4, column 14: unknown field "policy.max_repair"`}},
+		{"wrong type", map[string]string{
+			"c/contract.json": "{\"name\": \"a\", \"version\": \"1\",\n \"policy\": {\"max_repairs\": \"two\"}}",
+		}, []string{`c/contract.json: line 2, column 28: policy.max_repairs: want an integer, got a JSON string`}},
+		{"syntax error in the schema", map[string]string{
+			"c/contract.json": `{"name": "a", "version": "1", "schema": "schema.json"}`,
+			"c/schema.json":   "{\n  \"type\": \"object\",\n}\n",
+		}, []string{"c/schema.json: line 2, column 19: trailing comma"}},
+		{"every problem of a contract", map[string]string{
+			"c/contract.json": "{\"name\": \"a\", \"version\": \"1\", \"fallbak\": 1, \"output\": \"yaml\", \"schema\": \"s.json\"}",
+			"c/s.json":        "{\"type\": }",
+		}, []string{`line 1, column 31: unknown field "fallbak"`, `c/contract.json: output "yaml"`, "c/s.json: line 1, column 10: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			for name, data := range tt.files {
+				fsys[name] = &fstest.MapFile{Data: []byte(data)}
+			}
+			_, err := Load(fsys, "c")
+			if err == nil {
+				t.Fatalf("Load() = nil, want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load() = %v\nwant it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestLoadDirReportsEveryContract: a directory with several broken
+// contracts reports each, named by its path on disk, and still returns the
+// ones that load.
+func TestLoadDirReportsEveryContract(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good/contract.json", `{"name": "good", "version": "1"}`)
+	write("typo/contract.json", "{\"name\": \"typo\", \"version\": \"1\",\n \"fallbak\": {}}")
+	write("broken/contract.json", `{"name": "broken", "version": "1", "schema": "schema.json"}`)
+	write("broken/schema.json", "{\"type\": \"object\",}")
+	cs, err := loadDir(os.DirFS(dir), ".", dir)
+	for _, w := range []string{
+		filepath.Join(dir, "typo", "contract.json") + `: line 2, column 2: unknown field "fallbak"`,
+		filepath.Join(dir, "broken", "schema.json") + ": line 1, column 18: trailing comma",
+	} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("loadDir() = %v\nwant it to contain %q", err, w)
+		}
+	}
+	if len(cs) != 1 || cs[0].ID() != "good@1" {
+		t.Errorf("loadDir() loaded %d contracts, want good@1 alone", len(cs))
+	}
+	if _, err := LoadRegistry(dir); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "typo", "contract.json")+": line 2") {
+		t.Errorf("LoadRegistry() = %v, want the typo's path on disk and line", err)
+	}
+}
+
+// FuzzDecodeLocated: whatever a contract file holds, decoding it reports
+// problems with positions inside the file and never panics.
+func FuzzDecodeLocated(f *testing.F) {
+	for _, s := range []string{`{"name":"a","version":"1"}`, "{\n\"fallbak\": 1}", `{"policy":{"max_repairs":"x"}}`, `{"shape":[1]}`, "{\"a\":", "\xff", `[]`, `{"policy":{"temperatures":[{"x":1}]}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var v file
+		errs, _ := decodeLocated("c.json", raw, &v)
+		lines := strings.Count(string(raw), "\n") + 1
+		for _, err := range errs {
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("decodeLocated(%q) error %v is not a *FileError", raw, err)
+			}
+			if fe.Line < 0 || fe.Line > lines || (fe.Line > 0 && fe.Col < 1) {
+				t.Errorf("decodeLocated(%q) located %d:%d outside the file", raw, fe.Line, fe.Col)
+			}
+		}
+	})
 }

@@ -147,11 +147,31 @@ func (s *Server) requireAdminToken(next echo.HandlerFunc) echo.HandlerFunc {
 		if !s.adminPath[c.Path()] {
 			return next(c)
 		}
-		scheme, token, _ := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) != 1 {
+		if msg := checkAdminToken(c.Request().Header.Get(echo.HeaderAuthorization), want); msg != "" {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="gateway admin"`)
-			return &apierr.Error{Code: http.StatusUnauthorized, Msg: "admin token required: send Authorization: Bearer <token>"}
+			return &apierr.Error{Code: http.StatusUnauthorized, Msg: msg}
 		}
 		return next(c)
 	}
+}
+
+// checkAdminToken returns "" when the Authorization header carries the
+// admin token, else what the operator must change. A missing token and a
+// wrong one get different words: the first is a client that sends none,
+// the second a token that differs from the gateway's admin_token, and each
+// is fixed in a different place.
+func checkAdminToken(header string, want []byte) string {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	switch {
+	case header == "":
+		return "admin token required: send Authorization: Bearer <token>"
+	case !strings.EqualFold(scheme, "Bearer"):
+		return fmt.Sprintf("admin token required: the Authorization header is %q, want Bearer <token>", scheme)
+	case token == "":
+		return "admin token required: the Authorization header says Bearer but holds no token"
+	case subtle.ConstantTimeCompare([]byte(token), want) != 1:
+		return "admin token wrong: the bearer token is not the gateway's admin_token (GATEWAY_ADMIN_TOKEN)"
+	}
+	return ""
 }

@@ -31,8 +31,9 @@ func TestAdminRoutes(t *testing.T) {
 	}{
 		{"healthz needs no token", "GET", "/healthz", nil, 200, `{"status":"ok"}`},
 		{"readyz without token", "GET", "/readyz", nil, 401, "admin token required"},
-		{"readyz with a wrong token", "GET", "/readyz", http.Header{"Authorization": {"Bearer nope"}}, 401, "admin token required"},
-		{"readyz with a basic header", "GET", "/readyz", http.Header{"Authorization": {"Basic " + token}}, 401, "admin token required"},
+		{"readyz with a wrong token", "GET", "/readyz", http.Header{"Authorization": {"Bearer nope"}}, 401, "admin token wrong: the bearer token is not the gateway's admin_token"},
+		{"readyz with a basic header", "GET", "/readyz", http.Header{"Authorization": {"Basic " + token}}, 401, `admin token required: the Authorization header is "Basic"`},
+		{"readyz with an empty bearer", "GET", "/readyz", http.Header{"Authorization": {"Bearer "}}, 401, "admin token required: the Authorization header says Bearer but holds no token"},
 		{"readyz", "GET", "/readyz", ok, 200, `"upstream_version":"0.17.4"`},
 		{"bearer is case-insensitive", "GET", "/readyz", http.Header{"Authorization": {"bearer " + token}}, 200, `"status":"ok"`},
 		{"metrics without token", "GET", "/metrics", nil, 401, "admin token required"},

@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
@@ -19,13 +21,35 @@ import (
 // guarding it with the mcq contract. guarded − direct is what the guard
 // adds (target: ≤ 2 ms at p50 on this machine; ns/op here is the mean).
 // The guarded case skips the cache (Cache-Control: no-cache, no-store);
-// bench/cache measures hits.
+// bench/cache measures hits. In guarded the model wrote its document
+// canonically (compact), which the guard answers as written; in
+// guarded-pretty it wrote it indented, which the guard re-encodes.
 func BenchmarkGuardedValid20KB(b *testing.B) {
-	answer, _ := json.Marshal(map[string]any{"model": "m", "created_at": "2026-11-22T00:00:00Z",
-		"response": mcqgen.Doc(20 << 10), "done": true, "eval_count": 5000})
+	doc := mcqgen.Doc(20 << 10)
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, []byte(doc), "", "  "); err != nil {
+		b.Fatal(err)
+	}
+	answerOf := func(text string) []byte {
+		a, _ := json.Marshal(map[string]any{"model": "m", "created_at": "2026-11-22T00:00:00Z",
+			"response": text, "done": true, "eval_count": 5000})
+		return a
+	}
+	answer, prettyAnswer := answerOf(doc), answerOf(indented.String())
+	// The request is read into one buffer, so that the fake upstream adds
+	// nothing of its own to the bytes per request.
+	var mu sync.Mutex
+	scratch := make([]byte, 64<<10)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		n, _ := io.ReadFull(r.Body, scratch)
+		isPretty := bytes.Contains(scratch[:n], []byte(`"model":"pretty"`))
+		mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if isPretty {
+			w.Write(prettyAnswer)
+			return
+		}
 		w.Write(answer)
 	}))
 	defer up.Close()
@@ -40,7 +64,7 @@ func BenchmarkGuardedValid20KB(b *testing.B) {
 	defer srv.CloseIdleConnections()
 
 	body := `{"model":"m","prompt":"ten questions","stream":false}`
-	run := func(b *testing.B, url string, contract string, wantStatus string) {
+	run := func(b *testing.B, url, body, contract, wantStatus string) {
 		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 		defer client.CloseIdleConnections()
 		b.ReportAllocs()
@@ -62,7 +86,9 @@ func BenchmarkGuardedValid20KB(b *testing.B) {
 			}
 		}
 	}
-	b.Run("direct", func(b *testing.B) { run(b, up.URL, "", "") })
-	b.Run("passthrough", func(b *testing.B) { run(b, gw.URL, "", "") })
-	b.Run("guarded", func(b *testing.B) { run(b, gw.URL, "mcq", "valid") })
+	pretty := strings.Replace(body, `"model":"m"`, `"model":"pretty"`, 1)
+	b.Run("direct", func(b *testing.B) { run(b, up.URL, body, "", "") })
+	b.Run("passthrough", func(b *testing.B) { run(b, gw.URL, body, "", "") })
+	b.Run("guarded", func(b *testing.B) { run(b, gw.URL, body, "mcq", "valid") })
+	b.Run("guarded-pretty", func(b *testing.B) { run(b, gw.URL, pretty, "mcq", "valid") })
 }

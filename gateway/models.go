@@ -181,6 +181,9 @@ func (m *modelHandlers) tags(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if m.s.watch != nil {
+		m.s.watch.observe(modelNames(list, "models", "name"))
+	}
 	models := list.Get("models")
 	if models == nil || models.Kind != strictjson.KindArray {
 		models = strictjson.Array()
@@ -216,6 +219,9 @@ func (m *modelHandlers) openAIList(c echo.Context) error {
 	list, err := m.askObject(c, "/v1/models", nil)
 	if err != nil {
 		return err
+	}
+	if m.s.watch != nil {
+		m.s.watch.observe(modelNames(list, "data", "id"))
 	}
 	data := list.Get("data")
 	if data == nil || data.Kind != strictjson.KindArray {
@@ -277,8 +283,9 @@ func (m *modelHandlers) show(c echo.Context) error {
 	req.Delete("name")
 	obj, err := m.askObject(c, "/api/show", strictjson.Marshal(req))
 	if err != nil {
-		return err
+		return m.missing(name, vm, err)
 	}
+	m.seen(vm, true)
 	if mf, ok := obj.Get("modelfile").AsString(); ok {
 		mf = strings.ReplaceAll(mf, "FROM "+withTag(vm.Upstream), "FROM "+withTag(vm.Name))
 		obj.Set("modelfile", strictjson.String(mf))
@@ -301,13 +308,9 @@ func (m *modelHandlers) pull(c echo.Context) error {
 	show := strictjson.Marshal(&strictjson.Value{Kind: strictjson.KindObject, Members: []strictjson.Member{
 		{Key: "model", KeyOffset: -1, Value: strictjson.String(vm.Upstream)}}})
 	if _, err := m.ask(c, "/api/show", show); err != nil {
-		he := apierr.From(err)
-		if he.Status() == http.StatusNotFound {
-			return &apierr.Error{Code: http.StatusNotFound, Err: err,
-				Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull %s on the upstream", name, vm.Upstream, vm.Upstream)}
-		}
-		return err
+		return m.missing(name, vm, err)
 	}
+	m.seen(vm, true)
 	stream := true
 	if s := body.Get("stream"); s != nil && s.Kind == strictjson.KindBool {
 		stream = s.Bool
@@ -316,6 +319,30 @@ func (m *modelHandlers) pull(c echo.Context) error {
 		return c.Blob(http.StatusOK, "application/json; charset=utf-8", []byte(`{"status":"success"}`))
 	}
 	return c.Blob(http.StatusOK, "application/x-ndjson", []byte("{\"status\":\"success\"}\n"))
+}
+
+// seen records what the upstream said of vm's upstream model.
+func (m *modelHandlers) seen(vm middleware.VirtualModel, present bool) {
+	if m.s.watch != nil {
+		m.s.watch.set(vm, present)
+	}
+}
+
+// missing turns the upstream's error about vm's upstream model into the
+// client's: a 404 (the upstream lacks the model) names the virtual model,
+// the missing model and the command that pulls it, in Ollama's shape; any
+// other error is the upstream's.
+func (m *modelHandlers) missing(name string, vm middleware.VirtualModel, err error) error {
+	if apierr.From(err).Status() != http.StatusNotFound {
+		return err
+	}
+	m.seen(vm, false)
+	fix := "ollama pull " + vm.Upstream
+	if m.s.watch != nil {
+		fix = m.s.watch.fix(vm.Upstream)
+	}
+	return &apierr.Error{Code: http.StatusNotFound, Err: err,
+		Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull it through the gateway with %s", name, vm.Upstream, fix)}
 }
 
 // refuse answers a request that would change a virtual model (delete,

@@ -12,10 +12,10 @@ import (
 	"github.com/contractgateway/gateway/apierr"
 )
 
-// ctxKeyEcho carries the echo.Context of a proxied request into the
-// ReverseProxy's ErrorHandler, so that proxy errors go through WriteError
-// and reach the request's log line.
-type ctxKeyEcho struct{}
+// ctxKeyProxyError carries where the ReverseProxy's ErrorHandler leaves a
+// failed round trip's error, for proxyHandler to return it to the one
+// error writer like any handler's.
+type ctxKeyProxyError struct{}
 
 // newProxy is the pass-through: the client's request, bytes and headers
 // as they came (hop-by-hop headers aside), to the upstream, and the
@@ -49,19 +49,20 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 // handler the guard wraps, and c's request and response may be the
 // guard's.
 func (s *Server) proxyHandler(c echo.Context) error {
+	var failed error
 	req := c.Request()
-	req = req.WithContext(context.WithValue(req.Context(), ctxKeyEcho{}, c))
+	req = req.WithContext(context.WithValue(req.Context(), ctxKeyProxyError{}, &failed))
 	s.proxy.ServeHTTP(c.Response(), req)
-	return nil
+	return failed
 }
 
-// proxyError answers a failed round trip (nothing was written yet). The
-// upstream client's errors are the request path's already: 502, 503, 504
-// for the upstream, 400, 408, 413 for the client's body, the context's
-// for a client that left.
+// proxyError takes a failed round trip (nothing was written yet) back to
+// proxyHandler, which returns it. The upstream client's errors are the
+// request path's already: 502, 503, 504 for the upstream, 400, 408, 413
+// for the client's body, the context's for a client that left.
 func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	if c, ok := r.Context().Value(ctxKeyEcho{}).(echo.Context); ok {
-		WriteError(c, err)
+	if failed, ok := r.Context().Value(ctxKeyProxyError{}).(*error); ok {
+		*failed = err
 		return
 	}
 	// Not reached through proxyHandler: answer without the request log.

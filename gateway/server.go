@@ -78,6 +78,7 @@ type Server struct {
 	onClose   func()
 	closeOnce sync.Once
 	release   *edge.HeapReleaser // returns the memory of large bodies
+	watch     *routeWatch        // the routes' states; nil without virtual models
 	access    *accessGate        // API keys and their limits; nil: none configured
 }
 
@@ -121,6 +122,9 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		},
 	})
 	s.proxy = s.newProxy()
+	if opts.VirtualModels != nil && len(opts.VirtualModels()) > 0 {
+		s.watch = newRouteWatch(opts.VirtualModels, s.log, cfg.Listen)
+	}
 	if s.access, err = newAccessGate(cfg, s.log, s.registry); err != nil {
 		return nil, err
 	}
@@ -270,9 +274,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	checked := s.checkModelsAtStart(base, ln.Addr().String())
 
 	select {
 	case err := <-errc:
+		cancelBase()
+		<-checked
 		s.Close()
 		return err
 	case <-ctx.Done():
@@ -295,6 +302,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	<-errc // http.ErrServerClosed
 	waitTimeout(&inflight, 5*time.Second)
+	cancelBase()
+	<-checked
 	s.Close()
 	return nil
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"cmp"
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -182,6 +183,9 @@ type StatsReport struct {
 	Latency    StatsLatency    `json:"latency_ms"`
 	Failures   []failure       `json:"recent_failures"`
 	DebugStore map[string]bool `json:"debug_store"`
+	// Routes are the virtual models with their state (ready,
+	// upstream_model_missing, unknown) and, for a missing model, the fix.
+	Routes []RouteState `json:"routes"`
 	// Keys are every request (guarded or not) by API key name, when
 	// access keys are configured: statuses, refusals and tokens charged.
 	Keys map[string]KeyStats `json:"keys,omitempty"`
@@ -278,13 +282,18 @@ func percentiles(samples []time.Duration) StatsLatency {
 	return out
 }
 
-// statsRoute registers GET /admin/stats.
-func statsRoute(g *echo.Group, s *stats, debugStore bool, keys func() map[string]KeyStats) {
+// statsRoute registers GET /admin/stats; routes gives the routes' states
+// (nil: none), keys the counts by API key (nil: none).
+func statsRoute(g *echo.Group, s *stats, debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats) {
 	g.GET("/admin/stats", func(c echo.Context) error {
 		r := s.report()
 		r.DebugStore = map[string]bool{"enabled": debugStore}
 		if keys != nil {
 			r.Keys = keys()
+		}
+		r.Routes = []RouteState{}
+		if routes != nil {
+			r.Routes = routes(c.Request().Context())
 		}
 		return c.JSON(http.StatusOK, r)
 	})

@@ -91,7 +91,11 @@ func browser(t *testing.T) (context.Context, func() []string) {
 }
 
 func TestDashboard(t *testing.T) {
-	url, _ := scriptedStatsGateway(t, func(c *config.Config) { c.DebugStore = true })
+	url, _ := scriptedStatsGateway(t, func(c *config.Config) {
+		c.DebugStore = true
+		// The upstream lists no models: the route's model is missing.
+		c.Routes = []config.Route{{Model: "quiz", Upstream: "llama3.2", Contract: "json"}}
+	})
 	ctx, consoleErrors := browser(t)
 
 	// The page itself needs no token; its data does.
@@ -159,6 +163,7 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("#%s rows = %q, want %q", table, got, want)
 		}
 	}
+	check("routes", []string{"quiz llama3.2 json@1 upstream model missing OLLAMA_HOST=http://127.0.0.1:11435 ollama pull llama3.2"})
 	check("by-code", []string{"ANSWER_RANGE 2", "JSON_SYNTAX 1"})
 	check("by-model", []string{"m 3"})
 	check("rungs", []string{"cache 1", "failed 1", "first 1", "llm_repair 1", "local 1"})

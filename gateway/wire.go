@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,16 +42,11 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 	}
 	reg, err := contracts.LoadRegistry(cfg.ContractsDir)
 	if err != nil {
-		return nil, err
+		return nil, contractProblems(err)
 	}
-	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
-	for _, r := range cfg.Routes {
-		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
-			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report})
-	}
-	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
+	routes, err := newRoutes(cfg, reg)
 	if err != nil {
-		return nil, fmt.Errorf("routes: %w", err)
+		return nil, err
 	}
 	promReg := prometheus.NewRegistry()
 	gm := newGuardMetrics(promReg)
@@ -95,12 +91,15 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		}
 		return mw, err
 	}
+	// The stats' route states are the server's, which exists once New
+	// returns: before any request.
+	routeStates := func(ctx context.Context) []RouteState { return srv.RouteStates(ctx) }
 	srv, err = New(cfg, Options{
 		Logger: logger,
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, st, cfg.DebugStore, func() map[string]KeyStats { return srv.access.keyStats() })
+			statsRoute(g, st, cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}
@@ -119,6 +118,65 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		return nil, err
 	}
 	return srv, nil
+}
+
+// Check reports the problems of cfg that only loading shows, as Build
+// would: every contract that does not load (a *contracts.FileError names
+// its file and line) and every route whose contract or parameters are
+// wrong (a *config.Problem names its key, routes[i].contract or
+// routes[i].params). It builds no server: a caller that found problems of
+// its own calls it to report every problem of every stage at once.
+func Check(cfg config.Config) error {
+	reg, err := contracts.LoadRegistry(cfg.ContractsDir)
+	var errs []error
+	if err != nil {
+		errs = append(errs, contractProblems(err))
+	}
+	if reg != nil {
+		if _, err := newRoutes(cfg, reg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// contractProblems keeps the located problems of contract files as they
+// are, and makes the others (a contracts_dir that cannot be read)
+// problems of the contracts_dir key.
+func contractProblems(err error) error {
+	var out []error
+	for _, e := range config.Problems(err) {
+		var fe *contracts.FileError
+		if !errors.As(e, &fe) {
+			e = &config.Problem{Key: "contracts_dir", Err: fmt.Errorf("contracts_dir: %w", e)}
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+// newRoutes builds the routes of cfg over reg; each problem of a route is
+// a *config.Problem of its key (routes[i].contract, .params, .model).
+func newRoutes(cfg config.Config, reg *contracts.Registry) (*middleware.Routes, error) {
+	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
+	for _, r := range cfg.Routes {
+		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
+			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report})
+	}
+	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
+	if err == nil {
+		return routes, nil
+	}
+	var out []error
+	for _, e := range config.Problems(err) {
+		var re *middleware.RouteError
+		if errors.As(e, &re) {
+			key := fmt.Sprintf("routes[%d].%s", re.Index, re.Field)
+			e = &config.Problem{Key: key, Err: fmt.Errorf("%s: %w", key, e)}
+		}
+		out = append(out, e)
+	}
+	return nil, errors.Join(out...)
 }
 
 // guardConfig maps cfg onto the guard's own config, once: the guard owns

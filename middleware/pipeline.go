@@ -141,11 +141,11 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
 	g.prepare(x)
 	res, ev := g.answer(ctx, x)
-	if c.Request().Context().Err() != nil {
-		// The client is gone: nothing to answer, nothing to log.
-		c.Response().Status = apierr.StatusClientClosedRequest
+	if err := c.Request().Context().Err(); err != nil {
+		// The client is gone: nothing to answer and no guarded request to
+		// log; the error handler records the 499 for the request's line.
 		span.End()
-		return nil
+		return err
 	}
 	ev.Latency = time.Since(start)
 	g.log(ev)

@@ -112,6 +112,21 @@ type Routes struct {
 
 var _ Resolver = (*Routes)(nil)
 
+// RouteError is a problem of one of the route specs NewRoutes was given:
+// Index is its place among them and Field the spec's field at fault
+// ("contract", "params", "model"), so that a caller can point at the line
+// of its configuration that declared it.
+type RouteError struct {
+	Index int
+	Model string
+	Field string
+	Err   error
+}
+
+func (e *RouteError) Error() string { return fmt.Sprintf("route %q: %v", e.Model, e.Err) }
+
+func (e *RouteError) Unwrap() error { return e.Err }
+
 // NewRoutes compiles every contract of reg and every route; all problems
 // are reported at once. adHoc enables schema-only guarding.
 func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...RoutesOption) (*Routes, error) {
@@ -126,22 +141,24 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 	for _, o := range opts {
 		o(rs)
 	}
-	var problems []string
-	for _, s := range specs {
+	var problems []error
+	for i, s := range specs {
 		c, ok := reg.Lookup(s.Contract)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("route %q: unknown contract %q", s.Model, s.Contract))
+			problems = append(problems, &RouteError{Index: i, Model: s.Model, Field: "contract",
+				Err: fmt.Errorf("unknown contract %q (known: %s)", s.Contract, strings.Join(reg.Names(), ", "))})
 			continue
 		}
 		v := byID[c.ID()]
 		params, err := v.Params(validators.Params(s.Params))
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("route %q: %v", s.Model, err))
+			problems = append(problems, &RouteError{Index: i, Model: s.Model, Field: "params", Err: err})
 			continue
 		}
 		key := ModelKey(s.Model)
 		if prev, dup := rs.models[key]; dup {
-			problems = append(problems, fmt.Sprintf("route %q: the same model as route %q", s.Model, prev.Name))
+			problems = append(problems, &RouteError{Index: i, Model: s.Model, Field: "model",
+				Err: fmt.Errorf("the same model as route %q", prev.Name)})
 			continue
 		}
 		upstream := s.Upstream
@@ -153,7 +170,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Errorf("%s", strings.Join(problems, "; "))
+		return nil, errors.Join(problems...)
 	}
 	if adHoc {
 		rs.adHoc = newSchemaCache(DefaultSchemaCacheBytes)

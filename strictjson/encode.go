@@ -2,8 +2,10 @@ package strictjson
 
 import (
 	"io"
-	"sync"
+	"runtime"
 	"unicode/utf8"
+
+	"github.com/contractgateway/gateway/internal/bufpool"
 )
 
 // AppendJSON appends the canonical encoding of v to dst and returns the
@@ -69,13 +71,12 @@ func Marshal(v *Value) []byte {
 // model often does) thus costs no copy of it; either way the encoding is
 // made in a reused buffer and allocated once at its exact size.
 func MarshalLike(v *Value, like string) string {
-	bp := buffers.Get().(*[]byte)
-	b := v.AppendJSON((*bp)[:0])
+	b := v.AppendJSON(buffers.Get())
 	s := like
 	if string(b) != like {
 		s = string(b)
 	}
-	putBuffer(bp, b)
+	buffers.Put(b)
 	return s
 }
 
@@ -83,28 +84,16 @@ func MarshalLike(v *Value, like string) string {
 // reused buffer: an answer is written and forgotten, and its tens of
 // kilobytes need not be allocated anew for each request.
 func WriteJSON(w io.Writer, v *Value) error {
-	bp := buffers.Get().(*[]byte)
-	b := v.AppendJSON((*bp)[:0])
+	b := v.AppendJSON(buffers.Get())
 	_, err := w.Write(b)
-	putBuffer(bp, b)
+	buffers.Put(b)
 	return err
 }
 
-// buffers holds the encoding buffers of MarshalLike and WriteJSON.
-var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
-
-// putBuffer returns b, grown from *bp, to the pool, unless it grew past
-// maxPooled: a rare document of megabytes must not stay allocated for
-// good.
-func putBuffer(bp *[]byte, b []byte) {
-	if cap(b) <= maxPooled {
-		*bp = b
-		buffers.Put(bp)
-	}
-}
-
-// maxPooled bounds the buffers kept for reuse, in bytes.
-const maxPooled = 1 << 20
+// buffers holds the encoding buffers of MarshalLike and WriteJSON: a few
+// per core, at most 32, each at most 256 KiB: at most 8 MiB stay
+// allocated, and a rare document larger than that is allocated as before.
+var buffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), 256<<10)
 
 // sizeHint estimates the length of v's canonical encoding from above in
 // the common case: strings get an eighth more for their escapes, which

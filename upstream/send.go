@@ -9,11 +9,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/internal/bufpool"
 )
 
 // Doer sends a request to Ollama: [Client.Do], or whatever stands in for
@@ -85,25 +86,31 @@ func tooLarge(limit int64) *apierr.Error {
 // reused buffer, then copies it out at its exact size: io.ReadAll would
 // grow a buffer by doubling, allocating about three times the body.
 func readUnsized(r io.Reader) ([]byte, error) {
-	bp := readBuffers.Get().(*bytes.Buffer)
-	bp.Reset()
-	_, err := bp.ReadFrom(r)
-	body := bytes.Clone(bp.Bytes())
-	if bp.Cap() <= maxPooledRead {
-		readBuffers.Put(bp)
+	buf := readBuffers.Get()
+	var err error
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		var n int
+		n, err = r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			break
+		}
 	}
-	if body == nil {
-		body = []byte{}
+	if err == io.EOF {
+		err = nil
 	}
+	body := append([]byte{}, buf...)
+	readBuffers.Put(buf)
 	return body, err
 }
 
-// readBuffers holds the buffers of readUnsized.
-var readBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledRead bounds the buffers kept for reuse: a rare answer of
-// megabytes must not stay allocated for good.
-const maxPooledRead = 1 << 20
+// readBuffers holds the buffers of readUnsized: a few per core, at
+// most 32, each at most 256 KiB: at most 8 MiB stay allocated, and a rare
+// answer larger than that is read as before.
+var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), 256<<10)
 
 // readAll reads r whole, into one buffer of the announced size when there
 // is one (answers are tens of kilobytes: growing a buffer from 512 bytes

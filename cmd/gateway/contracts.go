@@ -67,31 +67,24 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 
 // lint loads the contract directory dir (or every contract directory below
 // it), compiles each against the built-in rule packs and checks every
-// fixture. Exit 1 when anything fails.
+// fixture. A contract that does not load is reported with every problem
+// it has, and the others are linted all the same: one run shows all that
+// is wrong. Exit 1 when anything fails.
 func lint(dir string, stdout io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil {
 		return usageError("contracts lint: %v", err)
 	} else if !fi.IsDir() {
 		return usageError("contracts lint %s: not a directory", dir)
 	}
-	fsys := os.DirFS(dir)
-	var cs []*contracts.Contract
-	if _, err := os.Stat(dir + "/contract.json"); err == nil {
-		c, err := contracts.Load(fsys, ".")
-		if err != nil {
-			return &exitError{code: 1, err: err}
-		}
-		cs = append(cs, c)
-	} else {
-		var err error
-		if cs, err = contracts.LoadDir(fsys, "."); err != nil {
-			return &exitError{code: 1, err: err}
-		}
-		if len(cs) == 0 {
-			return &exitError{code: 1, err: fmt.Errorf("lint %s: no contract.json found", dir)}
-		}
-	}
+	cs, loadErr := contracts.LoadPath(dir)
 	failed := 0
+	for _, err := range joined(loadErr) {
+		fmt.Fprintf(stdout, "FAIL %v\n", err)
+		failed++
+	}
+	if len(cs) == 0 && failed == 0 {
+		return &exitError{code: 1, err: fmt.Errorf("lint %s: no contract.json found", dir)}
+	}
 	fixtures := 0
 	for _, c := range cs {
 		v, err := validators.New(c, packs.Builtins())
@@ -113,4 +106,20 @@ func lint(dir string, stdout io.Writer) error {
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// joined lists the errors err joins (errors.Join), one per problem; nil
+// for nil.
+func joined(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, joined(e)...)
+		}
+		return out
+	}
+	return []error{err}
 }

@@ -233,9 +233,9 @@ func TestContractsCommands(t *testing.T) {
 	}
 	// Unknown keys in a contract file are load errors naming the key.
 	mustWrite(t, filepath.Join(dir, "contract.json"), `{"name":"t","version":"1","shcema":"schema.json"}`)
-	code, _, errOut := runCLI(t, "", "contracts", "lint", dir)
-	if code != 1 || !strings.Contains(errOut, "shcema") {
-		t.Errorf("unknown key: exit %d, stderr %q", code, errOut)
+	code, out, _ = runCLI(t, "", "contracts", "lint", dir)
+	if code != 1 || !strings.Contains(out, "shcema") {
+		t.Errorf("unknown key: exit %d, stdout %q", code, out)
 	}
 }
 

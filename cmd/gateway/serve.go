@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"net"
 	"strings"
@@ -21,7 +23,7 @@ import (
 // upstream is never taken from OLLAMA_HOST, which clients point at the
 // gateway.
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := serveConfig(args, getenv, stderr)
+	cfg, src, err := serveConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
@@ -35,7 +37,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	srv, err := gateway.Build(cfg, logger)
 	if err != nil {
 		// Contracts, routes, the upstream URL: all configuration.
-		return &exitError{code: 2, err: fmt.Errorf("invalid configuration: %w", err)}
+		return invalidConfig(src.Locate(err))
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -48,52 +50,98 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // serveConfig resolves the configuration: defaults < file < environment <
-// flags, then validates it. A bad flag or config is a usage error (exit 2).
-func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (config.Config, error) {
+// flags, then validates it. A bad flag is a usage error (exit 2), and so
+// is a bad configuration, reported whole: the file's unknown keys and
+// values of the wrong type, the environment's, the values Validate
+// refuses, and — what only loading shows — the contracts and routes,
+// every problem with the line, variable or flag it came from. The Source
+// locates the problems Build finds later.
+func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (config.Config, *config.Source, error) {
 	fs := newFlagSet("serve", stderr)
 	path := fs.String("config", "", "YAML config `FILE` (default $"+config.EnvConfig+")")
 	listen := fs.String("listen", "", "serve on `ADDR` (default "+config.DefaultListen+"; $"+config.EnvListen+")")
 	upstream := fs.String("upstream", "", "Ollama base `URL` (default "+config.DefaultUpstream+"; $"+config.EnvUpstream+"; never $OLLAMA_HOST)")
 	contractsDir := fs.String("contracts", "", "directory of user contracts, `DIR` ($"+config.EnvContracts+")")
 	adminToken := fs.String("admin-token", "", "bearer `TOKEN` for admin routes other than /healthz; prefer $"+config.EnvAdminToken+" (flags show in ps)")
+	src := &config.Source{}
 	pos, err := parseFlags(fs, args)
 	if err != nil {
-		return config.Config{}, err
+		return config.Config{}, src, err
 	}
 	if len(pos) > 0 {
-		return config.Config{}, usageError("serve takes no arguments, got %q", pos)
+		return config.Config{}, src, usageError("serve takes no arguments, got %q", pos)
 	}
 
 	if *path == "" {
 		*path = getenv(config.EnvConfig)
 	}
 	cfg := config.Default()
+	var problems []error
 	if *path != "" {
-		if cfg, err = config.Load(*path); err != nil {
-			return cfg, &exitError{code: 2, err: err}
+		if cfg, src, err = config.Read(*path); err != nil {
+			if errors.Is(err, iofs.ErrNotExist) || !isProblems(err) {
+				// No file, or not YAML: nothing to check the rest against.
+				return cfg, src, &exitError{code: 2, err: err}
+			}
+			problems = append(problems, config.Problems(err)...)
 		}
 	}
 	if err := config.FromEnv(&cfg, getenv); err != nil {
-		return cfg, &exitError{code: 2, err: err}
+		problems = append(problems, err)
 	}
+	src.OverrideEnv(getenv)
 	// Only the flags given on the command line override: an unset flag
 	// must not put a default back over the file or the environment.
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "listen":
 			cfg.Listen = *listen
+			src.Override("listen", "--listen")
 		case "upstream":
 			cfg.Upstream = *upstream
+			src.Override("upstream", "--upstream")
 		case "contracts":
 			cfg.ContractsDir = *contractsDir
+			src.Override("contracts_dir", "--contracts")
 		case "admin-token":
 			cfg.AdminToken = *adminToken
+			src.Override("admin_token", "--admin-token")
 		}
 	})
-	if err := cfg.Validate(); err != nil {
-		return cfg, &exitError{code: 2, err: fmt.Errorf("invalid configuration:\n%w", err)}
+	problems = append(problems, config.Problems(cfg.Validate())...)
+	if len(problems) == 0 {
+		return cfg, src, nil
 	}
-	return cfg, nil
+	// Build is not reached: what it would find is found here, so that one
+	// run reports all. A key already at fault is not reported twice.
+	seen := map[string]bool{}
+	for _, p := range problems {
+		var cp *config.Problem
+		if errors.As(p, &cp) && cp.Key != "" {
+			seen[cp.Key] = true
+		}
+	}
+	for _, p := range config.Problems(gateway.Check(cfg)) {
+		var cp *config.Problem
+		if errors.As(p, &cp) && seen[cp.Key] {
+			continue
+		}
+		problems = append(problems, p)
+	}
+	return cfg, src, invalidConfig(src.Locate(errors.Join(problems...)))
+}
+
+// invalidConfig is the usage error of a configuration's problems, one a
+// line.
+func invalidConfig(err error) error {
+	return &exitError{code: 2, err: fmt.Errorf("invalid configuration:\n%w", err)}
+}
+
+// isProblems reports whether err holds a *config.Problem: the file was
+// read and decoded, with problems.
+func isProblems(err error) bool {
+	var p *config.Problem
+	return errors.As(err, &p)
 }
 
 // newLogger returns the process logger on w, as the config asks.

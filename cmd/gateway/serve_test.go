@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -38,7 +39,7 @@ func TestServeConfigPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := serveConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			cfg, _, err := serveConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
 			if err != nil {
 				t.Fatalf("serveConfig(%q) = %v", tt.args, err)
 			}
@@ -173,5 +174,58 @@ func TestServeWarnsNotImplemented(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeReportsEveryProblem: a config with mistakes in every stage —
+// an unknown key, values Validate refuses, routes over an unknown
+// contract and with a misspelt parameter, a broken contract in its
+// contracts_dir — is reported whole in one run, each problem with the line
+// of the file (or the variable) it came from.
+func TestServeReportsEveryProblem(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "contracts", "typo", "contract.json"), "{\"name\": \"typo\", \"version\": \"1\",\n  \"fallbak\": {}}")
+	file := filepath.Join(dir, "gateway.yaml")
+	mustWrite(t, file, `listen: 127.0.0.1:0
+contracts_dir: `+filepath.Join(dir, "contracts")+`
+upstream_timeuot: 5s
+log:
+  level: verbose
+breaker:
+  failure_threshold: -1
+routes:
+  - model: quiz
+    contract: nope
+  - model: scorer
+    contract: mcq
+    params:
+      questoin_count: "5"
+  - model: ""
+    contract: mcq
+`)
+	env := map[string]string{"GATEWAY_LOG_FORMAT": "xml"}
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"serve", "--config", file}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errb)
+	code := exitCode(err, &errb)
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	for _, want := range []string{
+		file + `: line 3: unknown key "upstream_timeuot"`,
+		file + `: line 5: log.level "verbose": want debug, info, warn or error`,
+		`$GATEWAY_LOG_FORMAT: log.format "xml": want text or json`,
+		file + `: line 7: breaker.failure_threshold: must not be negative`,
+		file + `: line 10: routes[0].contract: route "quiz": unknown contract "nope"`,
+		file + `: line 13: routes[1].params: route "scorer": `,
+		`unknown param "questoin_count"`,
+		file + `: line 15: routes[2].model: required`,
+		filepath.Join(dir, "contracts", "typo", "contract.json") + `: line 2, column 3: unknown field "fallbak"`,
+	} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if n := strings.Count(errb.String(), "\n"); n != 9 {
+		t.Errorf("stderr has %d lines, want the heading and 8 problems:\n%s", n, errb.String())
 	}
 }

@@ -71,6 +71,13 @@
     $("stat-tokens-repair").textContent = s.tokens.repair_prompt + s.tokens.repair_output;
     $("stat-latency").textContent = s.latency_ms.samples ? [s.latency_ms.p50, s.latency_ms.p90, s.latency_ms.p99].map(function (x) { return x.toFixed(1); }).join(" / ") : "–";
     $("stat-samples").textContent = s.latency_ms.samples;
+    // A route over a model the upstream lacks fails every request: its
+    // state says so, with the command that pulls the model.
+    fill("routes", (s.routes || []).map(function (r) {
+      var label = { ready: "ready", upstream_model_missing: "upstream model missing", unknown: "unknown" }[r.state] || r.state;
+      return [el("td", r.model, "mono"), el("td", r.upstream_model, "mono"), el("td", r.contract, "mono"),
+        el("td", label, "route-" + r.state), el("td", r.fix || "", "mono")];
+    }), 5);
     fill("by-code", barRows(s.violations_by_code), 3);
     fill("by-model", barRows(s.violations_by_model), 3);
     fill("rungs", barRows(s.rungs), 3);
