@@ -241,6 +241,8 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(ctxKeyAccess, p.Name)
+		req = req.WithContext(middleware.WithCaller(req.Context(), p.Name))
+		c.SetRequest(req)
 		ep := access.Classify(req.Method, req.URL.Path)
 		var raw []byte
 		if ep.Members != nil && !p.AllModels() && req.Body != nil && req.Body != http.NoBody {

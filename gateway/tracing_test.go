@@ -16,6 +16,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
 )
 
@@ -221,5 +222,43 @@ func TestTracingExportsOTLP(t *testing.T) {
 	}
 	if service != "cg-test" || !names["guard /api/generate"] || !names["text_completion m"] {
 		t.Errorf("exported service %q, spans %v", service, names)
+	}
+}
+
+// TestTraceNamesTheKey checks that a guarded request's span names the API
+// key the request came with, and holds no secret.
+func TestTraceNamesTheKey(t *testing.T) {
+	const secret = "cg-trace-secret-7f3a"
+	ups := httptest.NewServer(&scriptedUpstream{answers: []string{readFixture(t, "mcq_valid.json")}})
+	t.Cleanup(ups.Close)
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	cfg := config.Default()
+	cfg.Upstream = ups.URL
+	cfg.Access = config.Access{Keys: []config.AccessKey{{Name: "quiz-app", SHA256: access.Hash(secret)}}}
+	srv, err := build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)), tp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","stream":false,"prompt":"p"}`,
+		map[string]string{"X-Contract": "mcq", "Authorization": "Bearer " + secret})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %s", resp.StatusCode, body)
+	}
+	var root tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if strings.HasPrefix(s.Name, "guard ") {
+			root = s
+		}
+		for _, kv := range s.Attributes {
+			if strings.Contains(kv.Value.Emit(), secret) {
+				t.Errorf("span %s holds the key's secret in %s", s.Name, kv.Key)
+			}
+		}
+	}
+	if got := attrs(root.Attributes)["gateway.key.name"].AsString(); got != "quiz-app" {
+		t.Errorf("request span gateway.key.name = %q, want quiz-app", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
 )
 
@@ -95,6 +96,13 @@ func TestDashboard(t *testing.T) {
 		c.DebugStore = true
 		// The upstream lists no models: the route's model is missing.
 		c.Routes = []config.Route{{Model: "quiz", Upstream: "llama3.2", Contract: "json"}}
+		// Keys exist, and the scripted requests, which send none, come in
+		// through the anonymous policy: the keys table counts them, and the
+		// tokens it was charged are the guard's, first answers and repairs.
+		c.Access = config.Access{
+			Keys:      []config.AccessKey{{Name: "quiz-app", SHA256: access.Hash(quizSecret)}},
+			Anonymous: &config.AccessScope{},
+		}
 	})
 	ctx, consoleErrors := browser(t)
 
@@ -164,6 +172,7 @@ func TestDashboard(t *testing.T) {
 		}
 	}
 	check("routes", []string{"quiz llama3.2 json@1 upstream model missing OLLAMA_HOST=http://127.0.0.1:11435 ollama pull llama3.2"})
+	check("keys", []string{"anonymous 5 4 200, 1 422 294"})
 	check("by-code", []string{"ANSWER_RANGE 2", "JSON_SYNTAX 1"})
 	check("by-model", []string{"m 3"})
 	check("rungs", []string{"cache 1", "failed 1", "first 1", "llm_repair 1", "local 1"})

@@ -36,6 +36,7 @@ var (
 	attrLocalFixes   = attribute.Key("contract.local_fixes")
 	attrCache        = attribute.Key("contract.cache")
 	attrPhase        = attribute.Key("contract.phase")
+	attrKey          = attribute.Key("gateway.key.name")
 )
 
 // propagator carries W3C trace context: read from the client, written on
@@ -72,12 +73,25 @@ func (g *guard) startRequest(r *http.Request, cd codec.Codec, start, decoded tim
 	ctx = propagator.Extract(ctx, propagation.HeaderCarrier(r.Header))
 	ctx, span := t.Start(ctx, "guard "+cd.Path(), trace.WithSpanKind(trace.SpanKindServer), trace.WithTimestamp(start),
 		trace.WithAttributes(attrOperation.String(operation(cd.Path())), attribute.String("http.route", cd.Path())))
+	if name, ok := ctx.Value(ctxKeyCaller{}).(string); ok && name != "" {
+		span.SetAttributes(attrKey.String(name))
+	}
 	resolved := time.Now()
 	_, s := t.Start(ctx, "decode", trace.WithTimestamp(start))
 	s.End(trace.WithTimestamp(decoded))
 	_, s = t.Start(ctx, "resolve", trace.WithTimestamp(decoded))
 	s.End(trace.WithTimestamp(resolved))
 	return ctx, span
+}
+
+// ctxKeyCaller carries the name of the API key a request came with.
+type ctxKeyCaller struct{}
+
+// WithCaller returns ctx carrying name, the name of the API key the
+// request came with (never its secret), which the guard's span records
+// as gateway.key.name: an access check in front of the guard calls it.
+func WithCaller(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, ctxKeyCaller{}, name)
 }
 
 // noopSpan stands for the request's span when tracing is off.

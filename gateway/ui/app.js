@@ -78,6 +78,17 @@
       return [el("td", r.model, "mono"), el("td", r.upstream_model, "mono"), el("td", r.contract, "mono"),
         el("td", label, "route-" + r.state), el("td", r.fix || "", "mono")];
     }), 5);
+    // Every request by API key, when access keys are configured: what
+    // each key asked, what was refused and why, the tokens it was charged.
+    var counts = function (m) {
+      return Object.keys(m || {}).sort().map(function (k) { return m[k] + " " + k; }).join(", ");
+    };
+    $("keys-panel").hidden = !s.keys;
+    fill("keys", Object.keys(s.keys || {}).sort().map(function (name) {
+      var k = s.keys[name];
+      return [el("td", name || "(no key)", "mono"), el("td", k.requests, "num"), el("td", counts(k.by_status)),
+        el("td", counts(k.refused)), el("td", k.tokens, "num")];
+    }), 5);
     fill("by-code", barRows(s.violations_by_code), 3);
     fill("by-model", barRows(s.violations_by_model), 3);
     fill("rungs", barRows(s.rungs), 3);
