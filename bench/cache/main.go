@@ -9,26 +9,19 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/internal/benchload"
 )
 
 // answer is the fake upstream's non-stream /api/generate answer: a small
@@ -61,7 +54,7 @@ func main() {
 		{"pass-through", mem.URL, nil},
 		{"memory hit", mem.URL, http.Header{"X-Contract": {"json"}}},
 	}
-	if addr, stop, err := startRedis(); err != nil {
+	if addr, stop, err := benchload.StartRedis(); err != nil {
 		fmt.Printf("redis: %v (Redis rows left out)\n", err)
 	} else {
 		defer stop()
@@ -85,8 +78,13 @@ func main() {
 				log.Fatalf("%s: X-Cache %q after the first request, want hit", t.name, got)
 			}
 		}
-		lat := sequential(t.url, t.header, *n)
-		rows = append(rows, row{t.name, percentile(lat, 50), percentile(lat, 99), throughput(t.url, t.header, *c, *d)})
+		seq := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+		lat := benchload.Sequential(*n, func() { send(seq, t.url, t.header) })
+		seq.CloseIdleConnections()
+		par := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *c}}
+		rps := benchload.Throughput(*c, *d, func() { send(par, t.url, t.header) })
+		par.CloseIdleConnections()
+		rows = append(rows, row{t.name, benchload.Percentile(lat, 50), benchload.Percentile(lat, 99), rps})
 	}
 	fmt.Printf("%-14s %10s %10s %10s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(*c), "p50 ratio", "rps ratio")
 	base := rows[0]
@@ -131,86 +129,4 @@ func send(client *http.Client, url string, h http.Header) string {
 		log.Fatalf("%s: status %d", url, resp.StatusCode)
 	}
 	return resp.Header.Get("X-Cache")
-}
-
-func sequential(url string, h http.Header, n int) []time.Duration {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	defer client.CloseIdleConnections()
-	out := make([]time.Duration, 0, n)
-	for i := 0; i < n+100; i++ { // the first 100 warm up
-		start := time.Now()
-		send(client, url, h)
-		if i >= 100 {
-			out = append(out, time.Since(start))
-		}
-	}
-	return out
-}
-
-func throughput(url string, h http.Header, c int, d time.Duration) float64 {
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
-	defer client.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var done atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				send(client, url, h)
-				done.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(done.Load()) / time.Since(start).Seconds()
-}
-
-func percentile(ds []time.Duration, p float64) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return float64(s[i]) / float64(time.Millisecond)
-}
-
-// startRedis runs redis-server on a free loopback port, without
-// persistence, until stop.
-func startRedis() (string, func(), error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", nil, fmt.Errorf("redis-server not installed")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	dir, err := os.MkdirTemp("", "bench-redis")
-	if err != nil {
-		return "", nil, err
-	}
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait(); os.RemoveAll(dir) }
-	for range 100 {
-		if conn, err := net.Dial("tcp", addr); err == nil {
-			io.WriteString(conn, "PING\r\n")
-			line, _ := bufio.NewReader(conn).ReadString('\n')
-			conn.Close()
-			if strings.HasPrefix(line, "+PONG") {
-				return addr, stop, nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	stop()
-	return "", nil, fmt.Errorf("redis-server did not answer on %s", addr)
 }
