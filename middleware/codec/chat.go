@@ -22,8 +22,11 @@ func (Chat) Path() string { return "/api/chat" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Chat) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, func(obj *strictjson.Value) string { return str(obj.Get("message").Get("content")) })
+	return readNative(body, &nativeStream{chat: true})
 }
+
+// NewStreamReader reads an NDJSON stream as it arrives.
+func (Chat) NewStreamReader() *StreamReader { return nativeReader(true) }
 
 // WithText sets message.content; an answer without a message gets one.
 func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {

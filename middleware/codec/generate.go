@@ -17,8 +17,11 @@ func (Generate) Path() string { return "/api/generate" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Generate) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, func(obj *strictjson.Value) string { return str(obj.Get("response")) })
+	return readNative(body, &nativeStream{})
 }
+
+// NewStreamReader reads an NDJSON stream as it arrives.
+func (Generate) NewStreamReader() *StreamReader { return nativeReader(false) }
 
 // WithText sets response.
 func (Generate) WithText(obj *strictjson.Value, text string) *strictjson.Value {
