@@ -274,8 +274,8 @@ func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
 }
 
 // prepare builds the upstream request: the route's model, the contract's
-// schema as format where asked, the schedule's first temperature, and one
-// answer instead of a stream.
+// schema as format where asked, the schedule's first temperature, and a
+// stream, whatever the client asked, read as it arrives.
 func (g *guard) prepare(x *exchange) {
 	up := x.client.Clone()
 	route := x.route
@@ -294,7 +294,7 @@ func (g *guard) prepare(x *exchange) {
 		x.codec.SetTemperature(up, policy.Temperatures[0])
 		x.firstScheduled = true
 	}
-	up.SetStream(false)
+	up.SetStream(true)
 	x.up = up
 	x.header = forwardHeader(x.requestID)
 }
@@ -408,7 +408,8 @@ func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithCancel(ctx)
 }
 
-// ask sends r upstream and reads the answer with the exchange's codec.
+// ask sends r upstream and reads the answer, as it arrives, with the
+// exchange's codec.
 func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase string) (a *codec.Answer, err error) {
 	ctx, done := g.modelCall(ctx, operation(x.codec.Path()), r.Model, phase)
 	defer func() {
@@ -418,18 +419,7 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 			done(0, 0, err)
 		}
 	}()
-	body, err := g.send(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header})
-	if err != nil {
-		return nil, err
-	}
-	a, err = x.codec.ReadAnswer(body)
-	if err != nil {
-		if errors.Is(err, codec.ErrIncomplete) {
-			return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: codec.ErrIncomplete.Error(), Err: err}
-		}
-		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
-	}
-	return a, nil
+	return g.call(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header}, x.codec, r.FormatSchema)
 }
 
 // repairs is a request's one use of the repair ladder, whatever it
@@ -489,7 +479,7 @@ func (rp *repairs) run(ctx context.Context, job repair.Job) repair.Outcome {
 // model is the ladder's model for the exchange: the upstream model, with
 // the request id and a span per call.
 func (g *guard) model(x *exchange) repair.Model {
-	return model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall}
+	return model{call: g.call, name: x.upstreamModel, header: x.header, span: g.modelCall}
 }
 
 // ladder runs the repair ladder on the first answer. It returns nil when

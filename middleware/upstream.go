@@ -3,9 +3,12 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/upstream"
 )
 
@@ -34,9 +37,27 @@ type upstreamCall struct {
 	header http.Header
 }
 
-// send makes one upstream call and returns the answer's body, read whole
-// within MaxResponseBytes; its errors are upstream.Send's.
-func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
+// errStopped is the cause of a model call the guard ended itself: the
+// model's JSON value had closed, and only whitespace could follow.
+var errStopped = errors.New("answer complete: the call was stopped early")
+
+// readBufferSize is the size of the reads of an upstream answer: a chunk
+// of a stream is a token or a few, a whole answer tens of kilobytes.
+const readBufferSize = 32 << 10
+
+// call makes one upstream call, asked with stream true, and reads the
+// answer as it arrives with a StreamReader of cd, within MaxResponseBytes.
+// When stopEarly is set (the call carries a schema format, so the answer
+// is one JSON value by grammar) the call is cancelled as soon as that
+// value has closed with only whitespace after it: a model that goes on
+// writing whitespace until its token limit (Ollama issues #2577, #2623)
+// costs nothing more, and the answer is the text read, its tokens counted
+// from the chunks. onDelta, when set, sees the text as it grows. Errors
+// are the upstream client's (upstream.Open and Stream.Read), and a 502
+// for an answer the codec cannot read.
+func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
@@ -46,6 +67,52 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	g.inject(ctx, req.Header)
-	reply, err := upstream.Send(g.Upstream, req, g.MaxResponseBytes)
-	return reply.Body, err
+	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	rd := cd.NewStreamReader()
+	var end *valueEnd
+	if stopEarly {
+		end = &valueEnd{}
+	}
+	buf := make([]byte, readBufferSize)
+	for {
+		n, rerr := s.Read(buf)
+		if n > 0 {
+			delta, err := rd.Feed(buf[:n])
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			if end != nil && end.feed(delta) {
+				cancel(errStopped)
+				a, err := rd.Stop()
+				if err != nil {
+					return nil, unreadable(err)
+				}
+				return a, nil
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+	}
+	a, err := rd.Close()
+	if err != nil {
+		return nil, unreadable(err)
+	}
+	return a, nil
+}
+
+// unreadable is the error of an answer the codec could not read: a 502,
+// saying whether it was cut short.
+func unreadable(err error) error {
+	if errors.Is(err, codec.ErrIncomplete) {
+		return &apierr.Error{Code: http.StatusBadGateway, Msg: codec.ErrIncomplete.Error(), Err: err}
+	}
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
 }

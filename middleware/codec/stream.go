@@ -31,6 +31,9 @@ type StreamReader struct {
 	// buf holds the bytes not framed yet: the start of a line, or the
 	// whole body of an answer read whole.
 	buf []byte
+	// scanned is how much of buf is known to hold no line end: a long
+	// line is searched once, not again with every piece.
+	scanned int
 	// events counts the events taken; done is set by an SSE stream's
 	// [DONE], after which nothing is read.
 	events int
@@ -45,11 +48,6 @@ const (
 	modeFrames
 	modeWhole
 )
-
-// maxFrame bounds a line of a stream the reader waits for: one chunk of
-// a model's answer is a token or a few; a line without end beyond this is
-// no stream the guard can read.
-const maxFrame = 64 << 20
 
 // assembler builds an answer from a stream's events, one at a time: an
 // NDJSON chunk, or the data of a server-sent event.
@@ -89,10 +87,13 @@ func (s *StreamReader) Feed(p []byte) (delta string, err error) {
 	}
 	var out []byte
 	for !s.done {
-		i := bytes.IndexByte(s.buf, '\n')
+		i := bytes.IndexByte(s.buf[s.scanned:], '\n')
 		if i < 0 {
+			s.scanned = len(s.buf)
 			break
 		}
+		i += s.scanned
+		s.scanned = 0
 		d, err := s.line(s.buf[:i])
 		if err != nil {
 			s.err = err
@@ -103,10 +104,6 @@ func (s *StreamReader) Feed(p []byte) (delta string, err error) {
 		}
 		out = append(out, d...)
 		s.buf = s.buf[i+1:]
-	}
-	if len(s.buf) > maxFrame {
-		s.err = fmt.Errorf("upstream stream: a line longer than %d bytes", maxFrame)
-		return "", s.err
 	}
 	return string(out), nil
 }
