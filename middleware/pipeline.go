@@ -140,7 +140,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	}
 	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
 	g.prepare(x)
-	res, ev := g.answer(ctx, x)
+	res, ev := g.hold(c, ctx, x)
 	if c.Request().Context().Err() != nil {
 		// The client is gone: nothing to answer, nothing to log.
 		c.Response().Status = apierr.StatusClientClosedRequest
@@ -149,7 +149,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	}
 	ev.Latency = time.Since(start)
 	g.log(ev)
-	c.Response().Header().Set("X-Cache", ev.Cache)
+	setHeader(c.Response(), "X-Cache", ev.Cache)
 	_, endEncode := g.stage(ctx, "encode")
 	err = g.encode(c, x, res, ev.Cache)
 	endEncode()
@@ -556,16 +556,19 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if res.err != nil {
 		return res.err
 	}
-	w := c.Response()
+	resp := c.Response()
+	var w http.ResponseWriter = resp
+	if resp.Committed {
+		w = heldWriter{resp}
+	}
 	if res.bare {
 		r := *x.client
 		r.Stream = false
 		return x.codec.Encode(w, &r, withModel(shallow(res.obj), x.client.Model), "")
 	}
-	h := w.Header()
-	h.Set("X-Contract", res.contract)
-	h.Set("X-Contract-Status", res.status)
-	h.Set("X-Contract-Repairs", strconv.Itoa(res.repairs))
+	setHeader(resp, "X-Contract", res.contract)
+	setHeader(resp, "X-Contract-Status", res.status)
+	setHeader(resp, "X-Contract-Repairs", strconv.Itoa(res.repairs))
 	if res.report != nil {
 		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
 	}

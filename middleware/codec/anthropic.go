@@ -344,6 +344,11 @@ func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	return writeNamedSSE(w, events)
 }
 
+// KeepAlive is Anthropic's ping event.
+func (Anthropic) KeepAlive(*Request, int) (string, []byte) {
+	return sseContentType, []byte("event: ping\ndata: {\"type\":\"ping\"}\n\n")
+}
+
 // EncodeError writes Anthropic's shape, {"type":"error","error":{"type",
 // "message"}}, which the Anthropic client libraries parse.
 func (Anthropic) EncodeError(e *apierr.Error) []byte {

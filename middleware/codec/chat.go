@@ -42,6 +42,16 @@ func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	return out
 }
 
+// KeepAlive is a chunk with an empty assistant message and done false.
+func (Chat) KeepAlive(r *Request, _ int) (string, []byte) {
+	return ndjsonContentType, keepAliveNDJSON(r, Member("message", assistantMessage("")))
+}
+
+// assistantMessage is Ollama's assistant message with content text.
+func assistantMessage(text string) *strictjson.Value {
+	return strictjson.Object(Member("role", strictjson.String("assistant")), Member("content", strictjson.String(text)))
+}
+
 // Encode re-emits a stream as Ollama writes one: the content chunk carries
 // the whole message (thinking, tool calls, …) with the validated text, the
 // done chunk an empty message, the counters and the contract summary.

@@ -73,6 +73,12 @@ type Codec interface {
 	// stream already started the body is sent as a final event (see
 	// SSEErrorEvent).
 	EncodeError(e *apierr.Error) []byte
+	// KeepAlive returns the content type of the API's stream and the n-th
+	// (from 0) keep-alive the guard writes to a client that asked for a
+	// stream while it holds the answer: the API's own harmless event,
+	// which its clients take as no text. The stream's answer or error
+	// follows the keep-alives.
+	KeepAlive(r *Request, n int) (contentType string, frame []byte)
 }
 
 // All returns the codecs of every guarded API: the registry, in one

@@ -30,6 +30,11 @@ func (Generate) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	return out
 }
 
+// KeepAlive is a chunk with an empty response and done false.
+func (Generate) KeepAlive(r *Request, _ int) (string, []byte) {
+	return ndjsonContentType, keepAliveNDJSON(r, Member("response", strictjson.String("")))
+}
+
 // Encode re-emits a stream as Ollama writes one: a chunk with the text
 // (and the thinking, which Ollama streams before the done chunk, never in
 // it), then the done chunk with the counters and the contract summary.

@@ -266,6 +266,9 @@ func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 	return writeSSE(w, chunks)
 }
 
+// KeepAlive is an SSE comment line.
+func (openAI) KeepAlive(*Request, int) (string, []byte) { return sseContentType, keepAliveComment }
+
 // normalStop sets the first choice's finish_reason "stop", but for the
 // keep reasons.
 func (choices) normalStop(obj *strictjson.Value, keep ...string) string {

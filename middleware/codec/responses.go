@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -382,6 +383,29 @@ func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	}
 	emit(final, Member("response", obj))
 	return writeNamedSSE(w, events)
+}
+
+// KeepAlive is the Responses API's response.in_progress event, of a
+// response with the client's model and no output yet; the first comes
+// after response.created, without which the OpenAI libraries take no
+// event. The answer's own events follow from response.created again.
+func (Responses) KeepAlive(r *Request, n int) (string, []byte) {
+	pending := strictjson.Object(
+		Member("id", strictjson.String("resp_pending")),
+		Member("object", strictjson.String("response")),
+		Member("created_at", strictjson.Int(time.Now().Unix())),
+		Member("status", strictjson.String("in_progress")),
+		Member("model", strictjson.String(r.Model)),
+		Member("output", strictjson.Array()),
+	)
+	event := func(typ string, seq int) []byte {
+		return namedEvent(strictjson.Object(Member("type", strictjson.String(typ)),
+			Member("sequence_number", strictjson.Int(int64(seq))), Member("response", pending)))
+	}
+	if n == 0 {
+		return sseContentType, append(event("response.created", 0), event("response.in_progress", 1)...)
+	}
+	return sseContentType, event("response.in_progress", n+1)
 }
 
 // Tools reads the Responses API's tools: {"type":"function","name",
