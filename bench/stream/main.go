@@ -1,7 +1,7 @@
 // Command stream compares, side by side in one run, a guarded stream with
 // the same stream straight from the upstream: time to the first byte and
 // to the last byte, the longest silence on the wire (the keep-alives of a
-// held stream), and the tokens an early stop saves. The upstream is a
+// held stream), and the time an early stop saves. The upstream is a
 // paced fake Ollama on loopback that writes a quiz of -items questions
 // over -d, one chunk per token, and — in the early-stop case — goes on
 // writing whitespace for -tail after its JSON closed (Ollama issues
