@@ -138,6 +138,15 @@ type Config struct {
 	// deadline.
 	Deadline time.Duration `yaml:"deadline"`
 
+	// StreamKeepAlive is how often a client that asked for a stream hears
+	// from a guarded request the guard still holds (validating, repairing):
+	// the API's own harmless keep-alive — an NDJSON chunk with empty
+	// content and done false, an SSE comment, Anthropic's ping, the
+	// Responses API's in-progress event — so that no proxy or client cuts
+	// an idle stream. Zero means the default, 10s; a negative value means
+	// none (the stream starts when the answer is ready).
+	StreamKeepAlive time.Duration `yaml:"stream_keepalive"`
+
 	// MaxLLMCalls is the number of upstream model calls one guarded request
 	// may make for repair, partial regeneration and re-runs. Zero means the
 	// default, 6; a negative value means none (local repair only).

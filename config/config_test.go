@@ -335,7 +335,7 @@ func TestExampleConfig(t *testing.T) {
 	got.Routes = nil
 	want := Default()
 	want.MaxBodyBytes, want.MaxResponseBytes, want.ShutdownGrace = 32<<20, 64<<20, 10*time.Second
-	want.Deadline, want.MaxLLMCalls = 120*time.Second, 6
+	want.Deadline, want.MaxLLMCalls, want.StreamKeepAlive = 120*time.Second, 6, 10*time.Second
 	want.IdleTimeout, want.BodyReadTimeout = 120*time.Second, 60*time.Second
 	want.UpstreamMaxConns = 256
 	want.Cache = Cache{MaxBytes: 64 << 20, TTL: time.Hour}

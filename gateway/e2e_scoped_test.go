@@ -15,6 +15,7 @@ import (
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/internal/ollamatest"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -161,19 +162,15 @@ func TestE2EScopedRepair(t *testing.T) {
 	if calls[1].status != http.StatusOK {
 		t.Fatalf("Ollama answered the scoped call %d: %s", calls[1].status, calls[1].answer)
 	}
-	var answer struct {
-		Response   string `json:"response"`
-		Done       bool   `json:"done"`
-		DoneReason string `json:"done_reason"`
-		EvalCount  int    `json:"eval_count"`
-	}
-	if err := json.Unmarshal(calls[1].answer, &answer); err != nil || !answer.Done || answer.EvalCount == 0 {
+	// The guard streams its calls: the recorded answer is Ollama's stream.
+	answer, err := codec.Generate{}.ReadAnswer(bytes.Clone(calls[1].answer))
+	if err != nil || answer.OutputTokens == 0 {
 		t.Fatalf("Ollama's answer to the scoped call: %s (%v)", calls[1].answer, err)
 	}
-	t.Logf("scoped reply (%s, %d tokens): %.300s", answer.DoneReason, answer.EvalCount, answer.Response)
+	t.Logf("scoped reply (%s, %d tokens): %.300s", answer.DoneReason, answer.OutputTokens, answer.Text)
 	if answer.DoneReason == "stop" {
 		var reply map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(answer.Response), &reply); err != nil || len(reply) != 1 || reply["questions[3]"] == nil {
+		if err := json.Unmarshal([]byte(answer.Text), &reply); err != nil || len(reply) != 1 || reply["questions[3]"] == nil {
 			t.Errorf("a complete scoped reply is not an object of questions[3] alone: %v", err)
 		}
 	}

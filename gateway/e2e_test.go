@@ -745,11 +745,16 @@ func TestE2EGuarded(t *testing.T) {
 				t.Errorf("summary llm_calls = %v, upstream saw %d calls after the first", r.summary["llm_calls"], len(calls)-1)
 			}
 			// What the repair cost is what Ollama counted for the calls
-			// after the first answer, read from its replies.
+			// after the first answer, read from its replies — or, for a
+			// call the guard stopped once its JSON closed (the repair
+			// calls carry a format), the chunks it read: no more than the
+			// proxy passed on.
 			want := proxy.tokensAfter(1)
 			got, _ := r.summary["repair_tokens"].(map[string]any)
-			if want.OutputTokens == 0 || got["prompt"] != float64(want.PromptTokens) || got["output"] != float64(want.OutputTokens) {
-				t.Errorf("summary repair_tokens = %v, Ollama counted prompt %d, output %d for the repair calls", got, want.PromptTokens, want.OutputTokens)
+			gotPrompt, _ := got["prompt"].(float64)
+			gotOutput, _ := got["output"].(float64)
+			if want.OutputTokens == 0 || gotOutput <= 0 || gotPrompt > float64(want.PromptTokens) || gotOutput > float64(want.OutputTokens) {
+				t.Errorf("summary repair_tokens = %v, Ollama counted (or the proxy passed) prompt %d, output %d for the repair calls", got, want.PromptTokens, want.OutputTokens)
 			}
 			checkDoc(t, story, r.text)
 		case http.StatusUnprocessableEntity:
@@ -907,6 +912,17 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 		FlushInterval: -1,
 		ModifyResponse: func(resp *http.Response) error {
 			i, ok := resp.Request.Context().Value(callIndex{}).(int)
+			if ok && resp.Header.Get("Content-Type") == "application/x-ndjson" {
+				// The guard streams its calls: count the chunks as they
+				// pass, and take Ollama's counts from the done chunk if
+				// the call was not stopped before it.
+				resp.Body = &chunkCounter{ReadCloser: resp.Body, record: func(u repair.Usage) {
+					p.mu.Lock()
+					p.tokens[i] = u
+					p.mu.Unlock()
+				}}
+				return nil
+			}
 			if !ok || resp.Header.Get("Content-Type") != "application/json; charset=utf-8" {
 				return nil
 			}
@@ -957,6 +973,45 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 	})
 	p.URL = srv.URL
 	return p
+}
+
+// chunkCounter counts the chunks of an NDJSON stream that carry text as
+// they pass, and records them — or Ollama's own counts, once the done
+// chunk passes — with each line.
+type chunkCounter struct {
+	io.ReadCloser
+	record  func(repair.Usage)
+	partial []byte
+	chunks  int
+}
+
+func (c *chunkCounter) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.partial = append(c.partial, p[:n]...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		var chunk struct {
+			Response string `json:"response"`
+			Done     bool   `json:"done"`
+			Prompt   int    `json:"prompt_eval_count"`
+			Eval     int    `json:"eval_count"`
+		}
+		if json.Unmarshal(c.partial[:i], &chunk) == nil {
+			if chunk.Response != "" {
+				c.chunks++
+			}
+			u := repair.Usage{OutputTokens: c.chunks}
+			if chunk.Done {
+				u = repair.Usage{PromptTokens: chunk.Prompt, OutputTokens: chunk.Eval}
+			}
+			c.record(u)
+		}
+		c.partial = c.partial[i+1:]
+	}
+	return n, err
 }
 
 // callIndex is the context key of a model call's index in countingProxy.

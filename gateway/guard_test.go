@@ -219,8 +219,8 @@ func TestGuardNonStreamShapes(t *testing.T) {
 			if n := len(up.requests()); n != 1 {
 				t.Errorf("upstream calls = %d, want 1 (local repair only)", n)
 			}
-			if s, ok := up.requests()[0]["stream"].(bool); !ok || s {
-				t.Errorf("upstream stream = %v, want false", up.requests()[0]["stream"])
+			if s, ok := up.requests()[0]["stream"].(bool); !ok || !s {
+				t.Errorf("upstream stream = %v, want true (every guarded call is streamed)", up.requests()[0]["stream"])
 			}
 		})
 	}

@@ -198,6 +198,7 @@ func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Rout
 		MaxBodyBytes:     int64(cfg.MaxBodyBytes),
 		MaxResponseBytes: int64(cfg.MaxResponseBytes),
 		Deadline:         cfg.Deadline,
+		StreamKeepAlive:  cfg.StreamKeepAlive,
 		MaxLLMCalls:      cfg.MaxLLMCalls,
 		ToolCalls:        cfg.GuardToolCalls,
 		Logger:           logger,

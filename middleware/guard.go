@@ -29,6 +29,7 @@ const (
 	DefaultMaxResponseBytes = 64 << 20
 	DefaultDeadline         = 120 * time.Second
 	DefaultMaxLLMCalls      = repair.DefaultMaxLLMCalls
+	DefaultStreamKeepAlive  = 10 * time.Second
 )
 
 // GuardConfig configures the guard. The zero value of every field but
@@ -64,6 +65,15 @@ type GuardConfig struct {
 	// repair calls included. Zero means DefaultDeadline (120 s), negative
 	// none.
 	Deadline time.Duration
+	// StreamKeepAlive is the interval of the keep-alives a client that
+	// asked for a stream gets while the guard holds its answer: the API's
+	// own harmless event (see codec.Codec's KeepAlive). The stream starts
+	// — status 200, headers — with the first one, so an answer ready
+	// sooner keeps its status and headers; once it started, the
+	// X-Contract-* and X-Cache headers come as trailers, and an error as
+	// the stream's final event. Zero means DefaultStreamKeepAlive (10 s),
+	// negative none.
+	StreamKeepAlive time.Duration
 	// MaxLLMCalls bounds the ladder's model calls per request. Zero means
 	// DefaultMaxLLMCalls (6), negative none (local repair only).
 	MaxLLMCalls int
@@ -96,6 +106,7 @@ var DefaultGuardConfig = GuardConfig{
 	MaxBodyBytes:     DefaultMaxBodyBytes,
 	MaxResponseBytes: DefaultMaxResponseBytes,
 	Deadline:         DefaultDeadline,
+	StreamKeepAlive:  DefaultStreamKeepAlive,
 	MaxLLMCalls:      DefaultMaxLLMCalls,
 }
 
@@ -159,6 +170,9 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	}
 	if config.MaxLLMCalls == 0 {
 		config.MaxLLMCalls = DefaultMaxLLMCalls
+	}
+	if config.StreamKeepAlive == 0 {
+		config.StreamKeepAlive = DefaultStreamKeepAlive
 	}
 	if config.Logger == nil {
 		config.Logger = slog.Default()

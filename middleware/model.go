@@ -19,10 +19,11 @@ const maxRepairPrompt = 4 << 20
 // errPromptTooLarge is the error of a repair call that was not sent.
 var errPromptTooLarge = errors.New("repair prompt too large")
 
-// model is the ladder's repair.Model on the upstream: one non-streaming
-// /api/generate call per completion.
+// model is the ladder's repair.Model on the upstream: one /api/generate
+// call per completion, streamed and read as it arrives (stopped once its
+// JSON value closed when it carries a format).
 type model struct {
-	send   func(ctx context.Context, call upstreamCall) ([]byte, error)
+	call   func(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error)
 	name   string
 	header http.Header
 	// span, when set, starts the span of a model call.
@@ -35,7 +36,7 @@ var _ repair.Model = model{}
 // name (the command line's `repair --ollama`).
 func NewModel(up Upstream, name string) repair.Model {
 	g := &guard{GuardConfig: GuardConfig{Upstream: up}}
-	return model{send: g.send, name: name}
+	return model{call: g.call, name: name}
 }
 
 // Complete implements repair.Model.
@@ -55,7 +56,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		codec.Member("model", strictjson.String(name)),
 		codec.Member("system", strictjson.String(req.System)),
 		codec.Member("prompt", strictjson.String(req.Prompt)),
-		codec.Member("stream", strictjson.BoolValue(false)),
+		codec.Member("stream", strictjson.BoolValue(true)),
 		codec.Member("options", opts),
 	)
 	if len(req.Format) > 0 {
@@ -69,12 +70,8 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 	if m.span != nil {
 		ctx, done = m.span(ctx, "text_completion", name, "repair")
 	}
-	raw, err := m.send(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header})
-	if err != nil {
-		done(0, 0, err)
-		return repair.Reply{}, err
-	}
-	a, err := codec.Generate{}.ReadAnswer(raw)
+	a, err := m.call(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header},
+		codec.Generate{}, len(req.Format) > 0)
 	if err != nil {
 		done(0, 0, err)
 		return repair.Reply{}, err

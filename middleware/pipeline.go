@@ -140,7 +140,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	}
 	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
 	g.prepare(x)
-	res, ev := g.answer(ctx, x)
+	res, ev := g.hold(c, ctx, x)
 	if err := c.Request().Context().Err(); err != nil {
 		// The client is gone: nothing to answer and no guarded request to
 		// log; the error handler records the 499 for the request's line.
@@ -149,7 +149,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	}
 	ev.Latency = time.Since(start)
 	g.log(ev)
-	c.Response().Header().Set("X-Cache", ev.Cache)
+	setHeader(c.Response(), "X-Cache", ev.Cache)
 	_, endEncode := g.stage(ctx, "encode")
 	err = g.encode(c, x, res, ev.Cache)
 	endEncode()
@@ -274,8 +274,8 @@ func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
 }
 
 // prepare builds the upstream request: the route's model, the contract's
-// schema as format where asked, the schedule's first temperature, and one
-// answer instead of a stream.
+// schema as format where asked, the schedule's first temperature, and a
+// stream, whatever the client asked, read as it arrives.
 func (g *guard) prepare(x *exchange) {
 	up := x.client.Clone()
 	route := x.route
@@ -294,7 +294,7 @@ func (g *guard) prepare(x *exchange) {
 		x.codec.SetTemperature(up, policy.Temperatures[0])
 		x.firstScheduled = true
 	}
-	up.SetStream(false)
+	up.SetStream(true)
 	x.up = up
 	x.header = forwardHeader(x.requestID)
 }
@@ -408,7 +408,8 @@ func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithCancel(ctx)
 }
 
-// ask sends r upstream and reads the answer with the exchange's codec.
+// ask sends r upstream and reads the answer, as it arrives, with the
+// exchange's codec.
 func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase string) (a *codec.Answer, err error) {
 	ctx, done := g.modelCall(ctx, operation(x.codec.Path()), r.Model, phase)
 	defer func() {
@@ -418,18 +419,7 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 			done(0, 0, err)
 		}
 	}()
-	body, err := g.send(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header})
-	if err != nil {
-		return nil, err
-	}
-	a, err = x.codec.ReadAnswer(body)
-	if err != nil {
-		if errors.Is(err, codec.ErrIncomplete) {
-			return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: codec.ErrIncomplete.Error(), Err: err}
-		}
-		return nil, &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
-	}
-	return a, nil
+	return g.call(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header}, x.codec, r.FormatSchema)
 }
 
 // repairs is a request's one use of the repair ladder, whatever it
@@ -489,7 +479,7 @@ func (rp *repairs) run(ctx context.Context, job repair.Job) repair.Outcome {
 // model is the ladder's model for the exchange: the upstream model, with
 // the request id and a span per call.
 func (g *guard) model(x *exchange) repair.Model {
-	return model{send: g.send, name: x.upstreamModel, header: x.header, span: g.modelCall}
+	return model{call: g.call, name: x.upstreamModel, header: x.header, span: g.modelCall}
 }
 
 // ladder runs the repair ladder on the first answer. It returns nil when
@@ -566,16 +556,19 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if res.err != nil {
 		return res.err
 	}
-	w := c.Response()
+	resp := c.Response()
+	var w http.ResponseWriter = resp
+	if resp.Committed {
+		w = heldWriter{resp}
+	}
 	if res.bare {
 		r := *x.client
 		r.Stream = false
 		return x.codec.Encode(w, &r, withModel(shallow(res.obj), x.client.Model), "")
 	}
-	h := w.Header()
-	h.Set("X-Contract", res.contract)
-	h.Set("X-Contract-Status", res.status)
-	h.Set("X-Contract-Repairs", strconv.Itoa(res.repairs))
+	setHeader(resp, "X-Contract", res.contract)
+	setHeader(resp, "X-Contract-Status", res.status)
+	setHeader(resp, "X-Contract-Repairs", strconv.Itoa(res.repairs))
 	if res.report != nil {
 		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
 	}

@@ -3,9 +3,13 @@ package middleware
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"time"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/upstream"
 )
 
@@ -34,9 +38,42 @@ type upstreamCall struct {
 	header http.Header
 }
 
-// send makes one upstream call and returns the answer's body, read whole
-// within MaxResponseBytes; its errors are upstream.Send's.
-func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
+// errStopped is the cause of the end of a model call whose answer the
+// guard had complete: the model's JSON value had closed, and only
+// whitespace could follow.
+var errStopped = errors.New("answer complete: the call was stopped early")
+
+// readBufferSize is the size of the reads of an upstream answer: a chunk
+// of a stream is a token or a few, a whole answer tens of kilobytes.
+const readBufferSize = 32 << 10
+
+// call makes one upstream call, asked with stream true, and reads the
+// answer as it arrives with a StreamReader of cd, within MaxResponseBytes.
+// When stopEarly is set (the call carries a schema format, so the answer
+// is one JSON value by grammar) the answer is complete as soon as that
+// value has closed with only whitespace after it: a model that goes on
+// writing whitespace until its token limit (Ollama issues #2577, #2623)
+// no longer holds the request, the answer is the text read, its tokens
+// counted from the chunks, and the rest of the call is drained in the
+// background (see drain). Errors
+// are the upstream client's (upstream.Open and Stream.Read), and a 502
+// for an answer the codec cannot read.
+func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	if stopEarly {
+		// The call may outlive the request (see drain): it ends with the
+		// request's context only until the answer is complete.
+		ctx, cancel = context.WithCancelCause(context.WithoutCancel(parent))
+		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+		defer stop()
+	}
+	detached := false
+	defer func() {
+		if !detached {
+			cancel(nil)
+		}
+	}()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
@@ -46,6 +83,77 @@ func (g *guard) send(ctx context.Context, call upstreamCall) ([]byte, error) {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	g.inject(ctx, req.Header)
-	reply, err := upstream.Send(g.Upstream, req, g.MaxResponseBytes)
-	return reply.Body, err
+	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !detached {
+			s.Close()
+		}
+	}()
+	rd := cd.NewStreamReader()
+	var end *valueEnd
+	if stopEarly {
+		end = &valueEnd{}
+	}
+	buf := make([]byte, readBufferSize)
+	for {
+		n, rerr := s.Read(buf)
+		if n > 0 {
+			delta, err := rd.Feed(buf[:n])
+			if err != nil {
+				return nil, unreadable(err)
+			}
+			if end != nil && end.feed(delta) {
+				a, err := rd.Stop()
+				if err != nil {
+					return nil, unreadable(err)
+				}
+				detached = true
+				go drain(s, cancel)
+				return a, nil
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, rerr
+		}
+	}
+	a, err := rd.Close()
+	if err != nil {
+		return nil, unreadable(err)
+	}
+	return a, nil
+}
+
+// drainTimeout bounds how long the rest of a stopped call is read.
+const drainTimeout = 2 * time.Minute
+
+// drain reads the rest of a call whose answer is complete, then closes
+// it. Cutting the connection instead would save the model's remaining
+// tokens, but Ollama (v0.17.4) sends each chunk to its handler on a
+// channel that nobody reads once a streaming client has left
+// (server/routes.go, ch <- res): the generation then blocks for good,
+// holding its runner, and every later request to that model waits
+// forever. The answer is the client's at once all the same; only the
+// upstream's remaining whitespace is read, in the background, for at most
+// drainTimeout.
+func drain(s *upstream.Stream, cancel context.CancelCauseFunc) {
+	t := time.AfterFunc(drainTimeout, func() { cancel(errStopped) })
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, s)
+	s.Close()
+	cancel(errStopped)
+}
+
+// unreadable is the error of an answer the codec could not read: a 502,
+// saying whether it was cut short.
+func unreadable(err error) error {
+	if errors.Is(err, codec.ErrIncomplete) {
+		return &apierr.Error{Code: http.StatusBadGateway, Msg: codec.ErrIncomplete.Error(), Err: err}
+	}
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream answer unreadable", Err: err}
 }

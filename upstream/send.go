@@ -50,32 +50,23 @@ const maxErrorBody = 64 << 10
 // deadline passed) — the context's error, which apierr.From maps to 499
 // or 504.
 func Send(d Doer, req *http.Request, limit int64) (Reply, error) {
-	resp, err := d.Do(req)
+	s, err := Open(d, req, limit)
 	if err != nil {
-		return Reply{}, roundTripError(req, err)
+		return Reply{}, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Reply{}, statusError(resp)
-	}
-	if limit > 0 && resp.ContentLength > limit {
-		return Reply{}, tooLarge(limit)
-	}
-	var r io.Reader = resp.Body
-	if limit > 0 {
-		r = io.LimitReader(resp.Body, limit+1)
-	}
-	body, err := readAll(r, resp.ContentLength)
-	if err != nil {
-		if ctx := req.Context(); ctx.Err() != nil {
-			return Reply{}, apierr.WithContext(ctx, err)
-		}
+	defer s.Close()
+	body, err := readAll(s, s.ContentLength)
+	var he *apierr.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &he):
+		return Reply{}, err
+	case req.Context().Err() != nil:
+		return Reply{}, apierr.WithContext(req.Context(), err)
+	default:
 		return Reply{}, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: fmt.Errorf("%w: %w", ErrIncomplete, err)}
 	}
-	if limit > 0 && int64(len(body)) > limit {
-		return Reply{}, tooLarge(limit)
-	}
-	return Reply{Header: resp.Header, Body: body}, nil
+	return Reply{Header: s.Header, Body: body}, nil
 }
 
 func tooLarge(limit int64) *apierr.Error {

@@ -58,6 +58,16 @@ func (Anthropic) ReadAnswer(body []byte) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return anthropicAnswer(obj)
+}
+
+// NewStreamReader reads a stream of events as it arrives.
+func (Anthropic) NewStreamReader() *StreamReader {
+	return newStreamReader(true, &anthropicStream{}, anthropicAnswer, Anthropic{}.ReadAnswer)
+}
+
+// anthropicAnswer checks a message and reads its text, reason and usage.
+func anthropicAnswer(obj *strictjson.Value) (*Answer, error) {
 	if str(obj.Get("type")) == "error" {
 		return nil, fmt.Errorf("upstream: %s", str(obj.Get("error").Get("message")))
 	}
@@ -79,99 +89,154 @@ func anthropicText(obj *strictjson.Value) string {
 	return b.String()
 }
 
-// assembleAnthropic turns a Messages stream into the equivalent message:
-// message_start's message, each block from its start event and deltas,
-// the stop reason and usage of message_delta. A stream without
-// message_stop is incomplete; an error event is the upstream's error.
+// assembleAnthropic turns a whole Messages stream into the equivalent
+// message.
 func assembleAnthropic(body []byte) (*strictjson.Value, error) {
 	datas, _ := sseData(body)
-	var msg *strictjson.Value
-	var blocks []*strictjson.Value
-	var partial []strings.Builder
+	asm := &anthropicStream{}
 	for _, data := range datas {
-		ev, err := parseEvent(data)
-		if err != nil {
+		if _, err := asm.event(data); err != nil {
 			return nil, err
 		}
-		typ := str(ev.Get("type"))
-		if typ == "error" {
-			return nil, fmt.Errorf("upstream: %s", str(ev.Get("error").Get("message")))
-		}
-		if typ != "message_start" && msg == nil {
-			if typ == "ping" {
-				continue
-			}
-			return nil, fmt.Errorf("upstream stream: %s before message_start", typ)
-		}
-		idx64, _ := ev.Get("index").AsInt()
-		idx := int(idx64)
-		switch typ {
-		case "message_start":
-			msg = ev.Get("message")
-			if msg == nil || msg.Kind != strictjson.KindObject {
-				return nil, fmt.Errorf("upstream message_start without a message")
-			}
-			msg = msg.Clone()
-		case "content_block_start":
-			if idx < 0 || idx > len(blocks) || idx > 1<<16 {
-				return nil, fmt.Errorf("upstream stream: block %d out of order", idx)
-			}
-			if idx == len(blocks) {
-				blocks = append(blocks, nil)
-				partial = append(partial, strings.Builder{})
-			}
-			b := ev.Get("content_block")
-			if b == nil || b.Kind != strictjson.KindObject {
-				return nil, fmt.Errorf("upstream content_block_start without a block")
-			}
-			blocks[idx] = b.Clone()
-		case "content_block_delta":
-			if idx < 0 || idx >= len(blocks) {
-				return nil, fmt.Errorf("upstream stream: delta of unknown block %d", idx)
-			}
-			d := ev.Get("delta")
-			switch str(d.Get("type")) {
-			case "text_delta":
-				blocks[idx].Set("text", strictjson.String(str(blocks[idx].Get("text"))+str(d.Get("text"))))
-			case "thinking_delta":
-				blocks[idx].Set("thinking", strictjson.String(str(blocks[idx].Get("thinking"))+str(d.Get("thinking"))))
-			case "input_json_delta":
-				partial[idx].WriteString(str(d.Get("partial_json")))
-			}
-		case "message_delta":
-			if d := ev.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
-				for _, m := range d.Members {
-					msg.Set(m.Key, m.Value)
-				}
-			}
-			if u := ev.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
-				usage := msg.Get("usage")
-				if usage == nil || usage.Kind != strictjson.KindObject {
-					usage = strictjson.Object()
-					msg.Set("usage", usage)
-				}
-				for _, m := range u.Members {
-					usage.Set(m.Key, m.Value)
-				}
-			}
-		case "message_stop":
-			for i, b := range blocks {
-				if b == nil {
-					return nil, fmt.Errorf("upstream stream: block %d never started", i)
-				}
-				if partial[i].Len() > 0 {
-					in, err := strictjson.Parse([]byte(partial[i].String()))
-					if err != nil {
-						return nil, fmt.Errorf("upstream stream: tool input is not JSON: %v", err)
-					}
-					b.Set("input", in)
-				}
-			}
-			msg.Set("content", strictjson.Array(blocks...))
-			return msg, nil
+		if asm.stopped {
+			break
 		}
 	}
-	return nil, fmt.Errorf("%w: the stream ended before message_stop", ErrIncomplete)
+	return asm.object(false, false)
+}
+
+// anthropicStream reads a Messages stream event by event:
+// message_start's message, each block from its start event and deltas,
+// the stop reason and usage of message_delta, up to message_stop, after
+// which nothing is read. A stream without message_stop is incomplete; an
+// error event is the upstream's error.
+type anthropicStream struct {
+	msg     *strictjson.Value
+	blocks  []*strictjson.Value
+	partial []strings.Builder
+	stopped bool
+	chunks  int
+}
+
+func (s *anthropicStream) event(data []byte) (string, error) {
+	if s.stopped {
+		return "", nil
+	}
+	ev, err := parseEvent(data)
+	if err != nil {
+		return "", err
+	}
+	typ := str(ev.Get("type"))
+	if typ == "error" {
+		return "", fmt.Errorf("upstream: %s", str(ev.Get("error").Get("message")))
+	}
+	if typ != "message_start" && s.msg == nil {
+		if typ == "ping" {
+			return "", nil
+		}
+		return "", fmt.Errorf("upstream stream: %s before message_start", typ)
+	}
+	idx64, _ := ev.Get("index").AsInt()
+	idx := int(idx64)
+	switch typ {
+	case "message_start":
+		msg := ev.Get("message")
+		if msg == nil || msg.Kind != strictjson.KindObject {
+			return "", fmt.Errorf("upstream message_start without a message")
+		}
+		s.msg = msg.Clone()
+	case "content_block_start":
+		if idx < 0 || idx > len(s.blocks) || idx > 1<<16 {
+			return "", fmt.Errorf("upstream stream: block %d out of order", idx)
+		}
+		if idx == len(s.blocks) {
+			s.blocks = append(s.blocks, nil)
+			s.partial = append(s.partial, strings.Builder{})
+		}
+		b := ev.Get("content_block")
+		if b == nil || b.Kind != strictjson.KindObject {
+			return "", fmt.Errorf("upstream content_block_start without a block")
+		}
+		s.blocks[idx] = b.Clone()
+	case "content_block_delta":
+		if idx < 0 || idx >= len(s.blocks) {
+			return "", fmt.Errorf("upstream stream: delta of unknown block %d", idx)
+		}
+		d := ev.Get("delta")
+		b := s.blocks[idx]
+		switch str(d.Get("type")) {
+		case "text_delta":
+			t := str(d.Get("text"))
+			b.Set("text", strictjson.String(str(b.Get("text"))+t))
+			if str(b.Get("type")) == "text" && t != "" {
+				s.chunks++
+				return t, nil
+			}
+		case "thinking_delta":
+			b.Set("thinking", strictjson.String(str(b.Get("thinking"))+str(d.Get("thinking"))))
+		case "input_json_delta":
+			s.partial[idx].WriteString(str(d.Get("partial_json")))
+		}
+	case "message_delta":
+		if d := ev.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
+			for _, m := range d.Members {
+				s.msg.Set(m.Key, m.Value)
+			}
+		}
+		if u := ev.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
+			usage := s.msg.Get("usage")
+			if usage == nil || usage.Kind != strictjson.KindObject {
+				usage = strictjson.Object()
+				s.msg.Set("usage", usage)
+			}
+			for _, m := range u.Members {
+				usage.Set(m.Key, m.Value)
+			}
+		}
+	case "message_stop":
+		s.stopped = true
+	}
+	return "", nil
+}
+
+// object returns the message of a stream that reached message_stop; for
+// a stream the guard stopped, the blocks read so far, stop reason
+// end_turn, and the output tokens counted from the text deltas.
+func (s *anthropicStream) object(_, stopped bool) (*strictjson.Value, error) {
+	if !s.stopped && !stopped {
+		return nil, fmt.Errorf("%w: the stream ended before message_stop", ErrIncomplete)
+	}
+	if s.msg == nil {
+		return nil, fmt.Errorf("%w: the stream ended before message_start", ErrIncomplete)
+	}
+	blocks := make([]*strictjson.Value, 0, len(s.blocks))
+	for i, b := range s.blocks {
+		if b == nil {
+			if stopped {
+				continue
+			}
+			return nil, fmt.Errorf("upstream stream: block %d never started", i)
+		}
+		if s.partial[i].Len() > 0 {
+			in, err := strictjson.Parse([]byte(s.partial[i].String()))
+			if err != nil {
+				return nil, fmt.Errorf("upstream stream: tool input is not JSON: %v", err)
+			}
+			b.Set("input", in)
+		}
+		blocks = append(blocks, b)
+	}
+	s.msg.Set("content", strictjson.Array(blocks...))
+	if stopped && !s.stopped {
+		s.msg.Set("stop_reason", strictjson.String("end_turn"))
+		usage := s.msg.Get("usage")
+		if usage == nil || usage.Kind != strictjson.KindObject {
+			usage = strictjson.Object()
+			s.msg.Set("usage", usage)
+		}
+		usage.Set("output_tokens", strictjson.Int(int64(s.chunks)))
+	}
+	return s.msg, nil
 }
 
 // WithText puts text in the first text block, dropping the other text
@@ -277,6 +342,11 @@ func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	emit("message_delta", md...)
 	emit("message_stop")
 	return writeNamedSSE(w, events)
+}
+
+// KeepAlive is Anthropic's ping event.
+func (Anthropic) KeepAlive(*Request, int) (string, []byte) {
+	return sseContentType, []byte("event: ping\ndata: {\"type\":\"ping\"}\n\n")
 }
 
 // EncodeError writes Anthropic's shape, {"type":"error","error":{"type",

@@ -22,8 +22,11 @@ func (Chat) Path() string { return "/api/chat" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Chat) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, func(obj *strictjson.Value) string { return str(obj.Get("message").Get("content")) })
+	return readNative(body, &nativeStream{chat: true})
 }
+
+// NewStreamReader reads an NDJSON stream as it arrives.
+func (Chat) NewStreamReader() *StreamReader { return nativeReader(true) }
 
 // WithText sets message.content; an answer without a message gets one.
 func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
@@ -37,6 +40,16 @@ func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	msg.Set("content", strictjson.String(text))
 	out.Set("message", msg)
 	return out
+}
+
+// KeepAlive is a chunk with an empty assistant message and done false.
+func (Chat) KeepAlive(r *Request, _ int) (string, []byte) {
+	return ndjsonContentType, keepAliveNDJSON(r, Member("message", assistantMessage("")))
+}
+
+// assistantMessage is Ollama's assistant message with content text.
+func assistantMessage(text string) *strictjson.Value {
+	return strictjson.Object(Member("role", strictjson.String("assistant")), Member("content", strictjson.String(text)))
 }
 
 // Encode re-emits a stream as Ollama writes one: the content chunk carries

@@ -49,6 +49,10 @@ type Codec interface {
 	// body over: the answer shares its memory rather than copying tens of
 	// kilobytes, so the caller must not change body afterwards.
 	ReadAnswer(body []byte) (*Answer, error)
+	// NewStreamReader returns a reader of the upstream's answer as it
+	// arrives, which ends with the Answer ReadAnswer makes of the same
+	// bytes (see StreamReader).
+	NewStreamReader() *StreamReader
 	// WithText returns a copy of the answer's object with the model's text
 	// replaced.
 	WithText(obj *strictjson.Value, text string) *strictjson.Value
@@ -69,6 +73,12 @@ type Codec interface {
 	// stream already started the body is sent as a final event (see
 	// SSEErrorEvent).
 	EncodeError(e *apierr.Error) []byte
+	// KeepAlive returns the content type of the API's stream and the n-th
+	// (from 0) keep-alive the guard writes to a client that asked for a
+	// stream while it holds the answer: the API's own harmless event,
+	// which its clients take as no text. The stream's answer or error
+	// follows the keep-alives.
+	KeepAlive(r *Request, n int) (contentType string, frame []byte)
 }
 
 // All returns the codecs of every guarded API: the registry, in one
@@ -118,6 +128,14 @@ type Request struct {
 	HasFormat bool
 	// IncludeUsage is OpenAI's stream_options.include_usage.
 	IncludeUsage bool
+	// FormatSchema says that the body asks the upstream for output
+	// constrained by a JSON Schema (the client's, or the contract's set by
+	// SetFormat): the answer is then one JSON value by grammar, and the
+	// guard may stop the call once that value has closed.
+	FormatSchema bool
+	// usageOption marks the APIs whose streams carry usage only when
+	// stream_options.include_usage asks for it.
+	usageOption bool
 }
 
 // decodeCommon parses raw and reads the members every API shares: model
@@ -156,10 +174,25 @@ func (r *Request) SetModel(m string) {
 	r.Edited = true
 }
 
-// SetStream sets the request's stream member. The guard asks the upstream
-// for one object: it needs the whole answer before it can say anything.
+// SetStream sets the request's stream member. The guard asks every
+// upstream call for a stream, whatever the client asked, and reads it as
+// it arrives (StreamReader). On the OpenAI APIs whose streams carry usage
+// only when asked (chat completions, completions), a stream also asks
+// for the usage: the guard counts tokens, and a client that asked for no
+// stream gets the usage Ollama's single answer has. What the client
+// itself asked stays in the Request's Stream and IncludeUsage.
 func (r *Request) SetStream(stream bool) {
 	r.Body.Set("stream", strictjson.BoolValue(stream))
+	if stream && r.usageOption {
+		opts := r.Body.Get("stream_options")
+		if opts == nil || opts.Kind != strictjson.KindObject {
+			opts = strictjson.Object()
+		} else {
+			opts = opts.Clone()
+		}
+		opts.Set("include_usage", strictjson.BoolValue(true))
+		r.Body.Set("stream_options", opts)
+	}
 	r.Edited = true
 }
 

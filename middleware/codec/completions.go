@@ -62,6 +62,9 @@ func (Completions) Prompt(r *Request) string { return messagesPrompt(r.Body) }
 // ReadAnswer reads one object or a stream of chunks.
 func (Completions) ReadAnswer(body []byte) (*Answer, error) { return completionChoices.read(body) }
 
+// NewStreamReader reads a stream of chunks as it arrives.
+func (Completions) NewStreamReader() *StreamReader { return completionChoices.reader() }
+
 // WithText sets choices[0].text; an answer without a choice gets one.
 func (Completions) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	out := obj.Clone()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -140,3 +141,28 @@ func SSEErrorEvent(body []byte) []byte {
 // NDJSONErrorLine frames an error body as the final line of an NDJSON
 // stream already started, as Ollama ends a stream that failed.
 func NDJSONErrorLine(body []byte) []byte { return append(body, '\n') }
+
+// keepAliveNDJSON is the keep-alive of Ollama's streams: a chunk with
+// the model's name, the time, empty content and done false, which clients
+// append to their text as nothing.
+func keepAliveNDJSON(r *Request, content strictjson.Member) []byte {
+	chunk := strictjson.Object(
+		Member("model", strictjson.String(r.Model)),
+		Member("created_at", strictjson.String(time.Now().UTC().Format(time.RFC3339Nano))),
+		content,
+		Member("done", strictjson.BoolValue(false)),
+	)
+	return append(chunk.AppendJSON(nil), '\n')
+}
+
+// keepAliveComment is the keep-alive of a data-only SSE stream: a comment
+// line, which every SSE parser skips.
+var keepAliveComment = []byte(": keep-alive\n\n")
+
+// namedEvent frames ev as a server-sent event named after its type.
+func namedEvent(ev *strictjson.Value) []byte {
+	buf := append([]byte("event: "), str(ev.Get("type"))...)
+	buf = append(buf, "\ndata: "...)
+	buf = ev.AppendJSON(buf)
+	return append(buf, "\n\n"...)
+}

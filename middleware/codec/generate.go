@@ -17,14 +17,22 @@ func (Generate) Path() string { return "/api/generate" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Generate) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, func(obj *strictjson.Value) string { return str(obj.Get("response")) })
+	return readNative(body, &nativeStream{})
 }
+
+// NewStreamReader reads an NDJSON stream as it arrives.
+func (Generate) NewStreamReader() *StreamReader { return nativeReader(false) }
 
 // WithText sets response.
 func (Generate) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	out := cloneExcept(obj, "response")
 	out.Set("response", strictjson.String(text))
 	return out
+}
+
+// KeepAlive is a chunk with an empty response and done false.
+func (Generate) KeepAlive(r *Request, _ int) (string, []byte) {
+	return ndjsonContentType, keepAliveNDJSON(r, Member("response", strictjson.String("")))
 }
 
 // Encode re-emits a stream as Ollama writes one: a chunk with the text

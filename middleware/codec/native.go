@@ -27,6 +27,7 @@ func (native) Decode(raw []byte) (*Request, error) {
 		r.HasFormat = !(fm.Kind == strictjson.KindString && fm.Str == "")
 		if fm.Kind == strictjson.KindObject {
 			r.Schema = strictjson.Marshal(fm)
+			r.FormatSchema = true
 		}
 	}
 	return r, nil
@@ -36,6 +37,7 @@ func (native) Decode(raw []byte) (*Request, error) {
 func (native) SetFormat(r *Request, schema *strictjson.Value) {
 	r.Body.Set("format", schema)
 	r.Edited = true
+	r.FormatSchema = true
 }
 
 // Temperature reports whether the request sets options.temperature.
@@ -99,62 +101,159 @@ func writeMessages(b *strings.Builder, msgs *strictjson.Value, contentOf func(*s
 	}
 }
 
-// readNative reads a native answer: one object, or NDJSON chunks whose
-// text textOf concatenates. The last chunk must say done. The answer's
-// counters are Ollama's.
-func readNative(body []byte, textOf func(*strictjson.Value) string) (*Answer, error) {
-	obj, text, err := readObjectOrNDJSON(body, textOf)
-	if err != nil {
-		return nil, err
-	}
-	a := &Answer{Obj: obj, Text: text, DoneReason: str(obj.Get("done_reason"))}
-	if n, ok := obj.Get("prompt_eval_count").AsInt(); ok {
-		a.PromptTokens = int(n)
-	}
-	if n, ok := obj.Get("eval_count").AsInt(); ok {
-		a.OutputTokens = int(n)
-	}
-	return a, nil
-}
-
-func readObjectOrNDJSON(body []byte, textOf func(*strictjson.Value) string) (*strictjson.Value, string, error) {
+// readNative reads a native answer: one object, or NDJSON chunks that
+// asm assembles. The answer's counters are Ollama's.
+func readNative(body []byte, asm *nativeStream) (*Answer, error) {
 	trimmed := bytes.TrimSpace(body)
 	if obj, err := strictjson.ParseOwned(trimmed); err == nil {
 		if obj.Kind != strictjson.KindObject {
-			return nil, "", errors.New("upstream answer is not a JSON object")
+			return nil, errors.New("upstream answer is not a JSON object")
 		}
-		if e, ok := obj.Get("error").AsString(); ok {
-			return nil, "", fmt.Errorf("upstream: %s", e)
+		if _, err := asm.take(obj); err != nil {
+			return nil, err
 		}
-		if d := obj.Get("done"); d != nil && d.Kind == strictjson.KindBool && !d.Bool {
-			return nil, "", fmt.Errorf("%w: no final chunk", ErrIncomplete)
+		obj, err := asm.object(false, false)
+		if err != nil {
+			return nil, err
 		}
-		return obj, textOf(obj), nil
+		return asm.answer(obj)
 	}
-	var text strings.Builder
-	var last *strictjson.Value
 	for line := range bytes.SplitSeq(trimmed, []byte("\n")) {
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue
 		}
-		obj, err := strictjson.ParseOwned(line)
-		if err != nil || obj.Kind != strictjson.KindObject {
-			return nil, "", fmt.Errorf("upstream answer is not JSON: %v", err)
+		if _, err := asm.event(line); err != nil {
+			return nil, err
 		}
-		if e, ok := obj.Get("error").AsString(); ok {
-			return nil, "", fmt.Errorf("upstream: %s", e)
+	}
+	obj, err := asm.object(false, false)
+	if err != nil {
+		return nil, err
+	}
+	return asm.answer(obj)
+}
+
+// nativeStream assembles Ollama's NDJSON stream of generate or chat: the
+// text, the thinking and (chat) the tool calls of every chunk, put into
+// the final (done) chunk, which then reads as Ollama's answer to the same
+// request without a stream. One object is read as it is.
+type nativeStream struct {
+	// chat says the chunks are chat's (message.content, message.thinking,
+	// message.tool_calls), not generate's (response, thinking).
+	chat bool
+
+	text, thinking strings.Builder
+	calls          []*strictjson.Value
+	last           *strictjson.Value
+	frames, chunks int
+}
+
+func (n *nativeStream) textOf(obj *strictjson.Value) string {
+	if n.chat {
+		return str(obj.Get("message").Get("content"))
+	}
+	return str(obj.Get("response"))
+}
+
+// event takes one chunk.
+func (n *nativeStream) event(data []byte) (string, error) {
+	obj, err := strictjson.ParseOwned(data)
+	if err != nil || obj.Kind != strictjson.KindObject {
+		return "", fmt.Errorf("upstream answer is not JSON: %v", err)
+	}
+	return n.take(obj)
+}
+
+// take takes one parsed chunk.
+func (n *nativeStream) take(obj *strictjson.Value) (string, error) {
+	if e, ok := obj.Get("error").AsString(); ok {
+		return "", fmt.Errorf("upstream: %s", e)
+	}
+	n.frames++
+	n.last = obj
+	delta := n.textOf(obj)
+	if delta != "" {
+		n.chunks++
+	}
+	n.text.WriteString(delta)
+	if n.chat {
+		n.thinking.WriteString(str(obj.Get("message").Get("thinking")))
+		n.calls = append(n.calls, items(obj.Get("message").Get("tool_calls"))...)
+	} else {
+		n.thinking.WriteString(str(obj.Get("thinking")))
+	}
+	return delta, nil
+}
+
+// object returns the final chunk with the stream's text, thinking and
+// tool calls; one object as it is. A stream must end with a done chunk,
+// an object must not say done false — unless the guard stopped it, when
+// the last chunk is made the final one: done, a normal stop, and the
+// chunks read as its output tokens.
+func (n *nativeStream) object(_, stopped bool) (*strictjson.Value, error) {
+	if n.last == nil {
+		return nil, fmt.Errorf("%w: empty body", ErrIncomplete)
+	}
+	obj := n.last
+	d := obj.Get("done")
+	switch {
+	case stopped:
+		obj.Set("done", strictjson.BoolValue(true))
+		obj.Set("done_reason", strictjson.String("stop"))
+		if !obj.Has("eval_count") {
+			obj.Set("eval_count", strictjson.Int(int64(n.chunks)))
 		}
-		text.WriteString(textOf(obj))
-		last = obj
+	case n.frames == 1:
+		if d != nil && d.Kind == strictjson.KindBool && !d.Bool {
+			return nil, fmt.Errorf("%w: no final chunk", ErrIncomplete)
+		}
+		return obj, nil
+	case d == nil || d.Kind != strictjson.KindBool || !d.Bool:
+		return nil, fmt.Errorf("%w: the stream ended without its final chunk", ErrIncomplete)
 	}
-	if last == nil {
-		return nil, "", fmt.Errorf("%w: empty body", ErrIncomplete)
+	text := strictjson.String(n.text.String())
+	if !n.chat {
+		obj.Set("response", text)
+		if n.thinking.Len() > 0 {
+			obj.Set("thinking", strictjson.String(n.thinking.String()))
+		}
+		return obj, nil
 	}
-	if d := last.Get("done"); d == nil || d.Kind != strictjson.KindBool || !d.Bool {
-		return nil, "", fmt.Errorf("%w: the stream ended without its final chunk", ErrIncomplete)
+	msg := obj.Get("message")
+	if msg == nil || msg.Kind != strictjson.KindObject {
+		msg = strictjson.Object(Member("role", strictjson.String("assistant")))
+		obj.Set("message", msg)
 	}
-	return last, text.String(), nil
+	msg.Set("content", text)
+	if n.thinking.Len() > 0 {
+		msg.Set("thinking", strictjson.String(n.thinking.String()))
+	}
+	if len(n.calls) > 0 {
+		msg.Set("tool_calls", strictjson.Array(n.calls...))
+	}
+	return obj, nil
+}
+
+// answer reads the answer of the final object: its text and Ollama's
+// counters.
+func (n *nativeStream) answer(obj *strictjson.Value) (*Answer, error) {
+	a := &Answer{Obj: obj, Text: n.textOf(obj), DoneReason: str(obj.Get("done_reason"))}
+	if v, ok := obj.Get("prompt_eval_count").AsInt(); ok {
+		a.PromptTokens = int(v)
+	}
+	if v, ok := obj.Get("eval_count").AsInt(); ok {
+		a.OutputTokens = int(v)
+	}
+	return a, nil
+}
+
+// nativeReader is the StreamReader of generate (chat false) or chat.
+func nativeReader(chat bool) *StreamReader {
+	asm := &nativeStream{chat: chat}
+	return newStreamReader(false, asm, asm.answer, func(body []byte) (*Answer, error) {
+		return readNative(body, &nativeStream{chat: chat})
+	})
 }
 
 // encodeNative writes a native answer: the object, or — to a client that

@@ -73,6 +73,7 @@ func decodeStreamOptions(raw []byte) (*Request, error) {
 	if iu := r.Body.Get("stream_options").Get("include_usage"); iu != nil && iu.Kind == strictjson.KindBool {
 		r.IncludeUsage = iu.Bool
 	}
+	r.usageOption = true
 	return r, nil
 }
 
@@ -94,6 +95,11 @@ func (cs choices) read(body []byte) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return cs.answer(obj)
+}
+
+// answer checks an answer's object and reads its text, reason and usage.
+func (cs choices) answer(obj *strictjson.Value) (*Answer, error) {
 	if err := upstreamError(obj); err != nil {
 		return nil, err
 	}
@@ -102,43 +108,118 @@ func (cs choices) read(body []byte) (*Answer, error) {
 	return a.usage(obj, "prompt_tokens", "completion_tokens"), nil
 }
 
-// assemble turns a stream into the equivalent non-stream answer: the last
-// chunk with the whole text, the last finish reason and the last usage. A
-// stream that ends before [DONE] is incomplete.
+// assemble turns a whole stream into the equivalent non-stream answer.
 func (cs choices) assemble(body []byte) (*strictjson.Value, error) {
 	datas, done := sseData(body)
-	var text strings.Builder
-	var last, usage *strictjson.Value
-	finish := strictjson.String("stop")
+	asm := &choiceStream{cs: cs}
 	for _, data := range datas {
-		obj, err := parseEvent(data)
-		if err != nil {
+		if _, err := asm.event(data); err != nil {
 			return nil, err
 		}
-		if err := upstreamError(obj); err != nil {
-			return nil, err
-		}
-		choice := obj.Get("choices").Index(0)
-		text.WriteString(cs.deltaText(choice))
-		if fr := choice.Get("finish_reason"); fr != nil && !fr.IsNull() {
-			finish = fr
-		}
-		if u := obj.Get("usage"); u != nil && !u.IsNull() {
-			usage = u
-		}
-		last = obj
 	}
-	if last == nil {
+	return asm.object(done, false)
+}
+
+// reader is the StreamReader of the choices' API.
+func (cs choices) reader() *StreamReader {
+	return newStreamReader(true, &choiceStream{cs: cs}, cs.answer, cs.read)
+}
+
+// choiceStream assembles a stream of chat completion or completion
+// chunks: the text, reasoning and tool calls of the first choice's
+// deltas, the last finish reason and the last usage.
+type choiceStream struct {
+	cs        choices
+	text      strings.Builder
+	reasoning strings.Builder
+	calls     []*strictjson.Value
+	last      *strictjson.Value
+	usage     *strictjson.Value
+	finish    *strictjson.Value
+	chunks    int
+}
+
+func (c *choiceStream) event(data []byte) (string, error) {
+	obj, err := parseEvent(data)
+	if err != nil {
+		return "", err
+	}
+	if err := upstreamError(obj); err != nil {
+		return "", err
+	}
+	choice := obj.Get("choices").Index(0)
+	delta := c.cs.deltaText(choice)
+	if delta != "" {
+		c.chunks++
+	}
+	c.text.WriteString(delta)
+	if d := choice.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
+		c.reasoning.WriteString(str(d.Get("reasoning")))
+		c.addCalls(items(d.Get("tool_calls")))
+	}
+	if fr := choice.Get("finish_reason"); fr != nil && !fr.IsNull() {
+		c.finish = fr
+	}
+	if u := obj.Get("usage"); u != nil && !u.IsNull() {
+		c.usage = u
+	}
+	c.last = obj
+	return delta, nil
+}
+
+// addCalls adds the tool calls of a delta: a piece without id and name
+// whose index is a call already started continues its arguments (OpenAI
+// streams them in pieces); any other is a call of its own (Ollama writes
+// each call whole, and numbers the calls of each chunk from 0).
+func (c *choiceStream) addCalls(calls []*strictjson.Value) {
+	for _, call := range calls {
+		if call.Kind != strictjson.KindObject {
+			continue
+		}
+		piece := str(call.Get("id")) == "" && str(call.Get("function").Get("name")) == ""
+		if i, ok := call.Get("index").AsInt(); piece && ok && i >= 0 && int(i) < len(c.calls) {
+			prev := c.calls[i].Get("function")
+			if prev != nil && prev.Kind == strictjson.KindObject {
+				prev.Set("arguments", strictjson.String(str(prev.Get("arguments"))+str(call.Get("function").Get("arguments"))))
+				continue
+			}
+		}
+		c.calls = append(c.calls, call.Clone())
+	}
+}
+
+// object is the last chunk with the one choice of the whole text, the
+// last finish reason and the last usage. A stream that ends before
+// [DONE] is incomplete, unless the guard stopped it: then its reason is
+// a normal stop and its usage the chunks read.
+func (c *choiceStream) object(done, stopped bool) (*strictjson.Value, error) {
+	if c.last == nil {
 		return nil, fmt.Errorf("%w: empty stream", ErrIncomplete)
 	}
-	if !done {
+	if !done && !stopped {
 		return nil, fmt.Errorf("%w: the stream ended before [DONE]", ErrIncomplete)
 	}
-	out := last.Clone()
-	out.Set("object", strictjson.String(cs.object))
-	out.Set("choices", strictjson.Array(cs.choice(text.String(), finish)))
-	if usage != nil {
-		out.Set("usage", usage)
+	finish := c.finish
+	if finish == nil || stopped {
+		finish = strictjson.String("stop")
+	}
+	out := c.last.Clone()
+	out.Set("object", strictjson.String(c.cs.object))
+	choice := c.cs.choice(c.text.String(), finish)
+	if msg := choice.Get("message"); msg != nil {
+		if c.reasoning.Len() > 0 {
+			msg.Set("reasoning", strictjson.String(c.reasoning.String()))
+		}
+		if len(c.calls) > 0 {
+			msg.Set("tool_calls", strictjson.Array(c.calls...))
+		}
+	}
+	out.Set("choices", strictjson.Array(choice))
+	switch {
+	case c.usage != nil:
+		out.Set("usage", c.usage)
+	case stopped:
+		out.Set("usage", strictjson.Object(Member("completion_tokens", strictjson.Int(int64(c.chunks)))))
 	}
 	return out, nil
 }
@@ -184,6 +265,9 @@ func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 	}
 	return writeSSE(w, chunks)
 }
+
+// KeepAlive is an SSE comment line.
+func (openAI) KeepAlive(*Request, int) (string, []byte) { return sseContentType, keepAliveComment }
 
 // normalStop sets the first choice's finish_reason "stop", but for the
 // keep reasons.

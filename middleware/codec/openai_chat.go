@@ -53,6 +53,7 @@ func (OpenAIChat) Decode(raw []byte) (*Request, error) {
 		r.HasFormat = true
 		if s := rf.Get("json_schema").Get("schema"); s != nil && s.Kind == strictjson.KindObject {
 			r.Schema = strictjson.Marshal(s)
+			r.FormatSchema = true
 		}
 	}
 	return r, nil
@@ -65,6 +66,7 @@ func (OpenAIChat) SetFormat(r *Request, schema *strictjson.Value) {
 		Member("json_schema", strictjson.Object(Member("name", strictjson.String("contract")), Member("schema", schema))),
 	))
 	r.Edited = true
+	r.FormatSchema = true
 }
 
 // Prompt renders the messages.
@@ -72,6 +74,9 @@ func (OpenAIChat) Prompt(r *Request) string { return messagesPrompt(r.Body) }
 
 // ReadAnswer reads one object or a stream of chunks.
 func (OpenAIChat) ReadAnswer(body []byte) (*Answer, error) { return chatChoices.read(body) }
+
+// NewStreamReader reads a stream of chunks as it arrives.
+func (OpenAIChat) NewStreamReader() *StreamReader { return chatChoices.reader() }
 
 // WithText sets choices[0].message.content.
 func (OpenAIChat) WithText(obj *strictjson.Value, text string) *strictjson.Value {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -38,6 +39,7 @@ func (Responses) Decode(raw []byte) (*Request, error) {
 			r.HasFormat = true
 			if s := f.Get("schema"); s != nil && s.Kind == strictjson.KindObject {
 				r.Schema = strictjson.Marshal(s)
+				r.FormatSchema = true
 			}
 		case "json_object":
 			r.HasFormat = true
@@ -60,6 +62,7 @@ func (Responses) SetFormat(r *Request, schema *strictjson.Value) {
 		Member("strict", strictjson.BoolValue(true)),
 	))
 	r.Edited = true
+	r.FormatSchema = true
 }
 
 // Prompt renders instructions and input: a string, or items whose content
@@ -102,6 +105,16 @@ func (Responses) ReadAnswer(body []byte) (*Answer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return responsesAnswer(obj)
+}
+
+// NewStreamReader reads a stream of events as it arrives.
+func (Responses) NewStreamReader() *StreamReader {
+	return newStreamReader(true, &responsesStream{}, responsesAnswer, Responses{}.ReadAnswer)
+}
+
+// responsesAnswer checks a response and reads its text, reason and usage.
+func responsesAnswer(obj *strictjson.Value) (*Answer, error) {
 	if err := upstreamError(obj); err != nil {
 		return nil, err
 	}
@@ -135,34 +148,88 @@ func responsesText(obj *strictjson.Value) string {
 	return b.String()
 }
 
-// assembleResponses reads a Responses stream: the response of its
+// assembleResponses reads a whole Responses stream: the response of its
 // response.completed (or response.incomplete) event. A stream without it
 // is incomplete; a response.failed or error event is the upstream's error.
 func assembleResponses(body []byte) (*strictjson.Value, error) {
 	datas, _ := sseData(body)
+	asm := &responsesStream{}
 	for _, data := range datas {
-		ev, err := parseEvent(data)
-		if err != nil {
+		if _, err := asm.event(data); err != nil {
 			return nil, err
 		}
-		switch typ := str(ev.Get("type")); typ {
-		case "response.completed", "response.incomplete":
-			resp := ev.Get("response")
-			if resp == nil || resp.Kind != strictjson.KindObject {
-				return nil, fmt.Errorf("upstream %s event without a response", typ)
-			}
-			return resp, nil
-		case "response.failed":
-			return nil, fmt.Errorf("upstream: %s", openAIErrorMessage(ev.Get("response").Get("error")))
-		case "error":
-			msg := str(ev.Get("message"))
-			if msg == "" {
-				msg = openAIErrorMessage(ev.Get("error"))
-			}
-			return nil, fmt.Errorf("upstream: %s", msg)
+		if asm.final != nil {
+			break
 		}
 	}
-	return nil, fmt.Errorf("%w: the stream ended before response.completed", ErrIncomplete)
+	return asm.object(false, false)
+}
+
+// responsesStream reads a Responses stream event by event: the text of
+// its output_text deltas as they come, and the final response of its
+// response.completed event, after which nothing is read.
+type responsesStream struct {
+	created, final *strictjson.Value
+	text           strings.Builder
+	chunks         int
+}
+
+func (r *responsesStream) event(data []byte) (string, error) {
+	if r.final != nil {
+		return "", nil
+	}
+	ev, err := parseEvent(data)
+	if err != nil {
+		return "", err
+	}
+	switch typ := str(ev.Get("type")); typ {
+	case "response.created":
+		if resp := ev.Get("response"); resp != nil && resp.Kind == strictjson.KindObject {
+			r.created = resp
+		}
+	case "response.output_text.delta":
+		d := str(ev.Get("delta"))
+		if d != "" {
+			r.chunks++
+		}
+		r.text.WriteString(d)
+		return d, nil
+	case "response.completed", "response.incomplete":
+		resp := ev.Get("response")
+		if resp == nil || resp.Kind != strictjson.KindObject {
+			return "", fmt.Errorf("upstream %s event without a response", typ)
+		}
+		r.final = resp
+	case "response.failed":
+		return "", fmt.Errorf("upstream: %s", openAIErrorMessage(ev.Get("response").Get("error")))
+	case "error":
+		msg := str(ev.Get("message"))
+		if msg == "" {
+			msg = openAIErrorMessage(ev.Get("error"))
+		}
+		return "", fmt.Errorf("upstream: %s", msg)
+	}
+	return "", nil
+}
+
+// object returns the final response; for a stream the guard stopped, the
+// response of response.created completed with the text read so far and
+// the output tokens counted from its deltas.
+func (r *responsesStream) object(_, stopped bool) (*strictjson.Value, error) {
+	switch {
+	case r.final != nil:
+		return r.final, nil
+	case !stopped:
+		return nil, fmt.Errorf("%w: the stream ended before response.completed", ErrIncomplete)
+	}
+	resp := strictjson.Object(Member("object", strictjson.String("response")))
+	if r.created != nil {
+		resp = r.created.Clone()
+	}
+	resp.Set("status", strictjson.String("completed"))
+	resp.Set("output", strictjson.Array())
+	resp.Set("usage", strictjson.Object(Member("output_tokens", strictjson.Int(int64(r.chunks)))))
+	return Responses{}.WithText(resp, r.text.String()), nil
 }
 
 // WithText puts text in the first output_text part of the first message
@@ -316,6 +383,29 @@ func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	}
 	emit(final, Member("response", obj))
 	return writeNamedSSE(w, events)
+}
+
+// KeepAlive is the Responses API's response.in_progress event, of a
+// response with the client's model and no output yet; the first comes
+// after response.created, without which the OpenAI libraries take no
+// event. The answer's own events follow from response.created again.
+func (Responses) KeepAlive(r *Request, n int) (string, []byte) {
+	pending := strictjson.Object(
+		Member("id", strictjson.String("resp_pending")),
+		Member("object", strictjson.String("response")),
+		Member("created_at", strictjson.Int(time.Now().Unix())),
+		Member("status", strictjson.String("in_progress")),
+		Member("model", strictjson.String(r.Model)),
+		Member("output", strictjson.Array()),
+	)
+	event := func(typ string, seq int) []byte {
+		return namedEvent(strictjson.Object(Member("type", strictjson.String(typ)),
+			Member("sequence_number", strictjson.Int(int64(seq))), Member("response", pending)))
+	}
+	if n == 0 {
+		return sseContentType, append(event("response.created", 0), event("response.in_progress", 1)...)
+	}
+	return sseContentType, event("response.in_progress", n+1)
 }
 
 // Tools reads the Responses API's tools: {"type":"function","name",

@@ -1,0 +1,78 @@
+package middleware
+
+// valueEnd watches a model's text as it grows for the end of the one JSON
+// object or array it starts with: the point where a call that carries a
+// schema format has its whole answer. It tracks strings (escapes
+// included) and the nesting of brackets, not the rest of the grammar: the
+// format's grammar holds the text to JSON, and a text that is not JSON
+// after all is validated and repaired as it would have been had the model
+// stopped there. A text that starts with anything else (a scalar, prose,
+// a think section) never ends early.
+type valueEnd struct {
+	stack    []byte // the closing brackets expected, innermost last
+	inString bool
+	escape   bool
+	started  bool
+	closed   bool
+	failed   bool
+}
+
+// feed takes the next piece of text and reports whether the value has
+// closed with nothing but whitespace after it in the text so far: the
+// moment to stop the call. After that, or after a text that cannot end
+// early, it reports false.
+func (v *valueEnd) feed(s string) bool {
+	if v.failed || v.closed {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case !v.started:
+			switch c {
+			case ' ', '\t', '\r', '\n':
+				continue
+			case '{':
+				v.stack = append(v.stack, '}')
+			case '[':
+				v.stack = append(v.stack, ']')
+			default:
+				v.failed = true
+				return false
+			}
+			v.started = true
+		case v.inString:
+			switch {
+			case v.escape:
+				v.escape = false
+			case c == '\\':
+				v.escape = true
+			case c == '"':
+				v.inString = false
+			}
+		case c == '"':
+			v.inString = true
+		case c == '{':
+			v.stack = append(v.stack, '}')
+		case c == '[':
+			v.stack = append(v.stack, ']')
+		case c == '}' || c == ']':
+			if v.stack[len(v.stack)-1] != c {
+				v.failed = true
+				return false
+			}
+			v.stack = v.stack[:len(v.stack)-1]
+			if len(v.stack) == 0 {
+				for _, r := range []byte(s[i+1:]) {
+					if r != ' ' && r != '\t' && r != '\r' && r != '\n' {
+						v.failed = true
+						return false
+					}
+				}
+				v.closed = true
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,78 @@
+package middleware
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+)
+
+// hold answers x as answer does; while it works on a client that asked
+// for a stream, it writes the API's keep-alive every StreamKeepAlive, so
+// that a stream held for validation and repair never goes silent for
+// longer than that (nginx and most load balancers cut an idle upstream
+// at 60 s; a local model writing a long document takes minutes). The
+// stream starts — status 200, the stream's content type, X-Contract —
+// with the first keep-alive: an answer ready sooner keeps its own status
+// and headers.
+func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result, Event) {
+	if !x.client.Stream || g.StreamKeepAlive <= 0 {
+		return g.answer(ctx, x)
+	}
+	type answered struct {
+		res *result
+		ev  Event
+	}
+	done := make(chan answered, 1)
+	go func() {
+		res, ev := g.answer(ctx, x)
+		done <- answered{res, ev}
+	}()
+	t := time.NewTicker(g.StreamKeepAlive)
+	defer t.Stop()
+	for n := 0; ; n++ {
+		select {
+		case a := <-done:
+			return a.res, a.ev
+		case <-t.C:
+			g.keepAlive(c.Response(), x, n)
+		}
+	}
+}
+
+// keepAlive writes the n-th keep-alive, starting the stream with the
+// first. A client gone is the answer's business: its context ends it.
+func (g *guard) keepAlive(w *echo.Response, x *exchange, n int) {
+	contentType, frame := x.codec.KeepAlive(x.client, n)
+	if !w.Committed {
+		h := w.Header()
+		h.Set(echo.HeaderContentType, contentType)
+		if contentType == "text/event-stream" {
+			h.Set("Cache-Control", "no-cache")
+		}
+		h.Set("X-Contract", x.route.Validator.Contract.ID())
+		w.WriteHeader(http.StatusOK)
+	}
+	_, _ = w.Write(frame)
+	w.Flush()
+}
+
+// heldWriter is the writer of an answer whose stream the keep-alives
+// started: its headers are sent already, so a codec's header edits and
+// status go nowhere, and its events follow the keep-alives.
+type heldWriter struct{ w *echo.Response }
+
+func (h heldWriter) Header() http.Header         { return http.Header{} }
+func (h heldWriter) WriteHeader(int)             {}
+func (h heldWriter) Write(b []byte) (int, error) { return h.w.Write(b) }
+func (h heldWriter) Flush()                      { h.w.Flush() }
+
+// setHeader sets a response header of w, as a trailer once the stream
+// started (the X-Contract-* and X-Cache of a held stream).
+func setHeader(w *echo.Response, key, value string) {
+	if w.Committed {
+		key = http.TrailerPrefix + key
+	}
+	w.Header().Set(key, value)
+}
