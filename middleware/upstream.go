@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/internal/bufpool"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/upstream"
 )
@@ -46,6 +48,10 @@ var errStopped = errors.New("answer complete: the call was stopped early")
 // readBufferSize is the size of the reads of an upstream answer: a chunk
 // of a stream is a token or a few, a whole answer tens of kilobytes.
 const readBufferSize = 32 << 10
+
+// readBuffers holds the read buffers of calls: one per call in flight,
+// up to a few per core, kept across garbage collections.
+var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 
 // call makes one upstream call, asked with stream true, and reads the
 // answer as it arrives with a StreamReader of cd, within MaxResponseBytes.
@@ -97,7 +103,12 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 	if stopEarly {
 		end = &valueEnd{}
 	}
-	buf := make([]byte, readBufferSize)
+	buf := readBuffers.Get()
+	if cap(buf) < readBufferSize {
+		buf = make([]byte, readBufferSize)
+	}
+	buf = buf[:readBufferSize]
+	defer readBuffers.Put(buf)
 	for {
 		n, rerr := s.Read(buf)
 		if n > 0 {

@@ -143,6 +143,11 @@ type nativeStream struct {
 	// message.tool_calls), not generate's (response, thinking).
 	chat bool
 
+	// text is the stream's text: first alone while one chunk has
+	// carried text (an answer read whole, a buffering proxy's), then
+	// built up, so that one chunk's text of tens of kilobytes is not
+	// copied for nothing.
+	first          string
 	text, thinking strings.Builder
 	calls          []*strictjson.Value
 	last           *strictjson.Value
@@ -160,7 +165,7 @@ func (n *nativeStream) textOf(obj *strictjson.Value) string {
 func (n *nativeStream) event(data []byte) (string, error) {
 	obj, err := strictjson.ParseOwned(data)
 	if err != nil || obj.Kind != strictjson.KindObject {
-		return "", fmt.Errorf("upstream answer is not JSON: %v", err)
+		return "", fmt.Errorf("%w: %v", errNotObject, err)
 	}
 	return n.take(obj)
 }
@@ -176,7 +181,17 @@ func (n *nativeStream) take(obj *strictjson.Value) (string, error) {
 	if delta != "" {
 		n.chunks++
 	}
-	n.text.WriteString(delta)
+	switch {
+	case delta == "":
+	case n.first == "" && n.text.Len() == 0:
+		n.first = delta
+	default:
+		if n.first != "" {
+			n.text.WriteString(n.first)
+			n.first = ""
+		}
+		n.text.WriteString(delta)
+	}
 	if n.chat {
 		n.thinking.WriteString(str(obj.Get("message").Get("thinking")))
 		n.calls = append(n.calls, items(obj.Get("message").Get("tool_calls"))...)
@@ -212,7 +227,7 @@ func (n *nativeStream) object(_, stopped bool) (*strictjson.Value, error) {
 	case d == nil || d.Kind != strictjson.KindBool || !d.Bool:
 		return nil, fmt.Errorf("%w: the stream ended without its final chunk", ErrIncomplete)
 	}
-	text := strictjson.String(n.text.String())
+	text := strictjson.String(n.first + n.text.String())
 	if !n.chat {
 		obj.Set("response", text)
 		if n.thinking.Len() > 0 {

@@ -2,10 +2,15 @@ package codec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
+
+// errNotObject is a line of an answer that is no JSON object: on the
+// first line, the sign of an answer that is no stream of objects.
+var errNotObject = errors.New("upstream answer is not JSON")
 
 // StreamReader reads an upstream's answer as it arrives: bytes in, in
 // pieces of any size, the model's text out as it grows, and at the end
@@ -160,14 +165,14 @@ func (s *StreamReader) line(line []byte) (string, error) {
 	if len(line) == 0 {
 		return "", nil
 	}
-	if s.events == 0 {
-		if v, err := strictjson.Parse(line); err != nil || v.Kind != strictjson.KindObject {
-			s.mode = modeWhole
-			return "", nil
-		}
+	delta, err := s.asm.event(line)
+	if s.events == 0 && errors.Is(err, errNotObject) {
+		// Not a stream of objects: the answer is read whole.
+		s.mode = modeWhole
+		return "", nil
 	}
 	s.events++
-	return s.asm.event(line)
+	return delta, err
 }
 
 // Close ends the answer at the end of the body and returns it: the
