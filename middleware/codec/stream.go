@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 
+	"github.com/contractgateway/gateway/internal/bufpool"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -83,6 +85,9 @@ func (s *StreamReader) Feed(p []byte) (delta string, err error) {
 	if s.done {
 		return "", nil
 	}
+	if s.buf == nil {
+		s.buf = streamBuffers.Get()
+	}
 	s.buf = append(s.buf, p...)
 	if s.mode == modeUndecided {
 		s.decide(false)
@@ -90,16 +95,23 @@ func (s *StreamReader) Feed(p []byte) (delta string, err error) {
 	if s.mode != modeFrames {
 		return "", nil
 	}
-	var out []byte
+	var (
+		out   []byte
+		first string // the first delta, as long as it is the only one
+		n     int    // deltas taken
+		start int    // the start of the next line in buf
+	)
 	for !s.done {
-		i := bytes.IndexByte(s.buf[s.scanned:], '\n')
+		i := bytes.IndexByte(s.buf[start+s.scanned:], '\n')
 		if i < 0 {
-			s.scanned = len(s.buf)
+			s.scanned = len(s.buf) - start
 			break
 		}
-		i += s.scanned
+		i += start + s.scanned
 		s.scanned = 0
-		d, err := s.line(s.buf[:i])
+		// The line is parsed from a copy at its exact size: the events
+		// keep its memory, and buf is reused.
+		d, err := s.line(bytes.Clone(s.buf[start:i]))
 		if err != nil {
 			s.err = err
 			return "", err
@@ -107,11 +119,38 @@ func (s *StreamReader) Feed(p []byte) (delta string, err error) {
 		if s.mode == modeWhole {
 			return "", nil
 		}
-		out = append(out, d...)
-		s.buf = s.buf[i+1:]
+		switch {
+		case d == "":
+		case n == 0:
+			first, n = d, 1
+		default:
+			if n == 1 {
+				out = append(out, first...)
+			}
+			out, n = append(out, d...), n+1
+		}
+		start = i + 1
+	}
+	if start > 0 {
+		s.buf = s.buf[:copy(s.buf, s.buf[start:])]
+	}
+	if n <= 1 {
+		return first, nil
 	}
 	return string(out), nil
 }
+
+// release gives buf back for another answer.
+func (s *StreamReader) release() {
+	streamBuffers.Put(s.buf)
+	s.buf = nil
+}
+
+// streamBuffers holds the buffers of the lines of answers being read: one
+// per answer in flight, up to a few per core, kept across garbage
+// collections. A line grown in a fresh buffer by doubling would cost
+// twice its size; from a kept one it costs its exact copy.
+var streamBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), 256<<10)
 
 // decide chooses how to read the answer from its first bytes: an SSE API's
 // stream starts with an event or data line, Ollama's with an object on a
@@ -185,16 +224,15 @@ func (s *StreamReader) Close() (*Answer, error) {
 	if s.mode == modeUndecided {
 		s.decide(true)
 	}
+	defer s.release()
 	if s.mode == modeFrames && !s.done && len(s.buf) > 0 {
-		if _, err := s.line(s.buf); err != nil {
+		if _, err := s.line(bytes.Clone(s.buf)); err != nil {
 			return nil, err
-		}
-		if s.mode == modeFrames {
-			s.buf = nil
 		}
 	}
 	if s.mode == modeWhole {
-		return s.whole(s.buf)
+		// ReadAnswer takes its body over: a copy, as buf is reused.
+		return s.whole(bytes.Clone(s.buf))
 	}
 	obj, err := s.asm.object(s.done, false)
 	if err != nil {
@@ -208,6 +246,7 @@ func (s *StreamReader) Close() (*Answer, error) {
 // events read so far (a partial line is dropped), with the API's normal
 // stop and the output tokens counted from the chunks that carried text.
 func (s *StreamReader) Stop() (*Answer, error) {
+	defer s.release()
 	if s.err != nil {
 		return nil, s.err
 	}
