@@ -127,7 +127,14 @@ func (s *Server) readyz(c echo.Context) error {
 	defer cancel()
 	reply, err := s.up.Get(ctx, "/api/version", nil)
 	if err != nil {
-		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + apierr.From(err).Message(), Err: err}
+		// The log line says the upstream client's cause once, not its
+		// status and message again.
+		he := apierr.From(err)
+		cause := he.Err
+		if cause == nil {
+			cause = he
+		}
+		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "upstream not ready: " + he.Message(), Err: cause}
 	}
 	var v struct {
 		Version string `json:"version"`
