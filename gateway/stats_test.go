@@ -5,13 +5,11 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/stats"
 )
 
 const statsToken = "s3cret"
@@ -74,7 +72,7 @@ func TestAdminStatsCounts(t *testing.T) {
 	if got.Requests != 5 {
 		t.Errorf("requests = %d, want 5", got.Requests)
 	}
-	wantCounts := []StatsCount{
+	wantCounts := []stats.Count{
 		{Contract: "mcq@1", Model: "m", Status: "failed", Count: 1},
 		{Contract: "mcq@1", Model: "m", Status: "repaired", Count: 2},
 		{Contract: "mcq@1", Model: "m", Status: "valid", Count: 2},
@@ -82,7 +80,7 @@ func TestAdminStatsCounts(t *testing.T) {
 	if diff := cmp.Diff(wantCounts, got.Counts); diff != "" {
 		t.Errorf("counts (-want +got):\n%s", diff)
 	}
-	wantViolations := []StatsCount{
+	wantViolations := []stats.Count{
 		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "failed", Count: 1},
 		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "repaired", Count: 1},
 		{Contract: "mcq@1", Model: "m", Code: "JSON_SYNTAX", Status: "repaired", Count: 1},
@@ -97,13 +95,13 @@ func TestAdminStatsCounts(t *testing.T) {
 	if diff := cmp.Diff(wantRungs, got.Rungs); diff != "" {
 		t.Errorf("rungs (-want +got):\n%s", diff)
 	}
-	if want := (StatsCalls{First: 4, Repair: 2, Saved: 1}); got.LLMCalls != want {
+	if want := (stats.Calls{First: 4, Repair: 2, Saved: 1}); got.LLMCalls != want {
 		t.Errorf("llm calls = %+v, want %+v", got.LLMCalls, want)
 	}
-	if want := (StatsCache{Hit: 1, Miss: 4, HitRate: 0.2}); got.Cache != want {
+	if want := (stats.Cache{Hit: 1, Miss: 4, HitRate: 0.2}); got.Cache != want {
 		t.Errorf("cache = %+v, want %+v", got.Cache, want)
 	}
-	if want := (tokenCounts{FirstPrompt: 28, FirstOutput: 168, RepairPrompt: 14, RepairOutput: 84}); got.Tokens != want {
+	if want := (stats.Tokens{FirstPrompt: 28, FirstOutput: 168, RepairPrompt: 14, RepairOutput: 84}); got.Tokens != want {
 		t.Errorf("tokens = %+v, want %+v", got.Tokens, want)
 	}
 	if got.Latency.Samples != 5 || got.Latency.P50 <= 0 || got.Latency.P50 > got.Latency.P90 || got.Latency.P90 > got.Latency.P99 {
@@ -112,50 +110,5 @@ func TestAdminStatsCounts(t *testing.T) {
 	if len(got.Failures) != 1 || got.Failures[0].Status != "failed" || got.Failures[0].RequestID == "" ||
 		!cmp.Equal(got.Failures[0].Codes, []string{"ANSWER_RANGE"}) {
 		t.Errorf("recent failures = %+v", got.Failures)
-	}
-}
-
-func TestStatsPercentilesAndBounds(t *testing.T) {
-	s := newStats(func() time.Time { return time.Unix(0, 0) })
-	for i := 1; i <= 100; i++ {
-		s.observe(middleware.Event{Contract: "c", Model: "m", Status: repair.StatusFailed, Rungs: []string{"local"},
-			Latency: time.Duration(i) * time.Millisecond, Cache: "bypass"})
-	}
-	r := s.report()
-	if want := (StatsLatency{Samples: 100, P50: 50, P90: 90, P99: 99}); r.Latency != want {
-		t.Errorf("latency = %+v, want %+v", r.Latency, want)
-	}
-	if len(r.Failures) != statsFailures {
-		t.Errorf("failures kept = %d, want %d", len(r.Failures), statsFailures)
-	}
-	for i := 0; i < 3*statsReservoir; i++ {
-		s.observe(middleware.Event{Status: repair.StatusValid, Latency: time.Second})
-	}
-	if r := s.report(); r.Latency.Samples != statsReservoir || r.Latency.P99 != 1000 {
-		t.Errorf("latency after many = %+v", r.Latency)
-	}
-	if r := s.report(); r.Cache.HitRate != 0 || r.Cache.Bypass != 100 {
-		t.Errorf("cache = %+v", r.Cache)
-	}
-}
-
-func TestAcceptedRung(t *testing.T) {
-	tests := []struct {
-		ev   middleware.Event
-		want string
-	}{
-		{middleware.Event{Status: "valid", Rungs: []string{"local"}}, "first"},
-		{middleware.Event{Status: "repaired", Rungs: []string{"local"}}, "local"},
-		{middleware.Event{Status: "repaired", Rungs: []string{"local", "llm_repair_scoped", "merge"}}, "llm_repair"},
-		{middleware.Event{Status: "repaired", Rungs: []string{"local", "llm_repair", "partial_regeneration"}}, "regeneration"},
-		{middleware.Event{Status: "repaired", Rungs: []string{"local", "llm_repair", "rerun:0.3"}}, "rerun"},
-		{middleware.Event{Status: "fallback", Rungs: []string{"local", "fallback:best_effort"}}, "fallback:best_effort"},
-		{middleware.Event{Status: "repaired", CacheHit: true}, "cache"},
-		{middleware.Event{Status: "error"}, "error"},
-	}
-	for _, tt := range tests {
-		if got := acceptedRung(tt.ev); got != tt.want {
-			t.Errorf("acceptedRung(%v) = %q, want %q", tt.ev.Rungs, got, tt.want)
-		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/stats"
 	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 )
@@ -62,7 +63,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			return nil, fmt.Errorf("tracing: %w", err)
 		}
 	}
-	st := newStats(nil)
+	st := stats.New(nil)
 	var ds *debugstore.Store
 	if cfg.DebugStore {
 		if ds, err = debugstore.New(int64(cfg.DebugStoreMaxBytes), cfg.DebugStoreTTL, cfg.DebugStoreRedact); err != nil {
@@ -77,7 +78,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 	guard := func(up *upstream.Client) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) {
 			gm.observe(ev)
-			st.observe(ev)
+			st.Observe(ev)
 			srv.access.observe(ev)
 		})
 		gc.Cache = cacheStage
