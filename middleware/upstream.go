@@ -12,6 +12,7 @@ import (
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/internal/bufpool"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/upstream"
 )
 
@@ -99,9 +100,9 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 		}
 	}()
 	rd := cd.NewStreamReader()
-	var end *valueEnd
+	var end *strictjson.ValueEnd
 	if stopEarly {
-		end = &valueEnd{}
+		end = &strictjson.ValueEnd{}
 	}
 	buf := readBuffers.Get()
 	if cap(buf) < readBufferSize {
@@ -116,7 +117,7 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 			if err != nil {
 				return nil, unreadable(err)
 			}
-			if end != nil && end.feed(delta) {
+			if end != nil && end.Feed(delta) {
 				a, err := rd.Stop()
 				if err != nil {
 					return nil, unreadable(err)

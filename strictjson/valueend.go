@@ -1,6 +1,6 @@
-package middleware
+package strictjson
 
-// valueEnd watches a model's text as it grows for the end of the one JSON
+// ValueEnd watches a model's text as it grows for the end of the one JSON
 // object or array it starts with: the point where a call that carries a
 // schema format has its whole answer. It tracks strings (escapes
 // included) and the nesting of brackets, not the rest of the grammar: the
@@ -8,7 +8,7 @@ package middleware
 // after all is validated and repaired as it would have been had the model
 // stopped there. A text that starts with anything else (a scalar, prose,
 // a think section) never ends early.
-type valueEnd struct {
+type ValueEnd struct {
 	stack    []byte // the closing brackets expected, innermost last
 	inString bool
 	escape   bool
@@ -17,11 +17,11 @@ type valueEnd struct {
 	failed   bool
 }
 
-// feed takes the next piece of text and reports whether the value has
+// Feed takes the next piece of text and reports whether the value has
 // closed with nothing but whitespace after it in the text so far: the
 // moment to stop the call. After that, or after a text that cannot end
 // early, it reports false.
-func (v *valueEnd) feed(s string) bool {
+func (v *ValueEnd) Feed(s string) bool {
 	if v.failed || v.closed {
 		return false
 	}
