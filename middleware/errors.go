@@ -10,6 +10,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 )
 
 // fromEcho maps echo's own errors (its router's 404 and 405, a bound
@@ -82,9 +83,9 @@ func WriteError(c echo.Context, err error) {
 		var line []byte
 		switch {
 		case strings.HasPrefix(ct, "application/x-ndjson"):
-			line = codec.NDJSONErrorLine(he.Body())
+			line = frame.NDJSONErrorLine(he.Body())
 		case strings.HasPrefix(ct, "text/event-stream"):
-			line = codec.SSEErrorEvent(errorBody(c, he))
+			line = frame.SSEErrorEvent(errorBody(c, he))
 		}
 		if line != nil {
 			_, _ = res.Write(line)

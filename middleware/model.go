@@ -48,7 +48,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 	if req.Model != "" {
 		name = req.Model
 	}
-	opts := strictjson.Object(codec.Member("temperature", codec.Float(req.Temperature)), codec.Member("top_p", codec.Float(req.TopP)))
+	opts := strictjson.Object(codec.Member("temperature", strictjson.Float(req.Temperature)), codec.Member("top_p", strictjson.Float(req.TopP)))
 	if req.NumPredict > 0 {
 		opts.Set("num_predict", strictjson.Int(int64(req.NumPredict)))
 	}

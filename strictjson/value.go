@@ -62,6 +62,13 @@ func BoolValue(b bool) *Value  { return &Value{Kind: KindBool, Bool: b, Offset: 
 func Number(lit string) *Value { return &Value{Kind: KindNumber, Num: lit, Offset: -1} }
 func Int(n int64) *Value       { return Number(strconv.FormatInt(n, 10)) }
 func String(s string) *Value   { return &Value{Kind: KindString, Str: s, Offset: -1} }
+
+// Float builds f as a number in its shortest form (0.2, not
+// 0.20000000000000001), as encoding/json writes it.
+func Float(f float64) *Value {
+	b, _ := json.Marshal(f)
+	return Number(string(b))
+}
 func Array(items ...*Value) *Value {
 	return &Value{Kind: KindArray, Items: items, Offset: -1}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -54,7 +55,7 @@ func (Anthropic) Prompt(r *Request) string {
 
 // ReadAnswer reads one message or a stream of events.
 func (Anthropic) ReadAnswer(body []byte) (*Answer, error) {
-	obj, err := readObjectOrSSE(body, assembleAnthropic)
+	obj, err := frame.ReadObjectOrSSE(body, assembleAnthropic)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func anthropicText(obj *strictjson.Value) string {
 // assembleAnthropic turns a whole Messages stream into the equivalent
 // message.
 func assembleAnthropic(body []byte) (*strictjson.Value, error) {
-	datas, _ := sseData(body)
+	datas, _ := frame.SSEData(body)
 	asm := &anthropicStream{}
 	for _, data := range datas {
 		if _, err := asm.event(data); err != nil {
@@ -122,7 +123,7 @@ func (s *anthropicStream) event(data []byte) (string, error) {
 	if s.stopped {
 		return "", nil
 	}
-	ev, err := parseEvent(data)
+	ev, err := frame.ParseEvent(data)
 	if err != nil {
 		return "", err
 	}
@@ -282,7 +283,7 @@ func (Anthropic) NormalStop(obj *strictjson.Value) string {
 // then message_stop.
 func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
 	if !r.Stream {
-		return writeObject(w, jsonContentType, obj)
+		return frame.WriteObject(w, frame.JSONType, obj)
 	}
 	var events []*strictjson.Value
 	emit := func(typ string, members ...strictjson.Member) {
@@ -341,12 +342,12 @@ func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	}
 	emit("message_delta", md...)
 	emit("message_stop")
-	return writeNamedSSE(w, events)
+	return frame.WriteNamedSSE(w, events)
 }
 
 // KeepAlive is Anthropic's ping event.
 func (Anthropic) KeepAlive(*Request, int) (string, []byte) {
-	return sseContentType, []byte("event: ping\ndata: {\"type\":\"ping\"}\n\n")
+	return frame.SSEType, []byte("event: ping\ndata: {\"type\":\"ping\"}\n\n")
 }
 
 // EncodeError writes Anthropic's shape, {"type":"error","error":{"type",

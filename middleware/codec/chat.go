@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -44,7 +45,7 @@ func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 
 // KeepAlive is a chunk with an empty assistant message and done false.
 func (Chat) KeepAlive(r *Request, _ int) (string, []byte) {
-	return ndjsonContentType, keepAliveNDJSON(r, Member("message", assistantMessage("")))
+	return frame.NDJSONType, frame.KeepAliveNDJSON(r.Model, Member("message", assistantMessage("")))
 }
 
 // assistantMessage is Ollama's assistant message with content text.

@@ -248,20 +248,13 @@ func (topTemperature) Temperature(r *Request) bool { return r.Body.Has("temperat
 
 // SetTemperature sets the top-level temperature.
 func (topTemperature) SetTemperature(r *Request, t float64) {
-	r.Body.Set("temperature", Float(t))
+	r.Body.Set("temperature", strictjson.Float(t))
 	r.Edited = true
 }
 
 // Member is an object member built in code, for strictjson.Object.
 func Member(key string, v *strictjson.Value) strictjson.Member {
 	return strictjson.Member{Key: key, KeyOffset: -1, Value: v}
-}
-
-// Float is f as a JSON number, in its shortest form (0.2, not
-// 0.20000000000000001).
-func Float(f float64) *strictjson.Value {
-	b, _ := json.Marshal(f)
-	return strictjson.Number(string(b))
 }
 
 // items returns the items of an array, nil for anything else (nil

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -104,7 +105,7 @@ func TestErrorShapes(t *testing.T) {
 			t.Errorf("%s: error body = %s, want %s", tt.path, got, tt.want)
 		}
 	}
-	if got, want := string(SSEErrorEvent([]byte(`{"type":"error","error":{}}`))), "event: error\ndata: {\"type\":\"error\",\"error\":{}}\n\n"; got != want {
+	if got, want := string(frame.SSEErrorEvent([]byte(`{"type":"error","error":{}}`))), "event: error\ndata: {\"type\":\"error\",\"error\":{}}\n\n"; got != want {
 		t.Errorf("SSEErrorEvent = %q, want %q", got, want)
 	}
 }

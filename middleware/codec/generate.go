@@ -3,6 +3,7 @@ package codec
 import (
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -32,7 +33,7 @@ func (Generate) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 
 // KeepAlive is a chunk with an empty response and done false.
 func (Generate) KeepAlive(r *Request, _ int) (string, []byte) {
-	return ndjsonContentType, keepAliveNDJSON(r, Member("response", strictjson.String("")))
+	return frame.NDJSONType, frame.KeepAliveNDJSON(r.Model, Member("response", strictjson.String("")))
 }
 
 // Encode re-emits a stream as Ollama writes one: a chunk with the text

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -52,7 +53,7 @@ func (native) SetTemperature(r *Request, t float64) {
 		opts = strictjson.Object()
 		r.Body.Set("options", opts)
 	}
-	opts.Set("temperature", Float(t))
+	opts.Set("temperature", strictjson.Float(t))
 	r.Edited = true
 }
 
@@ -277,7 +278,7 @@ func nativeReader(chat bool) *StreamReader {
 // Ollama writes one.
 func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, content func(first, last *strictjson.Value)) error {
 	if !r.Stream {
-		return writeObject(w, nativeContentType, obj)
+		return frame.WriteObject(w, frame.NativeType, obj)
 	}
 	first := strictjson.Object()
 	for _, m := range obj.Members {
@@ -289,7 +290,7 @@ func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, cont
 	last := obj.Clone()
 	content(first, last)
 	first.Set("done", strictjson.BoolValue(false))
-	return writeNDJSON(w, first, last)
+	return frame.WriteNDJSON(w, first, last)
 }
 
 // cloneExcept returns a deep copy of the object obj whose member key, if

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -91,7 +92,7 @@ type choices struct {
 // read reads a chat completion or completion: one object, or a stream of
 // chunks ending with [DONE].
 func (cs choices) read(body []byte) (*Answer, error) {
-	obj, err := readObjectOrSSE(body, cs.assemble)
+	obj, err := frame.ReadObjectOrSSE(body, cs.assemble)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func (cs choices) answer(obj *strictjson.Value) (*Answer, error) {
 
 // assemble turns a whole stream into the equivalent non-stream answer.
 func (cs choices) assemble(body []byte) (*strictjson.Value, error) {
-	datas, done := sseData(body)
+	datas, done := frame.SSEData(body)
 	asm := &choiceStream{cs: cs}
 	for _, data := range datas {
 		if _, err := asm.event(data); err != nil {
@@ -140,7 +141,7 @@ type choiceStream struct {
 }
 
 func (c *choiceStream) event(data []byte) (string, error) {
-	obj, err := parseEvent(data)
+	obj, err := frame.ParseEvent(data)
 	if err != nil {
 		return "", err
 	}
@@ -232,7 +233,7 @@ func (c *choiceStream) object(done, stopped bool) (*strictjson.Value, error) {
 // choice.
 func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, choice func(first bool, finish *strictjson.Value) *strictjson.Value) error {
 	if !r.Stream {
-		return writeObject(w, jsonContentType, obj)
+		return frame.WriteObject(w, frame.JSONType, obj)
 	}
 	chunk := func(list *strictjson.Value, extra ...strictjson.Member) *strictjson.Value {
 		ch := strictjson.Object(Member("id", strictjson.String("")), Member("object", strictjson.String(cs.chunkObject)))
@@ -263,11 +264,11 @@ func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 	if u := obj.Get("usage"); r.IncludeUsage && u != nil {
 		chunks = append(chunks, chunk(strictjson.Array(), Member("usage", u)))
 	}
-	return writeSSE(w, chunks)
+	return frame.WriteSSE(w, chunks)
 }
 
 // KeepAlive is an SSE comment line.
-func (openAI) KeepAlive(*Request, int) (string, []byte) { return sseContentType, keepAliveComment }
+func (openAI) KeepAlive(*Request, int) (string, []byte) { return frame.SSEType, frame.KeepAliveComment }
 
 // normalStop sets the first choice's finish_reason "stop", but for the
 // keep reasons.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -101,7 +102,7 @@ func (Responses) Prompt(r *Request) string {
 // status is incomplete for max_output_tokens ends for "length", as a chat
 // completion would.
 func (Responses) ReadAnswer(body []byte) (*Answer, error) {
-	obj, err := readObjectOrSSE(body, assembleResponses)
+	obj, err := frame.ReadObjectOrSSE(body, assembleResponses)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func responsesText(obj *strictjson.Value) string {
 // response.completed (or response.incomplete) event. A stream without it
 // is incomplete; a response.failed or error event is the upstream's error.
 func assembleResponses(body []byte) (*strictjson.Value, error) {
-	datas, _ := sseData(body)
+	datas, _ := frame.SSEData(body)
 	asm := &responsesStream{}
 	for _, data := range datas {
 		if _, err := asm.event(data); err != nil {
@@ -178,7 +179,7 @@ func (r *responsesStream) event(data []byte) (string, error) {
 	if r.final != nil {
 		return "", nil
 	}
-	ev, err := parseEvent(data)
+	ev, err := frame.ParseEvent(data)
 	if err != nil {
 		return "", err
 	}
@@ -310,7 +311,7 @@ func (Responses) NormalStop(obj *strictjson.Value) string {
 // whole response, the contract summary included.
 func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
 	if !r.Stream {
-		return writeObject(w, jsonContentType, obj)
+		return frame.WriteObject(w, frame.JSONType, obj)
 	}
 	seq := 0
 	var events []*strictjson.Value
@@ -382,7 +383,7 @@ func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 		final = "response.incomplete"
 	}
 	emit(final, Member("response", obj))
-	return writeNamedSSE(w, events)
+	return frame.WriteNamedSSE(w, events)
 }
 
 // KeepAlive is the Responses API's response.in_progress event, of a
@@ -399,13 +400,13 @@ func (Responses) KeepAlive(r *Request, n int) (string, []byte) {
 		Member("output", strictjson.Array()),
 	)
 	event := func(typ string, seq int) []byte {
-		return namedEvent(strictjson.Object(Member("type", strictjson.String(typ)),
+		return frame.NamedEvent(strictjson.Object(Member("type", strictjson.String(typ)),
 			Member("sequence_number", strictjson.Int(int64(seq))), Member("response", pending)))
 	}
 	if n == 0 {
-		return sseContentType, append(event("response.created", 0), event("response.in_progress", 1)...)
+		return frame.SSEType, append(event("response.created", 0), event("response.in_progress", 1)...)
 	}
-	return sseContentType, event("response.in_progress", n+1)
+	return frame.SSEType, event("response.in_progress", n+1)
 }
 
 // Tools reads the Responses API's tools: {"type":"function","name",

@@ -1,4 +1,9 @@
-package codec
+// Package frame is the framing the wire APIs share: one object, an NDJSON
+// stream (Ollama's own APIs), a server-sent event stream, data-only and
+// ending with [DONE] (OpenAI's chat completions and completions) or with
+// named events (the Responses and Messages APIs), keep-alives, and an
+// error at the end of a stream already started. It knows no API.
+package frame
 
 import (
 	"bytes"
@@ -9,38 +14,32 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 )
 
-// The framing every API shares: one object, an NDJSON stream (Ollama's
-// own APIs), a server-sent event stream, data-only and ending with
-// [DONE] (OpenAI's chat completions and completions) or with named events
-// (the Responses and Messages APIs), and an error at the end of a stream
-// already started.
-
 // Content types of the answers.
 const (
-	nativeContentType = "application/json; charset=utf-8"
-	jsonContentType   = "application/json"
-	ndjsonContentType = "application/x-ndjson"
-	sseContentType    = "text/event-stream"
+	NativeType = "application/json; charset=utf-8"
+	JSONType   = "application/json"
+	NDJSONType = "application/x-ndjson"
+	SSEType    = "text/event-stream"
 )
 
-// writeObject writes a non-stream answer.
-func writeObject(w http.ResponseWriter, contentType string, obj *strictjson.Value) error {
+// WriteObject writes a non-stream answer.
+func WriteObject(w http.ResponseWriter, contentType string, obj *strictjson.Value) error {
 	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	return strictjson.WriteJSON(w, obj)
 }
 
-// writeNDJSON writes a native stream, one chunk a line.
-func writeNDJSON(w http.ResponseWriter, chunks ...*strictjson.Value) error {
+// WriteNDJSON writes a native stream, one chunk a line.
+func WriteNDJSON(w http.ResponseWriter, chunks ...*strictjson.Value) error {
 	var buf []byte
 	for _, c := range chunks {
 		buf = append(c.AppendJSON(buf), '\n')
 	}
-	return writeStream(w, ndjsonContentType, buf)
+	return WriteStream(w, NDJSONType, buf)
 }
 
-// writeSSE writes data-only server-sent events, then [DONE].
-func writeSSE(w http.ResponseWriter, events []*strictjson.Value) error {
+// WriteSSE writes data-only server-sent events, then [DONE].
+func WriteSSE(w http.ResponseWriter, events []*strictjson.Value) error {
 	var buf []byte
 	for _, ev := range events {
 		buf = append(buf, "data: "...)
@@ -48,29 +47,29 @@ func writeSSE(w http.ResponseWriter, events []*strictjson.Value) error {
 		buf = append(buf, "\n\n"...)
 	}
 	buf = append(buf, "data: [DONE]\n\n"...)
-	return writeStream(w, sseContentType, buf)
+	return WriteStream(w, SSEType, buf)
 }
 
-// writeNamedSSE writes server-sent events with an event line each, the
+// WriteNamedSSE writes server-sent events with an event line each, the
 // event's name being its "type" member (the Responses and Messages
 // streams).
-func writeNamedSSE(w http.ResponseWriter, events []*strictjson.Value) error {
+func WriteNamedSSE(w http.ResponseWriter, events []*strictjson.Value) error {
 	var buf []byte
 	for _, ev := range events {
 		buf = append(buf, "event: "...)
-		buf = append(buf, str(ev.Get("type"))...)
+		buf = append(buf, typeOf(ev)...)
 		buf = append(buf, "\ndata: "...)
 		buf = ev.AppendJSON(buf)
 		buf = append(buf, "\n\n"...)
 	}
-	return writeStream(w, sseContentType, buf)
+	return WriteStream(w, SSEType, buf)
 }
 
-// writeStream writes a whole stream at once and flushes it: the guard has
+// WriteStream writes a whole stream at once and flushes it: the guard has
 // the whole answer before it writes a byte.
-func writeStream(w http.ResponseWriter, contentType string, buf []byte) error {
+func WriteStream(w http.ResponseWriter, contentType string, buf []byte) error {
 	w.Header().Set("Content-Type", contentType)
-	if contentType == sseContentType {
+	if contentType == SSEType {
 		w.Header().Set("Cache-Control", "no-cache")
 	}
 	w.WriteHeader(http.StatusOK)
@@ -81,10 +80,10 @@ func writeStream(w http.ResponseWriter, contentType string, buf []byte) error {
 	return err
 }
 
-// readObjectOrSSE reads an upstream answer of an SSE API: one JSON object,
+// ReadObjectOrSSE reads an upstream answer of an SSE API: one JSON object,
 // or a server-sent event stream (a body starting with an event or data
 // line), which assemble turns into the equivalent object.
-func readObjectOrSSE(body []byte, assemble func([]byte) (*strictjson.Value, error)) (*strictjson.Value, error) {
+func ReadObjectOrSSE(body []byte, assemble func([]byte) (*strictjson.Value, error)) (*strictjson.Value, error) {
 	trimmed := bytes.TrimSpace(body)
 	if bytes.HasPrefix(trimmed, []byte("event:")) || bytes.HasPrefix(trimmed, []byte("data:")) {
 		return assemble(trimmed)
@@ -96,9 +95,9 @@ func readObjectOrSSE(body []byte, assemble func([]byte) (*strictjson.Value, erro
 	return obj, nil
 }
 
-// sseData returns the data of each data: line of a server-sent event
+// SSEData returns the data of each data: line of a server-sent event
 // stream, and whether the stream ended with [DONE].
-func sseData(body []byte) (datas [][]byte, done bool) {
+func SSEData(body []byte) (datas [][]byte, done bool) {
 	for line := range bytes.SplitSeq(body, []byte("\n")) {
 		data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
 		if !ok {
@@ -113,9 +112,9 @@ func sseData(body []byte) (datas [][]byte, done bool) {
 	return datas, false
 }
 
-// parseEvent parses the data of a stream's event, which must be a JSON
+// ParseEvent parses the data of a stream's event, which must be a JSON
 // object.
-func parseEvent(data []byte) (*strictjson.Value, error) {
+func ParseEvent(data []byte) (*strictjson.Value, error) {
 	obj, err := strictjson.ParseOwned(data)
 	if err != nil || obj.Kind != strictjson.KindObject {
 		return nil, fmt.Errorf("upstream stream is not JSON: %v", err)
@@ -129,7 +128,7 @@ func parseEvent(data []byte) (*strictjson.Value, error) {
 func SSEErrorEvent(body []byte) []byte {
 	var line []byte
 	if v, err := strictjson.Parse(body); err == nil {
-		if typ := str(v.Get("type")); typ != "" {
+		if typ := typeOf(v); typ != "" {
 			line = append(append(append(line, "event: "...), typ...), '\n')
 		}
 	}
@@ -142,27 +141,33 @@ func SSEErrorEvent(body []byte) []byte {
 // stream already started, as Ollama ends a stream that failed.
 func NDJSONErrorLine(body []byte) []byte { return append(body, '\n') }
 
-// keepAliveNDJSON is the keep-alive of Ollama's streams: a chunk with
-// the model's name, the time, empty content and done false, which clients
-// append to their text as nothing.
-func keepAliveNDJSON(r *Request, content strictjson.Member) []byte {
-	chunk := strictjson.Object(
-		Member("model", strictjson.String(r.Model)),
-		Member("created_at", strictjson.String(time.Now().UTC().Format(time.RFC3339Nano))),
-		content,
-		Member("done", strictjson.BoolValue(false)),
-	)
-	return append(chunk.AppendJSON(nil), '\n')
-}
-
-// keepAliveComment is the keep-alive of a data-only SSE stream: a comment
+// KeepAliveComment is the keep-alive of a data-only SSE stream: a comment
 // line, which every SSE parser skips.
-var keepAliveComment = []byte(": keep-alive\n\n")
+var KeepAliveComment = []byte(": keep-alive\n\n")
 
-// namedEvent frames ev as a server-sent event named after its type.
-func namedEvent(ev *strictjson.Value) []byte {
-	buf := append([]byte("event: "), str(ev.Get("type"))...)
+// NamedEvent frames ev as a server-sent event named after its type.
+func NamedEvent(ev *strictjson.Value) []byte {
+	buf := append([]byte("event: "), typeOf(ev)...)
 	buf = append(buf, "\ndata: "...)
 	buf = ev.AppendJSON(buf)
 	return append(buf, "\n\n"...)
+}
+
+// typeOf is an event's "type" member, "" when it has none.
+func typeOf(v *strictjson.Value) string {
+	s, _ := v.Get("type").AsString()
+	return s
+}
+
+// KeepAliveNDJSON is the keep-alive of Ollama's streams: a chunk with
+// the model's name, the time, empty content and done false, which clients
+// append to their text as nothing.
+func KeepAliveNDJSON(model string, content strictjson.Member) []byte {
+	chunk := strictjson.Object(
+		strictjson.Member{Key: "model", KeyOffset: -1, Value: strictjson.String(model)},
+		strictjson.Member{Key: "created_at", KeyOffset: -1, Value: strictjson.String(time.Now().UTC().Format(time.RFC3339Nano))},
+		content,
+		strictjson.Member{Key: "done", KeyOffset: -1, Value: strictjson.BoolValue(false)},
+	)
+	return append(chunk.AppendJSON(nil), '\n')
 }
