@@ -138,30 +138,11 @@ type lineKey struct {
 // with sequence indexes in brackets: "routes[1].params".
 func keyPaths(n *yaml.Node) map[lineKey]string {
 	out := map[lineKey]string{}
-	var walk func(n *yaml.Node, prefix string)
-	walk = func(n *yaml.Node, prefix string) {
-		switch n.Kind {
-		case yaml.DocumentNode:
-			for _, c := range n.Content {
-				walk(c, prefix)
-			}
-		case yaml.MappingNode:
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				p := k.Value
-				if prefix != "" {
-					p = prefix + "." + k.Value
-				}
-				out[lineKey{k.Line, k.Value}] = p
-				walk(v, p)
-			}
-		case yaml.SequenceNode:
-			for i, c := range n.Content {
-				walk(c, fmt.Sprintf("%s[%d]", prefix, i))
-			}
+	walkKeys(n, func(path string, node *yaml.Node, key bool) {
+		if key {
+			out[lineKey{node.Line, node.Value}] = path
 		}
-	}
-	walk(n, "")
+	})
 	return out
 }
 

@@ -139,6 +139,15 @@ func Problems(err error) []error {
 // line, by dotted path with list indexes in brackets ("routes[1].params").
 func keyLines(n *yaml.Node) map[string]int {
 	out := map[string]int{}
+	walkKeys(n, func(path string, node *yaml.Node, _ bool) { out[path] = node.Line })
+	return out
+}
+
+// walkKeys calls visit with every mapping key and list item of the
+// document, by dotted path with list indexes in brackets
+// ("routes[1].params"): the key's node for a mapping key (key true), the
+// item's for a list item.
+func walkKeys(n *yaml.Node, visit func(path string, node *yaml.Node, key bool)) {
 	var walk func(n *yaml.Node, prefix string)
 	walk = func(n *yaml.Node, prefix string) {
 		switch n.Kind {
@@ -153,17 +162,16 @@ func keyLines(n *yaml.Node) map[string]int {
 				if prefix != "" {
 					p = prefix + "." + k.Value
 				}
-				out[p] = k.Line
+				visit(p, k, true)
 				walk(v, p)
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
 				p := fmt.Sprintf("%s[%d]", prefix, i)
-				out[p] = c.Line
+				visit(p, c, false)
 				walk(c, p)
 			}
 		}
 	}
 	walk(n, "")
-	return out
 }
