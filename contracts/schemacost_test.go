@@ -2,33 +2,18 @@ package contracts
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractgateway/gateway/internal/schemagen"
 )
 
 // fanOutSchema names the next level `branches` times from each of `levels`
 // levels through allOf and $ref: a few hundred bytes to a couple of KB
 // whose validation walks branches^levels subschemas.
-func fanOutSchema(branches, levels int) []byte {
-	var b strings.Builder
-	b.WriteString(`{"$ref":"#/$defs/l0","$defs":{`)
-	for i := range levels {
-		fmt.Fprintf(&b, `"l%d":{"allOf":[`, i)
-		for j := range branches {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `{"$ref":"#/$defs/l%d"}`, i+1)
-		}
-		b.WriteString(`]},`)
-	}
-	fmt.Fprintf(&b, `"l%d":{"type":"object"}}}`, levels)
-	return []byte(b.String())
-}
+func fanOutSchema(branches, levels int) []byte { return []byte(schemagen.FanOut(branches, levels)) }
 
 // fanOutCost is SchemaCost of fanOutSchema: each level is itself plus, per
 // branch, a $ref subschema and the next level.

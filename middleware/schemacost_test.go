@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/internal/schemagen"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 )
@@ -23,22 +23,7 @@ import (
 // fanOutFormat is the report's schema: each of `levels` levels names the
 // next one `branches` times through allOf and $ref, so 1.7 KB (2×26) make
 // the validator walk 2^27 subschemas for one value.
-func fanOutFormat(branches, levels int) string {
-	var b strings.Builder
-	b.WriteString(`{"$ref":"#/$defs/l0","$defs":{`)
-	for i := range levels {
-		fmt.Fprintf(&b, `"l%d":{"allOf":[`, i)
-		for j := range branches {
-			if j > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, `{"$ref":"#/$defs/l%d"}`, i+1)
-		}
-		b.WriteString(`]},`)
-	}
-	fmt.Fprintf(&b, `"l%d":{"type":"object"}}}`, levels)
-	return b.String()
-}
+func fanOutFormat(branches, levels int) string { return schemagen.FanOut(branches, levels) }
 
 // TestFormatFanOutRefused: a format schema that passes the text limits but
 // expands past the cap through $ref and allOf is the client's error (400,
