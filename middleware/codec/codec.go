@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -101,7 +102,7 @@ func ForPath(path string) Codec {
 
 // ErrIncomplete marks an upstream answer that ended before its end: a
 // stream without its final chunk, a body cut short.
-var ErrIncomplete = errors.New("upstream response incomplete")
+var ErrIncomplete = frame.ErrIncomplete
 
 // ErrBadRequest marks request problems that are the client's (400).
 var ErrBadRequest = errors.New("bad request")
