@@ -8,6 +8,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
+	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -385,19 +386,19 @@ func anthropicErrorType(status int) string {
 
 // Tools reads Anthropic's tools: {"name","input_schema"}.
 func (Anthropic) Tools(r *Request) map[string]json.RawMessage {
-	return toolSchemas(r,
+	return toolcall.Schemas(r.Body.Get("tools"),
 		func(t *strictjson.Value) *strictjson.Value { return t.Get("name") },
 		func(t *strictjson.Value) *strictjson.Value { return t.Get("input_schema") })
 }
 
 // ToolCalls reads the tool_use blocks of the content.
 func (Anthropic) ToolCalls(obj *strictjson.Value) []ToolCall {
-	return readCalls(obj.Get("content"), typed("tool_use"), "input")
+	return toolcall.Read(obj.Get("content"), toolcall.Typed("tool_use"), "input")
 }
 
 // WithToolArgs writes each call's input, an object.
 func (Anthropic) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
 	out := obj.Clone()
-	writeCalls(out.Get("content"), typed("tool_use"), "input", args, nil)
+	toolcall.Write(out.Get("content"), toolcall.Typed("tool_use"), "input", args, nil)
 	return out
 }

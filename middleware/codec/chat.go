@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
+	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -73,16 +74,18 @@ func (Chat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, tex
 }
 
 // Tools reads {"type":"function","function":{"name","parameters"}}.
-func (Chat) Tools(r *Request) map[string]json.RawMessage { return functionTools(r) }
+func (Chat) Tools(r *Request) map[string]json.RawMessage {
+	return toolcall.FunctionSchemas(r.Body.Get("tools"))
+}
 
 // ToolCalls reads message.tool_calls.
 func (Chat) ToolCalls(obj *strictjson.Value) []ToolCall {
-	return readCalls(obj.Get("message").Get("tool_calls"), function, "arguments")
+	return toolcall.Read(obj.Get("message").Get("tool_calls"), toolcall.Function, "arguments")
 }
 
 // WithToolArgs writes arguments as Ollama does: an object.
 func (Chat) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
 	out := obj.Clone()
-	writeCalls(out.Get("message").Get("tool_calls"), function, "arguments", args, nil)
+	toolcall.Write(out.Get("message").Get("tool_calls"), toolcall.Function, "arguments", args, nil)
 	return out
 }

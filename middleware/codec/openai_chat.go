@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -111,16 +112,18 @@ func (OpenAIChat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 }
 
 // Tools reads {"type":"function","function":{"name","parameters"}}.
-func (OpenAIChat) Tools(r *Request) map[string]json.RawMessage { return functionTools(r) }
+func (OpenAIChat) Tools(r *Request) map[string]json.RawMessage {
+	return toolcall.FunctionSchemas(r.Body.Get("tools"))
+}
 
 // ToolCalls reads choices[0].message.tool_calls.
 func (OpenAIChat) ToolCalls(obj *strictjson.Value) []ToolCall {
-	return readCalls(obj.Get("choices").Index(0).Get("message").Get("tool_calls"), function, "arguments")
+	return toolcall.Read(obj.Get("choices").Index(0).Get("message").Get("tool_calls"), toolcall.Function, "arguments")
 }
 
 // WithToolArgs writes arguments as OpenAI does: a string of JSON.
 func (OpenAIChat) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
 	out := obj.Clone()
-	writeCalls(out.Get("choices").Index(0).Get("message").Get("tool_calls"), function, "arguments", args, jsonString)
+	toolcall.Write(out.Get("choices").Index(0).Get("message").Get("tool_calls"), toolcall.Function, "arguments", args, toolcall.JSONString)
 	return out
 }

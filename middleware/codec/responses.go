@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
+	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -412,7 +413,7 @@ func (Responses) KeepAlive(r *Request, n int) (string, []byte) {
 // Tools reads the Responses API's tools: {"type":"function","name",
 // "parameters"}.
 func (Responses) Tools(r *Request) map[string]json.RawMessage {
-	return toolSchemas(r,
+	return toolcall.Schemas(r.Body.Get("tools"),
 		func(t *strictjson.Value) *strictjson.Value {
 			if str(t.Get("type")) != "function" {
 				return nil
@@ -424,12 +425,12 @@ func (Responses) Tools(r *Request) map[string]json.RawMessage {
 
 // ToolCalls reads the function_call items of the output.
 func (Responses) ToolCalls(obj *strictjson.Value) []ToolCall {
-	return readCalls(obj.Get("output"), typed("function_call"), "arguments")
+	return toolcall.Read(obj.Get("output"), toolcall.Typed("function_call"), "arguments")
 }
 
 // WithToolArgs writes arguments as OpenAI does: a string of JSON.
 func (Responses) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *strictjson.Value {
 	out := obj.Clone()
-	writeCalls(out.Get("output"), typed("function_call"), "arguments", args, jsonString)
+	toolcall.Write(out.Get("output"), toolcall.Typed("function_call"), "arguments", args, toolcall.JSONString)
 	return out
 }
