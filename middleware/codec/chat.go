@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/strictjson"
@@ -24,7 +25,7 @@ func (Chat) Path() string { return "/api/chat" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Chat) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, &nativeStream{chat: true})
+	return readNative(body, &assemble.Native{Chat: true})
 }
 
 // NewStreamReader reads an NDJSON stream as it arrives.

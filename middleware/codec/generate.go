@@ -3,6 +3,7 @@ package codec
 import (
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -18,7 +19,7 @@ func (Generate) Path() string { return "/api/generate" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Generate) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, &nativeStream{})
+	return readNative(body, &assemble.Native{})
 }
 
 // NewStreamReader reads an NDJSON stream as it arrives.

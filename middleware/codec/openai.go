@@ -1,11 +1,10 @@
 package codec
 
 import (
-	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -47,23 +46,6 @@ func openAIErrorType(status int) string {
 	return "api_error"
 }
 
-// openAIErrorMessage reads the message of an OpenAI error member (an
-// object with a message, or Ollama's plain string).
-func openAIErrorMessage(e *strictjson.Value) string {
-	if s, ok := e.AsString(); ok {
-		return s
-	}
-	return str(e.Get("message"))
-}
-
-// upstreamError is the error of an answer whose error member is set.
-func upstreamError(obj *strictjson.Value) error {
-	if e := obj.Get("error"); e != nil && !e.IsNull() {
-		return fmt.Errorf("upstream: %s", openAIErrorMessage(e))
-	}
-	return nil
-}
-
 // decodeStreamOptions reads a chat completion or completion request: no
 // stream unless asked for, and stream_options.include_usage.
 func decodeStreamOptions(raw []byte) (*Request, error) {
@@ -101,7 +83,7 @@ func (cs choices) read(body []byte) (*Answer, error) {
 
 // answer checks an answer's object and reads its text, reason and usage.
 func (cs choices) answer(obj *strictjson.Value) (*Answer, error) {
-	if err := upstreamError(obj); err != nil {
+	if err := assemble.UpstreamError(obj); err != nil {
 		return nil, err
 	}
 	choice := obj.Get("choices").Index(0)
@@ -112,117 +94,23 @@ func (cs choices) answer(obj *strictjson.Value) (*Answer, error) {
 // assemble turns a whole stream into the equivalent non-stream answer.
 func (cs choices) assemble(body []byte) (*strictjson.Value, error) {
 	datas, done := frame.SSEData(body)
-	asm := &choiceStream{cs: cs}
+	asm := cs.assembler()
 	for _, data := range datas {
-		if _, err := asm.event(data); err != nil {
+		if _, err := asm.Event(data); err != nil {
 			return nil, err
 		}
 	}
-	return asm.object(done, false)
+	return asm.Object(done, false)
 }
 
 // reader is the StreamReader of the choices' API.
 func (cs choices) reader() *StreamReader {
-	return newStreamReader(true, &choiceStream{cs: cs}, cs.answer, cs.read)
+	return newStreamReader(true, cs.assembler(), cs.answer, cs.read)
 }
 
-// choiceStream assembles a stream of chat completion or completion
-// chunks: the text, reasoning and tool calls of the first choice's
-// deltas, the last finish reason and the last usage.
-type choiceStream struct {
-	cs        choices
-	text      strings.Builder
-	reasoning strings.Builder
-	calls     []*strictjson.Value
-	last      *strictjson.Value
-	usage     *strictjson.Value
-	finish    *strictjson.Value
-	chunks    int
-}
-
-func (c *choiceStream) event(data []byte) (string, error) {
-	obj, err := frame.ParseEvent(data)
-	if err != nil {
-		return "", err
-	}
-	if err := upstreamError(obj); err != nil {
-		return "", err
-	}
-	choice := obj.Get("choices").Index(0)
-	delta := c.cs.deltaText(choice)
-	if delta != "" {
-		c.chunks++
-	}
-	c.text.WriteString(delta)
-	if d := choice.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
-		c.reasoning.WriteString(str(d.Get("reasoning")))
-		c.addCalls(items(d.Get("tool_calls")))
-	}
-	if fr := choice.Get("finish_reason"); fr != nil && !fr.IsNull() {
-		c.finish = fr
-	}
-	if u := obj.Get("usage"); u != nil && !u.IsNull() {
-		c.usage = u
-	}
-	c.last = obj
-	return delta, nil
-}
-
-// addCalls adds the tool calls of a delta: a piece without id and name
-// whose index is a call already started continues its arguments (OpenAI
-// streams them in pieces); any other is a call of its own (Ollama writes
-// each call whole, and numbers the calls of each chunk from 0).
-func (c *choiceStream) addCalls(calls []*strictjson.Value) {
-	for _, call := range calls {
-		if call.Kind != strictjson.KindObject {
-			continue
-		}
-		piece := str(call.Get("id")) == "" && str(call.Get("function").Get("name")) == ""
-		if i, ok := call.Get("index").AsInt(); piece && ok && i >= 0 && int(i) < len(c.calls) {
-			prev := c.calls[i].Get("function")
-			if prev != nil && prev.Kind == strictjson.KindObject {
-				prev.Set("arguments", strictjson.String(str(prev.Get("arguments"))+str(call.Get("function").Get("arguments"))))
-				continue
-			}
-		}
-		c.calls = append(c.calls, call.Clone())
-	}
-}
-
-// object is the last chunk with the one choice of the whole text, the
-// last finish reason and the last usage. A stream that ends before
-// [DONE] is incomplete, unless the guard stopped it: then its reason is
-// a normal stop and its usage the chunks read.
-func (c *choiceStream) object(done, stopped bool) (*strictjson.Value, error) {
-	if c.last == nil {
-		return nil, fmt.Errorf("%w: empty stream", ErrIncomplete)
-	}
-	if !done && !stopped {
-		return nil, fmt.Errorf("%w: the stream ended before [DONE]", ErrIncomplete)
-	}
-	finish := c.finish
-	if finish == nil || stopped {
-		finish = strictjson.String("stop")
-	}
-	out := c.last.Clone()
-	out.Set("object", strictjson.String(c.cs.object))
-	choice := c.cs.choice(c.text.String(), finish)
-	if msg := choice.Get("message"); msg != nil {
-		if c.reasoning.Len() > 0 {
-			msg.Set("reasoning", strictjson.String(c.reasoning.String()))
-		}
-		if len(c.calls) > 0 {
-			msg.Set("tool_calls", strictjson.Array(c.calls...))
-		}
-	}
-	out.Set("choices", strictjson.Array(choice))
-	switch {
-	case c.usage != nil:
-		out.Set("usage", c.usage)
-	case stopped:
-		out.Set("usage", strictjson.Object(Member("completion_tokens", strictjson.Int(int64(c.chunks)))))
-	}
-	return out, nil
+// assembler assembles a stream of the choices' chunks.
+func (cs choices) assembler() *assemble.Choices {
+	return &assemble.Choices{Name: cs.object, DeltaText: cs.deltaText, Choice: cs.choice}
 }
 
 // encode writes a chat completion or completion: the object, or — to a

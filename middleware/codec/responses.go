@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/strictjson"
@@ -112,12 +113,12 @@ func (Responses) ReadAnswer(body []byte) (*Answer, error) {
 
 // NewStreamReader reads a stream of events as it arrives.
 func (Responses) NewStreamReader() *StreamReader {
-	return newStreamReader(true, &responsesStream{}, responsesAnswer, Responses{}.ReadAnswer)
+	return newStreamReader(true, responsesAssembler(), responsesAnswer, Responses{}.ReadAnswer)
 }
 
 // responsesAnswer checks a response and reads its text, reason and usage.
 func responsesAnswer(obj *strictjson.Value) (*Answer, error) {
-	if err := upstreamError(obj); err != nil {
+	if err := assemble.UpstreamError(obj); err != nil {
 		return nil, err
 	}
 	if out := obj.Get("output"); out == nil || out.Kind != strictjson.KindArray {
@@ -155,83 +156,21 @@ func responsesText(obj *strictjson.Value) string {
 // is incomplete; a response.failed or error event is the upstream's error.
 func assembleResponses(body []byte) (*strictjson.Value, error) {
 	datas, _ := frame.SSEData(body)
-	asm := &responsesStream{}
+	asm := responsesAssembler()
 	for _, data := range datas {
-		if _, err := asm.event(data); err != nil {
+		if _, err := asm.Event(data); err != nil {
 			return nil, err
 		}
-		if asm.final != nil {
+		if asm.Final() {
 			break
 		}
 	}
-	return asm.object(false, false)
+	return asm.Object(false, false)
 }
 
-// responsesStream reads a Responses stream event by event: the text of
-// its output_text deltas as they come, and the final response of its
-// response.completed event, after which nothing is read.
-type responsesStream struct {
-	created, final *strictjson.Value
-	text           strings.Builder
-	chunks         int
-}
-
-func (r *responsesStream) event(data []byte) (string, error) {
-	if r.final != nil {
-		return "", nil
-	}
-	ev, err := frame.ParseEvent(data)
-	if err != nil {
-		return "", err
-	}
-	switch typ := str(ev.Get("type")); typ {
-	case "response.created":
-		if resp := ev.Get("response"); resp != nil && resp.Kind == strictjson.KindObject {
-			r.created = resp
-		}
-	case "response.output_text.delta":
-		d := str(ev.Get("delta"))
-		if d != "" {
-			r.chunks++
-		}
-		r.text.WriteString(d)
-		return d, nil
-	case "response.completed", "response.incomplete":
-		resp := ev.Get("response")
-		if resp == nil || resp.Kind != strictjson.KindObject {
-			return "", fmt.Errorf("upstream %s event without a response", typ)
-		}
-		r.final = resp
-	case "response.failed":
-		return "", fmt.Errorf("upstream: %s", openAIErrorMessage(ev.Get("response").Get("error")))
-	case "error":
-		msg := str(ev.Get("message"))
-		if msg == "" {
-			msg = openAIErrorMessage(ev.Get("error"))
-		}
-		return "", fmt.Errorf("upstream: %s", msg)
-	}
-	return "", nil
-}
-
-// object returns the final response; for a stream the guard stopped, the
-// response of response.created completed with the text read so far and
-// the output tokens counted from its deltas.
-func (r *responsesStream) object(_, stopped bool) (*strictjson.Value, error) {
-	switch {
-	case r.final != nil:
-		return r.final, nil
-	case !stopped:
-		return nil, fmt.Errorf("%w: the stream ended before response.completed", ErrIncomplete)
-	}
-	resp := strictjson.Object(Member("object", strictjson.String("response")))
-	if r.created != nil {
-		resp = r.created.Clone()
-	}
-	resp.Set("status", strictjson.String("completed"))
-	resp.Set("output", strictjson.Array())
-	resp.Set("usage", strictjson.Object(Member("output_tokens", strictjson.Int(int64(r.chunks)))))
-	return Responses{}.WithText(resp, r.text.String()), nil
+// responsesAssembler assembles a Responses stream.
+func responsesAssembler() *assemble.Responses {
+	return &assemble.Responses{WithText: Responses{}.WithText}
 }
 
 // WithText puts text in the first output_text part of the first message

@@ -5,10 +5,6 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 )
 
-// errNotObject is what a native assembler returns for a line that is no
-// JSON object (see frame.ErrNotObject).
-var errNotObject = frame.ErrNotObject
-
 // StreamReader reads an upstream's answer as it arrives: bytes in, in
 // pieces of any size, the model's text out as it grows, and at the end
 // the same Answer that ReadAnswer makes of the whole body. The guard asks
@@ -31,21 +27,21 @@ type StreamReader struct {
 }
 
 // assembler builds an answer from a stream's events, one at a time: an
-// NDJSON chunk, or the data of a server-sent event.
+// NDJSON chunk, or the data of a server-sent event (package assemble).
 type assembler interface {
-	// event takes the raw data of one event and returns the model text
+	// Event takes the raw data of one event and returns the model text
 	// it adds.
-	event(data []byte) (delta string, err error)
-	// object returns the object equivalent to the whole stream: done says
+	Event(data []byte) (delta string, err error)
+	// Object returns the object equivalent to the whole stream: done says
 	// that an SSE stream ended with [DONE]; stopped that the guard ended
 	// the stream itself once the answer was complete (early stop), so
 	// that no final event is to be expected, and the object says a normal
 	// stop with the output tokens counted from the chunks read.
-	object(done, stopped bool) (*strictjson.Value, error)
+	Object(done, stopped bool) (*strictjson.Value, error)
 }
 
 func newStreamReader(sse bool, asm assembler, answerOf func(*strictjson.Value) (*Answer, error), whole func([]byte) (*Answer, error)) *StreamReader {
-	return &StreamReader{rd: frame.NewReader(sse, asm.event), asm: asm, answerOf: answerOf, whole: whole}
+	return &StreamReader{rd: frame.NewReader(sse, asm.Event), asm: asm, answerOf: answerOf, whole: whole}
 }
 
 // Feed takes the next bytes of the answer and returns the model text
@@ -78,7 +74,7 @@ func (s *StreamReader) answer(end frame.Ending, err error, stopped bool) (*Answe
 	case end.Whole:
 		return s.whole(end.Body)
 	}
-	obj, err := s.asm.object(end.Done, stopped)
+	obj, err := s.asm.Object(end.Done, stopped)
 	if err != nil {
 		return nil, err
 	}
