@@ -153,53 +153,104 @@ func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	if !r.Stream {
 		return frame.WriteObject(w, frame.JSONType, obj)
 	}
-	var events []*strictjson.Value
-	emit := func(typ string, members ...strictjson.Member) {
-		ev := strictjson.Object(Member("type", strictjson.String(typ)))
-		ev.Members = append(ev.Members, members...)
-		events = append(events, ev)
-	}
-	start := obj.Clone()
-	start.Set("content", strictjson.Array())
-	start.Delete("contract")
-	start.Set("stop_reason", strictjson.Null())
-	usage := strictjson.Object()
-	if u := obj.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
-		usage = u
-	}
-	startUsage := usage.Clone()
-	startUsage.Set("output_tokens", strictjson.Int(0))
-	start.Set("usage", startUsage)
-	emit("message_start", Member("message", start))
-	for i, b := range items(obj.Get("content")) {
-		idx := Member("index", strictjson.Int(int64(i)))
-		empty := b.Clone()
-		var delta *strictjson.Value
-		switch str(b.Get("type")) {
-		case "text":
-			empty.Set("text", strictjson.String(""))
-			delta = strictjson.Object(Member("type", strictjson.String("text_delta")), Member("text", strictjson.String(str(b.Get("text")))))
-		case "thinking":
-			empty.Set("thinking", strictjson.String(""))
-			delta = strictjson.Object(Member("type", strictjson.String("thinking_delta")), Member("thinking", strictjson.String(str(b.Get("thinking")))))
-		case "tool_use":
-			in := b.Get("input")
-			if in == nil {
-				in = strictjson.Object()
-			}
-			empty.Set("input", strictjson.Object())
-			delta = strictjson.Object(Member("type", strictjson.String("input_json_delta")),
-				Member("partial_json", strictjson.String(string(strictjson.Marshal(in)))))
+	return encodeStream(newAnthropicWriter(w, r, obj), obj, text)
+}
+
+// NewStreamWriter writes a stream of Messages events.
+func (Anthropic) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+	return newAnthropicWriter(w, r, nil)
+}
+
+// anthropicWriter writes a Messages stream: message_start and the text
+// block's start, a text_delta per piece of text, then the text block's
+// stop, the answer's other blocks (thinking, tool use), message_delta and
+// message_stop.
+type anthropicWriter struct {
+	r *Request
+	// head is the whole answer when it is known before the stream opens
+	// (Encode): message_start is its message, and its blocks before the
+	// text block go out before it, in their places.
+	head *strictjson.Value
+	// index is the text block's; before the number of the head's blocks
+	// sent before it.
+	index, before int
+}
+
+func newAnthropicWriter(w http.ResponseWriter, r *Request, head *strictjson.Value) *streamWriter {
+	return newStreamWriter(w, frame.SSEType, &anthropicWriter{r: r, head: head})
+}
+
+func (a *anthropicWriter) open(buf []byte) []byte {
+	tb := strictjson.Object(Member("type", strictjson.String("text")), Member("text", strictjson.String("")))
+	start := strictjson.Object(
+		Member("id", strictjson.String(newID("msg_"))),
+		Member("type", strictjson.String("message")),
+		Member("role", strictjson.String("assistant")),
+		Member("model", strictjson.String(a.r.Model)),
+		Member("content", strictjson.Array()),
+		Member("stop_reason", strictjson.Null()),
+		Member("stop_sequence", strictjson.Null()),
+		Member("usage", strictjson.Object(Member("input_tokens", strictjson.Int(0)), Member("output_tokens", strictjson.Int(0)))),
+	)
+	var blocks []*strictjson.Value
+	if a.head != nil {
+		start = cloneExcept(a.head, "content")
+		start.Set("content", strictjson.Array())
+		start.Delete("contract")
+		start.Set("stop_reason", strictjson.Null())
+		usage := strictjson.Object()
+		if u := a.head.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
+			usage = u.Clone()
 		}
-		emit("content_block_start", idx, Member("content_block", empty))
-		if delta != nil {
-			emit("content_block_delta", idx, Member("delta", delta))
+		usage.Set("output_tokens", strictjson.Int(0))
+		start.Set("usage", usage)
+		blocks = items(a.head.Get("content"))
+	}
+	buf = frame.AppendNamed(buf, event("message_start", Member("message", start)))
+	for i, b := range blocks {
+		if str(b.Get("type")) == "text" {
+			tb = b.Clone()
+			tb.Set("text", strictjson.String(""))
+			break
 		}
-		emit("content_block_stop", idx)
+		buf = blockEvents(buf, i, b)
+		a.index, a.before = i+1, i+1
+	}
+	return frame.AppendNamed(buf, event("content_block_start", a.indexMember(a.index), Member("content_block", tb)))
+}
+
+func (a *anthropicWriter) indexMember(i int) strictjson.Member {
+	return Member("index", strictjson.Int(int64(i)))
+}
+
+func (a *anthropicWriter) text(buf []byte, delta string) []byte {
+	if delta == "" {
+		return buf
+	}
+	d := strictjson.Object(Member("type", strictjson.String("text_delta")), Member("text", strictjson.String(delta)))
+	return frame.AppendNamed(buf, event("content_block_delta", a.indexMember(a.index), Member("delta", d)))
+}
+
+func (a *anthropicWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
+	buf = frame.AppendNamed(buf, event("content_block_stop", a.indexMember(a.index)))
+	i, streamed := a.index+1, false
+	for j, b := range items(obj.Get("content")) {
+		switch {
+		case a.head != nil && j < a.before:
+		case !streamed && str(b.Get("type")) == "text":
+			streamed = true
+		default:
+			buf = blockEvents(buf, i, b)
+			i++
+		}
 	}
 	stop := obj.Get("stop_reason")
 	if stop == nil {
 		stop = strictjson.Null()
+	}
+	usage := strictjson.Object()
+	if u := obj.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
+		usage = u
 	}
 	md := []strictjson.Member{
 		Member("delta", strictjson.Object(Member("stop_reason", stop), Member("stop_sequence", strictjson.Null()))),
@@ -208,9 +259,42 @@ func (Anthropic) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	if s := obj.Get("contract"); s != nil {
 		md = append(md, Member("contract", s))
 	}
-	emit("message_delta", md...)
-	emit("message_stop")
-	return frame.WriteNamedSSE(w, events)
+	buf = frame.AppendNamed(buf, event("message_delta", md...))
+	return frame.AppendNamed(buf, event("message_stop"))
+}
+
+// fail is Anthropic's error event, which its libraries raise.
+func (a *anthropicWriter) fail(buf []byte, e *apierr.Error) []byte {
+	return append(buf, frame.SSEErrorEvent(Anthropic{}.EncodeError(e))...)
+}
+
+// blockEvents appends the start, delta and stop events of block b, the
+// i-th, as Ollama streams a whole block.
+func blockEvents(buf []byte, i int, b *strictjson.Value) []byte {
+	idx := Member("index", strictjson.Int(int64(i)))
+	empty := b.Clone()
+	var delta *strictjson.Value
+	switch str(b.Get("type")) {
+	case "text":
+		empty.Set("text", strictjson.String(""))
+		delta = strictjson.Object(Member("type", strictjson.String("text_delta")), Member("text", strictjson.String(str(b.Get("text")))))
+	case "thinking":
+		empty.Set("thinking", strictjson.String(""))
+		delta = strictjson.Object(Member("type", strictjson.String("thinking_delta")), Member("thinking", strictjson.String(str(b.Get("thinking")))))
+	case "tool_use":
+		in := b.Get("input")
+		if in == nil {
+			in = strictjson.Object()
+		}
+		empty.Set("input", strictjson.Object())
+		delta = strictjson.Object(Member("type", strictjson.String("input_json_delta")),
+			Member("partial_json", strictjson.String(string(strictjson.Marshal(in)))))
+	}
+	buf = frame.AppendNamed(buf, event("content_block_start", idx, Member("content_block", empty)))
+	if delta != nil {
+		buf = frame.AppendNamed(buf, event("content_block_delta", idx, Member("delta", delta)))
+	}
+	return frame.AppendNamed(buf, event("content_block_stop", idx))
 }
 
 // KeepAlive is Anthropic's ping event.

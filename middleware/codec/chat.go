@@ -59,19 +59,12 @@ func assistantMessage(text string) *strictjson.Value {
 // the whole message (thinking, tool calls, …) with the validated text, the
 // done chunk an empty message, the counters and the contract summary.
 func (Chat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
-	return encodeNative(w, r, obj, func(first, last *strictjson.Value) {
-		role := strictjson.String("assistant")
-		if rv := obj.Get("message").Get("role"); rv != nil {
-			role = rv
-		}
-		msg := strictjson.Object(Member("role", role), Member("content", strictjson.String(text)))
-		if m := obj.Get("message"); m != nil && m.Kind == strictjson.KindObject {
-			msg = m.Clone()
-			msg.Set("content", strictjson.String(text))
-		}
-		first.Set("message", msg)
-		last.Set("message", strictjson.Object(Member("role", role), Member("content", strictjson.String(""))))
-	})
+	return encodeNative(w, r, obj, text, true)
+}
+
+// NewStreamWriter writes an NDJSON stream of message chunks.
+func (Chat) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+	return newNativeWriter(w, r, true, nil)
 }
 
 // Tools reads {"type":"function","function":{"name","parameters"}}.

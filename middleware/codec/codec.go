@@ -3,9 +3,10 @@
 // completions, completions, Responses and Messages. A codec knows
 // everything about its API — how a request is read and edited for the
 // upstream, how an answer is read (whole or streamed), how an answer and an
-// error are written back (one object or the API's stream), the API's tool
-// calls and its normal stop — so that the guard is the same for every API
-// and adding one is one file here and one line in [All].
+// error are written back (one object, or the API's stream: whole, or piece
+// by piece as the guard releases it, through a [StreamWriter]), the API's
+// tool calls and its normal stop — so that the guard is the same for every
+// API and adding one is one file here and one line in [All].
 package codec
 
 import (
@@ -66,8 +67,16 @@ type Codec interface {
 	NormalStop(obj *strictjson.Value) (upstream string)
 	// Encode writes the final object (text replaced, contract summary
 	// added) to the client: one object, or the API's stream when the
-	// client asked for one.
+	// client asked for one — the stream of NewStreamWriter, with the
+	// whole text as its one piece.
 	Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error
+	// NewStreamWriter returns the writer of an answer released to a
+	// client that asked for a stream piece by piece, as the pieces
+	// validate. Its frames carry one id, generated here, and the model
+	// the client named. For a response already committed (by keep-alives)
+	// w must drop header and status writes, as the guard's held writer
+	// does; the frames then follow the keep-alives.
+	NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter
 	// EncodeError returns the body of an error answer in the API's own
 	// shape, the one its client libraries parse: e's status and message,
 	// and its report as the "contract" member when there is one. On a

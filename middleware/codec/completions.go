@@ -25,6 +25,10 @@ var completionChoices = choices{
 	text:      completionText,
 	deltaText: completionText,
 	choice:    completionChoice,
+	delta: func(text string, _, finish *strictjson.Value) *strictjson.Value {
+		return completionChoice(text, finish)
+	},
+	idPrefix: "cmpl-",
 }
 
 func completionText(c *strictjson.Value) string { return str(c.Get("text")) }
@@ -80,10 +84,10 @@ func (Completions) NormalStop(obj *strictjson.Value) string { return completionC
 
 // Encode re-emits a stream as Ollama streams a completion.
 func (Completions) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
-	return completionChoices.encode(w, r, obj, func(first bool, finish *strictjson.Value) *strictjson.Value {
-		if !first {
-			return completionChoice("", finish)
-		}
-		return completionChoice(text, finish)
-	})
+	return completionChoices.encode(w, r, obj, text)
+}
+
+// NewStreamWriter writes a stream of text_completion events.
+func (Completions) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+	return completionChoices.writer(w, r, nil)
 }

@@ -41,12 +41,10 @@ func (Generate) KeepAlive(r *Request, _ int) (string, []byte) {
 // (and the thinking, which Ollama streams before the done chunk, never in
 // it), then the done chunk with the counters and the contract summary.
 func (Generate) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
-	return encodeNative(w, r, obj, func(first, last *strictjson.Value) {
-		first.Set("response", strictjson.String(text))
-		last.Set("response", strictjson.String(""))
-		if th := obj.Get("thinking"); th != nil {
-			first.Set("thinking", th)
-			last.Delete("thinking")
-		}
-	})
+	return encodeNative(w, r, obj, text, false)
+}
+
+// NewStreamWriter writes an NDJSON stream of response chunks.
+func (Generate) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+	return newNativeWriter(w, r, false, nil)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
@@ -155,25 +156,130 @@ func nativeReader(chat bool) *StreamReader {
 		func(body []byte) (*Answer, error) { return readNative(body, &assemble.Native{Chat: chat}) })
 }
 
+// nativeWriter writes Ollama's NDJSON stream of generate (chat false) or
+// chat, as Ollama writes one: a chunk per piece of text (done false), what
+// the answer has besides its text (thinking, tool calls) in a chunk before
+// the done chunk, and the done chunk with the counters and the contract
+// summary but no text.
+type nativeWriter struct {
+	r    *Request
+	chat bool
+	// head is the whole answer when it is known before the stream opens
+	// (Encode): its model and created_at stamp every chunk, and the first
+	// chunk carries its thinking and tool calls with the text.
+	head       *strictjson.Value
+	sent       bool // a chunk went out
+	extrasSent bool // and the head's thinking and tool calls with it
+}
+
+func newNativeWriter(w http.ResponseWriter, r *Request, chat bool, head *strictjson.Value) *streamWriter {
+	return newStreamWriter(w, frame.NDJSONType, &nativeWriter{r: r, chat: chat, head: head})
+}
+
+// chunk starts a chunk: the head's model and created_at, else the
+// client's model and the time.
+func (n *nativeWriter) chunk() *strictjson.Value {
+	if n.head == nil {
+		return strictjson.Object(Member("model", strictjson.String(n.r.Model)),
+			Member("created_at", strictjson.String(time.Now().UTC().Format(time.RFC3339Nano))))
+	}
+	ch := strictjson.Object()
+	for _, m := range n.head.Members {
+		if m.Key == "model" || m.Key == "created_at" {
+			ch.Members = append(ch.Members, m)
+		}
+	}
+	return ch
+}
+
+// role is the role of the chat messages of the stream: the answer's.
+func (n *nativeWriter) role(obj *strictjson.Value) *strictjson.Value {
+	if rv := obj.Get("message").Get("role"); rv != nil {
+		return rv
+	}
+	return strictjson.String("assistant")
+}
+
+// content returns a chunk with text; with (not nil) is the answer whose
+// thinking and tool calls go with the text.
+func (n *nativeWriter) content(text string, with *strictjson.Value) *strictjson.Value {
+	ch := n.chunk()
+	if !n.chat {
+		ch.Set("response", strictjson.String(text))
+		if th := with.Get("thinking"); th != nil {
+			ch.Set("thinking", th)
+		}
+	} else {
+		role := strictjson.String("assistant")
+		if n.head != nil {
+			role = n.role(n.head)
+		}
+		msg := strictjson.Object(Member("role", role), Member("content", strictjson.String(text)))
+		if m := with.Get("message"); m != nil && m.Kind == strictjson.KindObject {
+			msg = m.Clone()
+			msg.Set("content", strictjson.String(text))
+		}
+		ch.Set("message", msg)
+	}
+	ch.Set("done", strictjson.BoolValue(false))
+	return ch
+}
+
+// extras reports whether obj has what Ollama streams besides the text.
+func (n *nativeWriter) extras(obj *strictjson.Value) bool {
+	if n.chat {
+		return hasOther(obj.Get("message"), "role", "content")
+	}
+	return obj.Has("thinking")
+}
+
+// open sends nothing: an NDJSON stream has no opening, and its first
+// chunk is the first piece's, empty or not.
+func (n *nativeWriter) open(buf []byte) []byte { return buf }
+
+func (n *nativeWriter) text(buf []byte, delta string) []byte {
+	if delta == "" && n.sent {
+		return buf
+	}
+	var with *strictjson.Value
+	if !n.sent {
+		with = n.head
+	}
+	n.sent, n.extrasSent = true, with != nil
+	return frame.AppendNDJSON(buf, n.content(delta, with))
+}
+
+func (n *nativeWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
+	if !n.extrasSent && n.extras(obj) {
+		buf = frame.AppendNDJSON(buf, n.content("", obj))
+	}
+	var last *strictjson.Value
+	if n.chat {
+		last = cloneExcept(obj, "message")
+		last.Set("message", strictjson.Object(Member("role", n.role(obj)), Member("content", strictjson.String(""))))
+	} else {
+		last = cloneExcept(obj, "response")
+		last.Set("response", strictjson.String(""))
+		last.Delete("thinking")
+	}
+	if n.head == nil && n.r.Model != "" {
+		last.Set("model", strictjson.String(n.r.Model))
+	}
+	return frame.AppendNDJSON(buf, last)
+}
+
+// fail is Ollama's error line, {"error": …, "contract": report}.
+func (n *nativeWriter) fail(buf []byte, e *apierr.Error) []byte {
+	return append(buf, frame.NDJSONErrorLine(e.Body())...)
+}
+
 // encodeNative writes a native answer: the object, or — to a client that
-// asked for a stream — the content chunk first (done false, started with
-// the final object's model and created_at) and the done chunk last, as
-// Ollama writes one.
-func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, content func(first, last *strictjson.Value)) error {
+// asked for a stream — the stream of its writer, as Ollama writes one.
+func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string, chat bool) error {
 	if !r.Stream {
 		return frame.WriteObject(w, frame.NativeType, obj)
 	}
-	first := strictjson.Object()
-	for _, m := range obj.Members {
-		switch m.Key {
-		case "model", "created_at":
-			first.Members = append(first.Members, m)
-		}
-	}
-	last := obj.Clone()
-	content(first, last)
-	first.Set("done", strictjson.BoolValue(false))
-	return frame.WriteNDJSON(w, first, last)
+	return encodeStream(newNativeWriter(w, r, chat, obj), obj, text)
 }
 
 // cloneExcept returns a deep copy of the object obj whose member key, if

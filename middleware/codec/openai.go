@@ -2,6 +2,7 @@ package codec
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
@@ -69,6 +70,12 @@ type choices struct {
 	text, deltaText     func(choice *strictjson.Value) string
 	// choice builds the one choice of an answer assembled from a stream.
 	choice func(text string, finish *strictjson.Value) *strictjson.Value
+	// delta builds the choice of a stream's chunk with text; msg, when
+	// not nil, is the answer's message whose other members (reasoning,
+	// tool calls) go with the text.
+	delta func(text string, msg, finish *strictjson.Value) *strictjson.Value
+	// idPrefix starts the id of a stream whose answer is not known yet.
+	idPrefix string
 }
 
 // read reads a chat completion or completion: one object, or a stream of
@@ -113,29 +120,82 @@ func (cs choices) assembler() *assemble.Choices {
 	return &assemble.Choices{Name: cs.object, DeltaText: cs.deltaText, Choice: cs.choice}
 }
 
-// encode writes a chat completion or completion: the object, or — to a
-// client that asked for a stream — the stream Ollama writes: the chunk of
-// the choice with the text, the chunk of the choice without it, the
-// finish reason and the contract summary, the usage chunk when the client
-// asked for it, then [DONE]. choice builds the first or the closing
-// choice.
-func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, choice func(first bool, finish *strictjson.Value) *strictjson.Value) error {
-	if !r.Stream {
-		return frame.WriteObject(w, frame.JSONType, obj)
+// choiceWriter writes the stream of a chat completion or completion, as
+// Ollama streams one: a chunk of the choice per piece of text, what the
+// answer's message has besides its text (reasoning, tool calls) in a chunk
+// of its own when it did not go with the text, the chunk of the choice
+// without text with the finish reason and the contract summary, the usage
+// chunk when the client asked for it, then [DONE].
+type choiceWriter struct {
+	cs choices
+	r  *Request
+	// head is the whole answer when it is known before the stream opens
+	// (Encode): its id, created, model and system_fingerprint stamp every
+	// chunk, and the first chunk carries its message with the text.
+	head       *strictjson.Value
+	ident      []strictjson.Member
+	sent       bool // a chunk went out
+	extrasSent bool // and the head's message with it
+}
+
+func (cs choices) writer(w http.ResponseWriter, r *Request, head *strictjson.Value) *streamWriter {
+	c := &choiceWriter{cs: cs, r: r, head: head}
+	if head == nil {
+		c.ident = []strictjson.Member{
+			Member("id", strictjson.String(newID(cs.idPrefix))),
+			Member("created", strictjson.Int(time.Now().Unix())),
+			Member("model", strictjson.String(r.Model)),
+			Member("system_fingerprint", strictjson.String("fp_ollama")),
+		}
+		return newStreamWriter(w, frame.SSEType, c)
 	}
-	chunk := func(list *strictjson.Value, extra ...strictjson.Member) *strictjson.Value {
-		ch := strictjson.Object(Member("id", strictjson.String("")), Member("object", strictjson.String(cs.chunkObject)))
-		for _, m := range obj.Members {
-			switch m.Key {
-			case "id", "created", "model", "system_fingerprint":
-				ch.Set(m.Key, m.Value)
-			}
+	for _, m := range head.Members {
+		switch m.Key {
+		case "id", "created", "model", "system_fingerprint":
+			c.ident = append(c.ident, m)
 		}
-		ch.Set("choices", list)
-		for _, m := range extra {
-			ch.Set(m.Key, m.Value)
-		}
-		return ch
+	}
+	return newStreamWriter(w, frame.SSEType, c)
+}
+
+// chunk is a chunk of the stream with the choices list and extra members.
+func (c *choiceWriter) chunk(list *strictjson.Value, extra ...strictjson.Member) *strictjson.Value {
+	ch := strictjson.Object(Member("id", strictjson.String("")), Member("object", strictjson.String(c.cs.chunkObject)))
+	for _, m := range c.ident {
+		ch.Set(m.Key, m.Value)
+	}
+	ch.Set("choices", list)
+	for _, m := range extra {
+		ch.Set(m.Key, m.Value)
+	}
+	return ch
+}
+
+// message is the message of an answer's first choice (chat's), nil for
+// none.
+func message(obj *strictjson.Value) *strictjson.Value {
+	return obj.Get("choices").Index(0).Get("message")
+}
+
+// open sends nothing of its own: the first piece's chunk, empty or not,
+// is the stream's role chunk.
+func (c *choiceWriter) open(buf []byte) []byte { return buf }
+
+func (c *choiceWriter) text(buf []byte, delta string) []byte {
+	if delta == "" && c.sent {
+		return buf
+	}
+	var msg *strictjson.Value
+	if !c.sent {
+		msg = message(c.head)
+	}
+	c.sent, c.extrasSent = true, c.head != nil
+	return frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta(delta, msg, strictjson.Null()))))
+}
+
+func (c *choiceWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
+	if msg := message(obj); !c.extrasSent && hasOther(msg, "role", "content") {
+		buf = frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta("", msg, strictjson.Null()))))
 	}
 	finish := obj.Get("choices").Index(0).Get("finish_reason")
 	if finish == nil || finish.IsNull() {
@@ -145,14 +205,26 @@ func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Valu
 	if s := obj.Get("contract"); s != nil {
 		tail = append(tail, Member("contract", s))
 	}
-	chunks := []*strictjson.Value{
-		chunk(strictjson.Array(choice(true, strictjson.Null()))),
-		chunk(strictjson.Array(choice(false, finish)), tail...),
+	buf = frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta("", nil, finish)), tail...))
+	if u := obj.Get("usage"); c.r.IncludeUsage && u != nil {
+		buf = frame.AppendData(buf, c.chunk(strictjson.Array(), Member("usage", u)))
 	}
-	if u := obj.Get("usage"); r.IncludeUsage && u != nil {
-		chunks = append(chunks, chunk(strictjson.Array(), Member("usage", u)))
+	return append(buf, frame.Done...)
+}
+
+// fail is an error chunk, {"error": {…}, "contract": report}, which the
+// OpenAI libraries raise as the stream's error.
+func (c *choiceWriter) fail(buf []byte, e *apierr.Error) []byte {
+	return append(buf, frame.SSEErrorEvent(openAI{}.EncodeError(e))...)
+}
+
+// encode writes a chat completion or completion: the object, or — to a
+// client that asked for a stream — the stream of its writer.
+func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+	if !r.Stream {
+		return frame.WriteObject(w, frame.JSONType, obj)
 	}
-	return frame.WriteSSE(w, chunks)
+	return encodeStream(cs.writer(w, r, obj), obj, text)
 }
 
 // KeepAlive is an SSE comment line.

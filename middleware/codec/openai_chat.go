@@ -33,6 +33,15 @@ var chatChoices = choices{
 			Member("finish_reason", finish),
 		)
 	},
+	delta: func(text string, msg, finish *strictjson.Value) *strictjson.Value {
+		d := assistant(text)
+		if msg != nil && msg.Kind == strictjson.KindObject {
+			d = msg.Clone()
+			d.Set("content", strictjson.String(text))
+		}
+		return strictjson.Object(Member("index", strictjson.Int(0)), Member("delta", d), Member("finish_reason", finish))
+	},
+	idPrefix: "chatcmpl-",
 }
 
 // assistant is an assistant message with content text.
@@ -97,18 +106,12 @@ func (OpenAIChat) NormalStop(obj *strictjson.Value) string {
 // chunk's delta carries the whole message (reasoning, tool calls) with the
 // validated text.
 func (OpenAIChat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
-	delta := assistant(text)
-	if m := obj.Get("choices").Index(0).Get("message"); m != nil && m.Kind == strictjson.KindObject {
-		delta = m.Clone()
-		delta.Set("content", strictjson.String(text))
-	}
-	return chatChoices.encode(w, r, obj, func(first bool, finish *strictjson.Value) *strictjson.Value {
-		d := delta
-		if !first {
-			d = assistant("")
-		}
-		return strictjson.Object(Member("index", strictjson.Int(0)), Member("delta", d), Member("finish_reason", finish))
-	})
+	return chatChoices.encode(w, r, obj, text)
+}
+
+// NewStreamWriter writes a stream of chat.completion.chunk events.
+func (OpenAIChat) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+	return chatChoices.writer(w, r, nil)
 }
 
 // Tools reads {"type":"function","function":{"name","parameters"}}.

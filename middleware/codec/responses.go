@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
@@ -253,77 +254,251 @@ func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value
 	if !r.Stream {
 		return frame.WriteObject(w, frame.JSONType, obj)
 	}
-	seq := 0
-	var events []*strictjson.Value
-	emit := func(typ string, members ...strictjson.Member) {
-		ev := strictjson.Object(Member("type", strictjson.String(typ)))
-		ev.Members = append(ev.Members, members...)
-		ev.Set("sequence_number", strictjson.Int(int64(seq)))
-		seq++
-		events = append(events, ev)
-	}
-	pending := obj.Clone()
-	pending.Set("status", strictjson.String("in_progress"))
-	pending.Set("output", strictjson.Array())
-	pending.Set("usage", strictjson.Null())
-	pending.Delete("contract")
-	if pending.Has("completed_at") {
-		pending.Set("completed_at", strictjson.Null())
-	}
-	emit("response.created", Member("response", pending))
-	emit("response.in_progress", Member("response", pending))
+	return encodeStream(newResponsesWriter(w, r, obj), obj, text)
+}
+
+// NewStreamWriter writes a stream of Responses events.
+func (Responses) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+	return newResponsesWriter(w, r, nil)
+}
+
+// responsesWriter writes a Responses stream: response.created and
+// response.in_progress, the message item's added event and its
+// output_text part's, an output_text.delta per piece of text, then the
+// text's done events, the answer's other parts and items, and
+// response.completed (or response.incomplete) with the whole response.
+type responsesWriter struct {
+	r *Request
+	// head is the whole answer when it is known before the stream opens
+	// (Encode): the created events carry it, and its items before the
+	// message (and the message's parts before the text) go out before it,
+	// in their places.
+	head *strictjson.Value
+	// id is the response's, itemID the message item's; seq numbers the
+	// events.
+	id, itemID *strictjson.Value
+	seq        int
+	// item and part are the output and content index of the text; items
+	// and parts count the head's items and parts sent before them.
+	item, part   int
+	items, parts int
+}
+
+func newResponsesWriter(w http.ResponseWriter, r *Request, head *strictjson.Value) *streamWriter {
+	return newStreamWriter(w, frame.SSEType, &responsesWriter{r: r, head: head,
+		id: strictjson.String(newID("resp_")), itemID: strictjson.String(newID("msg_"))})
+}
+
+// event appends an event of the stream, numbered.
+func (rw *responsesWriter) event(buf []byte, typ string, members ...strictjson.Member) []byte {
+	ev := event(typ, members...)
+	ev.Set("sequence_number", strictjson.Int(int64(rw.seq)))
+	rw.seq++
+	return frame.AppendNamed(buf, ev)
+}
+
+// at are the item_id, output_index and content_index members of the text.
+func (rw *responsesWriter) at() []strictjson.Member {
+	return []strictjson.Member{Member("item_id", rw.itemID), Member("output_index", strictjson.Int(int64(rw.item))),
+		Member("content_index", strictjson.Int(int64(rw.part)))}
+}
+
+// firstMessage is the index of obj's first message item, -1 for none.
+func firstMessage(obj *strictjson.Value) int {
 	for i, item := range items(obj.Get("output")) {
-		idx := Member("output_index", strictjson.Int(int64(i)))
-		id := item.Get("id")
-		if id == nil {
-			id = strictjson.String("")
+		if str(item.Get("type")) == "message" {
+			return i
 		}
-		switch str(item.Get("type")) {
-		case "function_call":
-			// As Ollama streams a call: the item without its arguments,
-			// the arguments, the item.
-			args := item.Get("arguments")
-			if args == nil {
-				args = strictjson.String("")
-			}
-			added := item.Clone()
-			added.Set("status", strictjson.String("in_progress"))
-			added.Set("arguments", strictjson.String(""))
-			emit("response.output_item.added", idx, Member("item", added))
-			emit("response.function_call_arguments.delta", Member("item_id", id), idx, Member("delta", args))
-			emit("response.function_call_arguments.done", Member("item_id", id), idx, Member("arguments", args))
-		case "message":
-			added := item.Clone()
+	}
+	return -1
+}
+
+func (rw *responsesWriter) open(buf []byte) []byte {
+	pending := strictjson.Object(
+		Member("id", rw.id),
+		Member("object", strictjson.String("response")),
+		Member("created_at", strictjson.Int(time.Now().Unix())),
+		Member("status", strictjson.String("in_progress")),
+		Member("model", strictjson.String(rw.r.Model)),
+		Member("output", strictjson.Array()),
+	)
+	added := strictjson.Object(Member("id", rw.itemID), Member("type", strictjson.String("message")),
+		Member("status", strictjson.String("in_progress")), Member("role", strictjson.String("assistant")),
+		Member("content", strictjson.Array()))
+	part := outputTextPart("")
+	var before, parts []*strictjson.Value
+	if rw.head != nil {
+		pending = cloneExcept(rw.head, "output")
+		pending.Set("status", strictjson.String("in_progress"))
+		pending.Set("output", strictjson.Array())
+		pending.Set("usage", strictjson.Null())
+		pending.Delete("contract")
+		if pending.Has("completed_at") {
+			pending.Set("completed_at", strictjson.Null())
+		}
+		if m := firstMessage(rw.head); m >= 0 {
+			msg := items(rw.head.Get("output"))[m]
+			before, parts = items(rw.head.Get("output"))[:m], items(msg.Get("content"))
+			added = cloneExcept(msg, "content")
 			added.Set("status", strictjson.String("in_progress"))
 			added.Set("content", strictjson.Array())
-			emit("response.output_item.added", idx, Member("item", added))
-			for j, part := range items(item.Get("content")) {
-				ci := Member("content_index", strictjson.Int(int64(j)))
-				empty := part.Clone()
-				if empty.Has("text") {
-					empty.Set("text", strictjson.String(""))
-				}
-				emit("response.content_part.added", Member("item_id", id), idx, ci, Member("part", empty))
-				if str(part.Get("type")) == "output_text" {
-					s := strictjson.String(str(part.Get("text")))
-					emit("response.output_text.delta", Member("item_id", id), idx, ci,
-						Member("delta", s), Member("logprobs", strictjson.Array()))
-					emit("response.output_text.done", Member("item_id", id), idx, ci,
-						Member("text", s), Member("logprobs", strictjson.Array()))
-				}
-				emit("response.content_part.done", Member("item_id", id), idx, ci, Member("part", part))
+			if id := msg.Get("id"); id != nil {
+				rw.itemID = id
+			} else {
+				rw.itemID = strictjson.String("")
 			}
-		default:
-			emit("response.output_item.added", idx, Member("item", item))
 		}
-		emit("response.output_item.done", idx, Member("item", item))
 	}
-	final := "response.completed"
+	buf = rw.event(buf, "response.created", Member("response", pending))
+	buf = rw.event(buf, "response.in_progress", Member("response", pending))
+	for i, item := range before {
+		buf = rw.itemEvents(buf, i, item)
+	}
+	rw.item, rw.items = len(before), len(before)
+	buf = rw.event(buf, "response.output_item.added", Member("output_index", strictjson.Int(int64(rw.item))), Member("item", added))
+	for j, p := range parts {
+		if str(p.Get("type")) == "output_text" {
+			part = p.Clone()
+			part.Set("text", strictjson.String(""))
+			break
+		}
+		buf = rw.partEvents(buf, rw.itemID, rw.item, j, p)
+		rw.part, rw.parts = j+1, j+1
+	}
+	return rw.event(buf, "response.content_part.added", append(rw.at(), Member("part", part))...)
+}
+
+func (rw *responsesWriter) text(buf []byte, delta string) []byte {
+	if delta == "" {
+		return buf
+	}
+	return rw.event(buf, "response.output_text.delta", append(rw.at(), Member("delta", strictjson.String(delta)), Member("logprobs", strictjson.Array()))...)
+}
+
+func (rw *responsesWriter) end(buf []byte, obj *strictjson.Value, text string) []byte {
+	msg := strictjson.Object(Member("id", rw.itemID), Member("type", strictjson.String("message")),
+		Member("status", strictjson.String("completed")), Member("role", strictjson.String("assistant")),
+		Member("content", strictjson.Array(outputTextPart(text))))
+	output := items(obj.Get("output"))
+	m := firstMessage(obj)
+	switch {
+	case m >= 0 && rw.head != nil:
+		msg = output[m]
+	case m >= 0:
+		msg = shallow(output[m])
+		msg.Set("id", rw.itemID)
+	}
+	part, streamed := outputTextPart(text), -1
+	for j, p := range items(msg.Get("content")) {
+		if j >= rw.parts && str(p.Get("type")) == "output_text" {
+			part, streamed = p, j
+			break
+		}
+	}
+	buf = rw.event(buf, "response.output_text.done", append(rw.at(), Member("text", strictjson.String(text)), Member("logprobs", strictjson.Array()))...)
+	buf = rw.event(buf, "response.content_part.done", append(rw.at(), Member("part", part))...)
+	k := rw.part + 1
+	for j, p := range items(msg.Get("content")) {
+		if j >= rw.parts && j != streamed {
+			buf = rw.partEvents(buf, rw.itemID, rw.item, k, p)
+			k++
+		}
+	}
+	buf = rw.event(buf, "response.output_item.done", Member("output_index", strictjson.Int(int64(rw.item))), Member("item", msg))
+	final := obj
+	if rw.head == nil {
+		// The stream's own order: the message first, as it went out.
+		list := []*strictjson.Value{msg}
+		for i, item := range output {
+			if i != m {
+				list = append(list, item)
+			}
+		}
+		final = shallow(obj)
+		final.Set("id", rw.id)
+		if rw.r.Model != "" {
+			final.Set("model", strictjson.String(rw.r.Model))
+		}
+		final.Set("output", strictjson.Array(list...))
+	}
+	i := rw.item + 1
+	for j, item := range output {
+		if j < rw.items || j == m {
+			continue
+		}
+		buf = rw.itemEvents(buf, i, item)
+		i++
+	}
+	typ := "response.completed"
 	if str(obj.Get("status")) == "incomplete" {
-		final = "response.incomplete"
+		typ = "response.incomplete"
 	}
-	emit(final, Member("response", obj))
-	return frame.WriteNamedSSE(w, events)
+	return rw.event(buf, typ, Member("response", final))
+}
+
+// fail is the Responses API's error event — its type, code, message and
+// param — with OpenAI's error member, which the OpenAI libraries raise as
+// the stream's error, and the contract report.
+func (rw *responsesWriter) fail(buf []byte, e *apierr.Error) []byte {
+	body, _ := strictjson.Parse(openAI{}.EncodeError(e))
+	ev := event("error", Member("code", body.Get("error").Get("code")),
+		Member("message", strictjson.String(e.Message())), Member("param", strictjson.Null()))
+	ev.Members = append(ev.Members, body.Members...)
+	ev.Set("sequence_number", strictjson.Int(int64(rw.seq)))
+	return append(buf, frame.SSEErrorEvent(strictjson.Marshal(ev))...)
+}
+
+// itemEvents appends the events of output item i, whole, as Ollama
+// streams it.
+func (rw *responsesWriter) itemEvents(buf []byte, i int, item *strictjson.Value) []byte {
+	idx := Member("output_index", strictjson.Int(int64(i)))
+	id := item.Get("id")
+	if id == nil {
+		id = strictjson.String("")
+	}
+	switch str(item.Get("type")) {
+	case "function_call":
+		// As Ollama streams a call: the item without its arguments,
+		// the arguments, the item.
+		args := item.Get("arguments")
+		if args == nil {
+			args = strictjson.String("")
+		}
+		added := item.Clone()
+		added.Set("status", strictjson.String("in_progress"))
+		added.Set("arguments", strictjson.String(""))
+		buf = rw.event(buf, "response.output_item.added", idx, Member("item", added))
+		buf = rw.event(buf, "response.function_call_arguments.delta", Member("item_id", id), idx, Member("delta", args))
+		buf = rw.event(buf, "response.function_call_arguments.done", Member("item_id", id), idx, Member("arguments", args))
+	case "message":
+		added := item.Clone()
+		added.Set("status", strictjson.String("in_progress"))
+		added.Set("content", strictjson.Array())
+		buf = rw.event(buf, "response.output_item.added", idx, Member("item", added))
+		for j, part := range items(item.Get("content")) {
+			buf = rw.partEvents(buf, id, i, j, part)
+		}
+	default:
+		buf = rw.event(buf, "response.output_item.added", idx, Member("item", item))
+	}
+	return rw.event(buf, "response.output_item.done", idx, Member("item", item))
+}
+
+// partEvents appends the events of content part j of message item i,
+// whole.
+func (rw *responsesWriter) partEvents(buf []byte, id *strictjson.Value, i, j int, part *strictjson.Value) []byte {
+	at := []strictjson.Member{Member("item_id", id), Member("output_index", strictjson.Int(int64(i))), Member("content_index", strictjson.Int(int64(j)))}
+	empty := part.Clone()
+	if empty.Has("text") {
+		empty.Set("text", strictjson.String(""))
+	}
+	buf = rw.event(buf, "response.content_part.added", append(at, Member("part", empty))...)
+	if str(part.Get("type")) == "output_text" {
+		s := strictjson.String(str(part.Get("text")))
+		buf = rw.event(buf, "response.output_text.delta", append(at, Member("delta", s), Member("logprobs", strictjson.Array()))...)
+		buf = rw.event(buf, "response.output_text.done", append(at, Member("text", s), Member("logprobs", strictjson.Array()))...)
+	}
+	return rw.event(buf, "response.content_part.done", append(at, Member("part", part))...)
 }
 
 // KeepAlive is the Responses API's response.in_progress event, of a

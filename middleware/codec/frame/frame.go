@@ -2,7 +2,9 @@
 // stream (Ollama's own APIs), a server-sent event stream, data-only and
 // ending with [DONE] (OpenAI's chat completions and completions) or with
 // named events (the Responses and Messages APIs), keep-alives, and an
-// error at the end of a stream already started. It knows no API.
+// error at the end of a stream already started — written in pieces as
+// the guard has them (Stream), and read as they arrive (Reader). It knows
+// no API.
 package frame
 
 import (
@@ -29,56 +31,64 @@ func WriteObject(w http.ResponseWriter, contentType string, obj *strictjson.Valu
 	return strictjson.WriteJSON(w, obj)
 }
 
-// WriteNDJSON writes a native stream, one chunk a line.
-func WriteNDJSON(w http.ResponseWriter, chunks ...*strictjson.Value) error {
-	var buf []byte
-	for _, c := range chunks {
-		buf = append(c.AppendJSON(buf), '\n')
-	}
-	return WriteStream(w, NDJSONType, buf)
+// Stream writes an answer's stream in pieces as the guard has them: the
+// status and headers go out before the first piece, and every piece is
+// flushed at once, so that the client sees it while the guard works on
+// the next. A response already committed (by keep-alives) is given as a
+// writer that drops the header and status writes.
+type Stream struct {
+	w           http.ResponseWriter
+	contentType string
+	started     bool
 }
 
-// WriteSSE writes data-only server-sent events, then [DONE].
-func WriteSSE(w http.ResponseWriter, events []*strictjson.Value) error {
-	var buf []byte
-	for _, ev := range events {
-		buf = append(buf, "data: "...)
-		buf = ev.AppendJSON(buf)
-		buf = append(buf, "\n\n"...)
-	}
-	buf = append(buf, "data: [DONE]\n\n"...)
-	return WriteStream(w, SSEType, buf)
+// NewStream returns a Stream of contentType on w.
+func NewStream(w http.ResponseWriter, contentType string) *Stream {
+	return &Stream{w: w, contentType: contentType}
 }
 
-// WriteNamedSSE writes server-sent events with an event line each, the
-// event's name being its "type" member (the Responses and Messages
-// streams).
-func WriteNamedSSE(w http.ResponseWriter, events []*strictjson.Value) error {
-	var buf []byte
-	for _, ev := range events {
-		buf = append(buf, "event: "...)
-		buf = append(buf, typeOf(ev)...)
-		buf = append(buf, "\ndata: "...)
-		buf = ev.AppendJSON(buf)
-		buf = append(buf, "\n\n"...)
+// Write sends buf, the headers first, and flushes it; an empty buf sends
+// only the headers.
+func (s *Stream) Write(buf []byte) error {
+	if !s.started {
+		s.started = true
+		s.w.Header().Set("Content-Type", s.contentType)
+		if s.contentType == SSEType {
+			s.w.Header().Set("Cache-Control", "no-cache")
+		}
+		s.w.WriteHeader(http.StatusOK)
 	}
-	return WriteStream(w, SSEType, buf)
-}
-
-// WriteStream writes a whole stream at once and flushes it: the guard has
-// the whole answer before it writes a byte.
-func WriteStream(w http.ResponseWriter, contentType string, buf []byte) error {
-	w.Header().Set("Content-Type", contentType)
-	if contentType == SSEType {
-		w.Header().Set("Cache-Control", "no-cache")
+	var err error
+	if len(buf) > 0 {
+		_, err = s.w.Write(buf)
 	}
-	w.WriteHeader(http.StatusOK)
-	_, err := w.Write(buf)
-	if f, ok := w.(http.Flusher); ok {
+	if f, ok := s.w.(http.Flusher); ok {
 		f.Flush()
 	}
 	return err
 }
+
+// AppendNDJSON appends v as a line of an NDJSON stream (Ollama's).
+func AppendNDJSON(buf []byte, v *strictjson.Value) []byte {
+	return append(v.AppendJSON(buf), '\n')
+}
+
+// AppendData appends v as a data-only server-sent event (OpenAI's chat
+// completions and completions).
+func AppendData(buf []byte, v *strictjson.Value) []byte {
+	buf = append(buf, "data: "...)
+	return append(v.AppendJSON(buf), "\n\n"...)
+}
+
+// AppendNamed appends v as a server-sent event named after its "type"
+// member (the Responses and Messages streams).
+func AppendNamed(buf []byte, v *strictjson.Value) []byte {
+	buf = append(append(append(buf, "event: "...), typeOf(v)...), "\ndata: "...)
+	return append(v.AppendJSON(buf), "\n\n"...)
+}
+
+// Done is the last event of a data-only SSE stream.
+const Done = "data: [DONE]\n\n"
 
 // ReadObjectOrSSE reads an upstream answer of an SSE API: one JSON object,
 // or a server-sent event stream (a body starting with an event or data
@@ -146,12 +156,7 @@ func NDJSONErrorLine(body []byte) []byte { return append(body, '\n') }
 var KeepAliveComment = []byte(": keep-alive\n\n")
 
 // NamedEvent frames ev as a server-sent event named after its type.
-func NamedEvent(ev *strictjson.Value) []byte {
-	buf := append([]byte("event: "), typeOf(ev)...)
-	buf = append(buf, "\ndata: "...)
-	buf = ev.AppendJSON(buf)
-	return append(buf, "\n\n"...)
-}
+func NamedEvent(ev *strictjson.Value) []byte { return AppendNamed(nil, ev) }
 
 // typeOf is an event's "type" member, "" when it has none.
 func typeOf(v *strictjson.Value) string {
@@ -169,5 +174,5 @@ func KeepAliveNDJSON(model string, content strictjson.Member) []byte {
 		content,
 		strictjson.Member{Key: "done", KeyOffset: -1, Value: strictjson.BoolValue(false)},
 	)
-	return append(chunk.AppendJSON(nil), '\n')
+	return AppendNDJSON(nil, chunk)
 }

@@ -1,0 +1,167 @@
+package codec
+
+import (
+	"encoding/hex"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+
+	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// StreamWriter writes one guarded answer as the API's stream, piece by
+// piece, so that the client sees each validated item as soon as it is
+// released; the text deltas concatenate to the final text. It is used by
+// one goroutine.
+type StreamWriter interface {
+	// Text sends delta as the next piece of the model's text. The first
+	// call sends the response headers (unless the response is already
+	// committed, e.g. by keep-alives: then only the frames) and the API's
+	// opening frames (OpenAI's role chunk, Anthropic's message_start +
+	// content_block_start, the Responses API's created/in_progress/
+	// output_item.added/content_part.added events, …). An empty delta
+	// sends only the opening.
+	Text(delta string) error
+	// End sends the final frames: obj is the final answer object exactly
+	// as Encode receives it (text replaced by the whole text, contract
+	// summary member added, counters, stop reason), text the whole text
+	// (the concatenation of the deltas). For Ollama: the final chunk has
+	// the API's done:true fields and the summary but no repeated text;
+	// OpenAI: finish chunk (+ usage chunk when include_usage) and [DONE];
+	// Anthropic: content_block_stop, message_delta, message_stop;
+	// Responses: the done events with the whole text and
+	// response.completed.
+	End(obj *strictjson.Value, text string) error
+	// Fail ends the stream with e in the API's own stream error shape
+	// (Ollama: a final NDJSON line {"error": …, "contract": report};
+	// OpenAI SSE: an error chunk as today's stream errors; Anthropic:
+	// event: error; Responses: its error/failed event). After Fail
+	// nothing more is written.
+	Fail(e *apierr.Error) error
+}
+
+// ErrStreamEnded is what a StreamWriter returns once End or Fail has
+// ended its stream: nothing may follow the API's last frame.
+var ErrStreamEnded = errors.New("codec: the stream has ended")
+
+// streamAPI is what a StreamWriter needs of its API: the frames that open
+// the stream, carry a piece of text, end it, and end it with an error,
+// each appended to buf. What an API knows of the answer before its end —
+// nothing, for an answer released as it validates; the whole answer, for
+// Encode — is the API writer's own (its head).
+type streamAPI interface {
+	open(buf []byte) []byte
+	text(buf []byte, delta string) []byte
+	end(buf []byte, obj *strictjson.Value, text string) []byte
+	fail(buf []byte, e *apierr.Error) []byte
+}
+
+// streamWriter is the StreamWriter of every API: it opens the stream
+// once, sends each call's frames as one flushed write, and refuses to
+// write past the end.
+type streamWriter struct {
+	out           *frame.Stream
+	api           streamAPI
+	buf           []byte
+	opened, ended bool
+}
+
+func newStreamWriter(w http.ResponseWriter, contentType string, api streamAPI) *streamWriter {
+	return &streamWriter{out: frame.NewStream(w, contentType), api: api}
+}
+
+// opening appends the opening frames to buf, once.
+func (s *streamWriter) opening(buf []byte) []byte {
+	if s.opened {
+		return buf
+	}
+	s.opened = true
+	return s.api.open(buf)
+}
+
+// Text sends the opening frames with the first call, then delta's.
+func (s *streamWriter) Text(delta string) error {
+	if s.ended {
+		return ErrStreamEnded
+	}
+	s.buf = s.api.text(s.opening(s.buf[:0]), delta)
+	return s.out.Write(s.buf)
+}
+
+// End sends the final frames (the opening first, when no Text did).
+func (s *streamWriter) End(obj *strictjson.Value, text string) error {
+	if s.ended {
+		return ErrStreamEnded
+	}
+	s.ended = true
+	s.buf = s.api.end(s.opening(s.buf[:0]), obj, text)
+	return s.out.Write(s.buf)
+}
+
+// Fail sends the API's error frame, the headers first when nothing went
+// out yet.
+func (s *streamWriter) Fail(e *apierr.Error) error {
+	if s.ended {
+		return ErrStreamEnded
+	}
+	s.ended = true
+	s.buf = s.api.fail(s.buf[:0], e)
+	return s.out.Write(s.buf)
+}
+
+// encodeStream writes a whole answer as its API's stream: the frames of
+// Text(text) and of End(obj, text), in one write, as the guard has the
+// whole answer before it writes a byte. It is Encode's stream, made by
+// the same frames as a stream released piece by piece.
+func encodeStream(s *streamWriter, obj *strictjson.Value, text string) error {
+	buf := s.api.text(s.opening(nil), text)
+	s.ended = true
+	return s.out.Write(s.api.end(buf, obj, text))
+}
+
+// newID returns prefix followed by 24 random hex digits: the id of a
+// stream whose frames go out before the answer (and its upstream's id)
+// is known.
+func newID(prefix string) string {
+	var b [12]byte
+	for i := range b {
+		b[i] = byte(rand.Uint32())
+	}
+	return prefix + hex.EncodeToString(b[:])
+}
+
+// shallow copies an object's member list, not its values: the member
+// edits of an answer's stream frames must not reach the answer, which
+// coalesced requests and the cache share.
+func shallow(obj *strictjson.Value) *strictjson.Value {
+	out := *obj
+	out.Members = slices.Clone(obj.Members)
+	return &out
+}
+
+// hasOther reports whether obj is an object with a member besides keys:
+// what an answer carries besides its text (thinking, tool calls), which
+// its stream sends in a frame of its own when it was not sent with the
+// text.
+func hasOther(obj *strictjson.Value, keys ...string) bool {
+	if obj == nil || obj.Kind != strictjson.KindObject {
+		return false
+	}
+	for _, m := range obj.Members {
+		if !slices.Contains(keys, m.Key) {
+			return true
+		}
+	}
+	return false
+}
+
+// event returns an object of type typ with members, the events of the
+// Messages and Responses streams.
+func event(typ string, members ...strictjson.Member) *strictjson.Value {
+	ev := strictjson.Object(Member("type", strictjson.String(typ)))
+	ev.Members = append(ev.Members, members...)
+	return ev
+}
