@@ -20,6 +20,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/corrections"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -369,10 +370,10 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
 	var list []Correction // made once, for the summary and the debug record alike
 	if res.outcome != nil && (g.Record != nil || x.report() == ReportCorrections) {
-		list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+		list = corrections.List(x.route.Validator, x.route.Params, res.first, res.outcome)
 	}
 	if x.report() == ReportCorrections && res.err == nil && res.report == nil && !res.bare {
-		res.corrections = correctionsValue(list)
+		res.corrections = corrections.Value(list)
 	}
 	if res.outcome != nil && g.Record != nil {
 		g.record(x, res, list)
