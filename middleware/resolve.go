@@ -10,6 +10,7 @@ import (
 	ollamamodel "github.com/ollama/ollama/types/model"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
@@ -104,7 +105,7 @@ type Routes struct {
 	// upstream's format member (read-only: every request shares it).
 	schemas map[string]*strictjson.Value
 	models  map[string]*Route
-	adHoc   *schemaCache
+	adHoc   *schemacache.Cache
 	// specs are the routes in configuration order, for listing.
 	specs          []RouteSpec
 	noSchemaFormat map[string]bool
@@ -173,7 +174,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 		return nil, errors.Join(problems...)
 	}
 	if adHoc {
-		rs.adHoc = newSchemaCache(DefaultSchemaCacheBytes)
+		rs.adHoc = schemacache.New(schemacache.DefaultBytes)
 	}
 	return rs, nil
 }
@@ -226,7 +227,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		return &r, nil
 	}
 	if rs.adHoc != nil && l.Schema != nil {
-		v, err := rs.adHoc.get(l.Schema, func(raw []byte) (*validators.Validator, error) {
+		v, err := rs.adHoc.Get(l.Schema, func(raw []byte) (*validators.Validator, error) {
 			c, err := contracts.FromSchema(raw)
 			if err != nil {
 				return nil, err

@@ -84,6 +84,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"upstream", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
 		{"middleware/progressive", []string{module + "/middleware", module + "/middleware/codec", module + "/repair", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"middleware/release", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
+		{"middleware/schemacache", []string{module + "/middleware", module + "/middleware/codec", module + "/repair", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"middleware/corrections", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"middleware/codec/frame", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/repair", module + "/validators", "github.com/labstack/echo/v4"}},
 		{"stats", []string{module + "/gateway", module + "/edge", module + "/debugstore", module + "/config", module + "/access"}},
