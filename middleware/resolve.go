@@ -47,6 +47,9 @@ type Route struct {
 	Output string
 	// Corrections adds the corrections to every answer's contract summary.
 	Corrections bool
+	// Stream is how a stream of a contract with an item array answers:
+	// release.Progressive (or "", the default) or release.Buffered.
+	Stream string
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
 	// toolsOnly marks a request no contract guards whose tool calls are
@@ -76,6 +79,8 @@ type RouteSpec struct {
 	Output    string
 	// Report "corrections" adds the corrections to every answer's summary.
 	Report string
+	// Stream is "progressive", "buffered" or "" (progressive).
+	Stream string
 }
 
 // RoutesOption configures NewRoutes.
@@ -167,7 +172,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			upstream = s.Model
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
-			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: rs.schemas[c.ID()]}
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, Stream: s.Stream, schema: rs.schemas[c.ID()]}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
@@ -210,7 +215,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: rs.schemas[c.ID()],
 			AddFormat: rs.schemaFormat(l.Model)}
 		if base != nil {
-			r.UpstreamModel, r.AddFormat, r.Output = base.UpstreamModel, base.AddFormat, base.Output
+			r.UpstreamModel, r.AddFormat, r.Output, r.Stream = base.UpstreamModel, base.AddFormat, base.Output, base.Stream
 		}
 		return r, nil
 	}

@@ -12,6 +12,7 @@ package release
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,26 @@ import (
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 )
+
+// How a guarded stream of a contract with an item array answers: a
+// route's stream key and the X-Contract-Stream header. Progressive (the
+// default) releases each item as it validates; buffered holds the answer,
+// with keep-alives, until it is whole.
+const (
+	Progressive = "progressive"
+	Buffered    = "buffered"
+)
+
+// Mode reads the value of a stream key or header: "" when empty, an
+// error naming both values for any other.
+func Mode(s string) (string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", Progressive, Buffered:
+		return v, nil
+	default:
+		return "", fmt.Errorf("X-Contract-Stream %q: want progressive or buffered", s)
+	}
+}
 
 // Result is how a run ended.
 type Result struct {
@@ -80,8 +101,10 @@ type Run struct {
 // Start starts the run of job's contract, whose item array it releases.
 // job is the ladder's job for the first answer: its validator, parameters
 // and model, its budget of model calls (MaxLLMCalls, -1 none) and gate
-// (LocalOnly). ctx bounds the repair calls.
-func Start(ctx context.Context, job repair.Job) (*Run, error) {
+// (LocalOnly). ctx bounds the repair calls. ready, when not nil, is the
+// channel Ready returns: a writer that waits on other events too can
+// create it before the run exists.
+func Start(ctx context.Context, job repair.Job, ready chan struct{}) (*Run, error) {
 	split, err := progressive.NewSplitter(job.Validator.Contract.ItemArray)
 	if err != nil {
 		return nil, err
@@ -102,6 +125,9 @@ func Start(ctx context.Context, job repair.Job) (*Run, error) {
 		r.left = repair.DefaultMaxLLMCalls
 	case r.left < 0:
 		r.left = 0
+	}
+	if ready != nil {
+		r.ready = ready
 	}
 	r.out0.Rungs = []string{"local"}
 	go r.work(ctx)
@@ -127,7 +153,7 @@ func (r *Run) Finish() Result {
 	return r.res
 }
 
-// Ready is signalled when Take has deltas.
+// Ready is signalled when Take has deltas; it has room for one signal.
 func (r *Run) Ready() <-chan struct{} { return r.ready }
 
 // Take returns the deltas released since the last Take, in order.

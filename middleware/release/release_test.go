@@ -55,7 +55,7 @@ func startRun(t *testing.T, m repair.Model) *Run {
 		t.Fatal(err)
 	}
 	params, _ := v.Params(nil)
-	r, err := Start(context.Background(), repair.Job{Validator: v, Params: params, Model: m})
+	r, err := Start(context.Background(), repair.Job{Validator: v, Params: params, Model: m}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
