@@ -118,6 +118,14 @@ func (s *Splitter) Feed(delta string) []Event {
 	var out []Event
 	if !s.started {
 		s.pre.WriteString(delta)
+		if !strings.Contains(delta, "{") {
+			// No document starts before its brace: a long think section
+			// written token by token is not read again for each token.
+			if s.pre.Len() > maxPreamble {
+				return s.giveUp(out, "no document within the first 64 KiB")
+			}
+			return nil
+		}
 		start, ok, reason := documentStart(s.pre.String())
 		if reason != "" {
 			return s.giveUp(out, reason)
