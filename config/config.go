@@ -298,6 +298,12 @@ type Route struct {
 	// "corrections" lists what changed (as X-Contract-Report: corrections
 	// asks per request). Empty means the summary alone.
 	Report string `yaml:"report"`
+
+	// Stream is how a client's stream of a contract with an item array is
+	// answered: "progressive" releases each item as it validates,
+	// "buffered" holds the answer (with keep-alives) until it is whole.
+	// Empty means progressive; X-Contract-Stream overrides it per request.
+	Stream string `yaml:"stream"`
 }
 
 // Log configures the process log.

@@ -75,6 +75,11 @@ func TestLoad(t *testing.T) {
 					Params: map[string]string{"count": "5", "lang": "en"}, AddFormat: true, Output: "fenced"}}
 			}),
 		},
+		{
+			"route stream",
+			"routes:\n  - model: quiz\n    contract: mcq\n    stream: buffered\n",
+			withDefaults(func(c *Config) { c.Routes = []Route{{Model: "quiz", Contract: "mcq", Stream: "buffered"}} }),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,6 +242,9 @@ func TestValidate(t *testing.T) {
 				{Model: "x", Contract: "mcq", Output: "yaml"},
 			}
 		}, []string{"routes[1].model \"quiz\": duplicate of routes[0]", "routes[2].model: required", "routes[2].contract: required", "routes[3].output \"yaml\""}},
+		{"route stream", func(c *Config) { c.Routes = []Route{{Model: "x", Contract: "mcq", Stream: "progressive"}} }, nil},
+		{"bad route stream", func(c *Config) { c.Routes = []Route{{Model: "x", Contract: "mcq", Stream: "live"}} },
+			[]string{"routes[0].stream \"live\": want progressive or buffered"}},
 		{"allowed hosts", func(c *Config) { c.AllowedHosts = []string{"gpu-box.lan", "Ollama.Example.COM", "10.0.0.7", "::1"} }, nil},
 		{"bad allowed hosts", func(c *Config) { c.AllowedHosts = []string{"", "host:11435", "http://host", "a b"} },
 			[]string{"allowed_hosts[0] \"\": empty", "allowed_hosts[1]", "allowed_hosts[2]", "allowed_hosts[3]"}},

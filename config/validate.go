@@ -101,6 +101,11 @@ func (cfg Config) Validate() error {
 		default:
 			add(key+".report", "%s.report %q: want corrections", key, r.Report)
 		}
+		switch r.Stream {
+		case "", "progressive", "buffered":
+		default:
+			add(key+".stream", "%s.stream %q: want progressive or buffered", key, r.Stream)
+		}
 		switch r.Format {
 		case "", "on":
 		case "off":

@@ -97,6 +97,10 @@ type GuardConfig struct {
 	// went through the ladder, with its first and final texts (the debug
 	// store). It is not called for cache hits and coalesced requests.
 	Record func(Record)
+
+	// newStreamWriter makes the writer of a progressive stream, item by
+	// item in the client's stream format; nil streams every answer whole.
+	newStreamWriter func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) streamWriter
 }
 
 // DefaultGuardConfig holds the defaults; a Resolver and an Upstream must

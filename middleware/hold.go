@@ -16,8 +16,13 @@ import (
 // stream starts — status 200, the stream's content type, X-Contract —
 // with the first keep-alive: an answer ready sooner keeps its own status
 // and headers.
+//
+// A progressive stream's released items are written here too, as they
+// come: once the first went out, keep-alives stop (the codec's stream
+// has begun).
 func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result, Event) {
-	if !x.client.Stream || g.StreamKeepAlive <= 0 {
+	keepAlive := x.client.Stream && g.StreamKeepAlive > 0
+	if !keepAlive && x.stream == nil {
 		return g.answer(ctx, x)
 	}
 	type answered struct {
@@ -29,14 +34,28 @@ func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result,
 		res, ev := g.answer(ctx, x)
 		done <- answered{res, ev}
 	}()
-	t := time.NewTicker(g.StreamKeepAlive)
-	defer t.Stop()
-	for n := 0; ; n++ {
+	var tick <-chan time.Time
+	if keepAlive {
+		t := time.NewTicker(g.StreamKeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	var ready <-chan struct{}
+	if x.stream != nil {
+		ready = x.stream.ready
+	}
+	for n := 0; ; {
 		select {
 		case a := <-done:
+			g.flushReleased(c, x)
 			return a.res, a.ev
-		case <-t.C:
-			g.keepAlive(c.Response(), x, n)
+		case <-ready:
+			g.flushReleased(c, x)
+		case <-tick:
+			if x.stream == nil || !x.stream.wrote {
+				g.keepAlive(c.Response(), x, n)
+				n++
+			}
 		}
 	}
 }

@@ -20,6 +20,8 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/corrections"
+	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -60,6 +62,10 @@ type exchange struct {
 	cache cacheControl
 	// corrections asks for the corrections in the contract summary.
 	corrections bool
+	// streamMode is X-Contract-Stream; stream the state of a progressive
+	// stream, nil for any other answer.
+	streamMode string
+	stream     *progressiveStream
 }
 
 // report is what the answer's summary reports beyond the default: the
@@ -140,6 +146,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	}
 	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
 	g.prepare(x)
+	g.progressive(c, x)
 	res, ev := g.hold(c, ctx, x)
 	if err := c.Request().Context().Err(); err != nil {
 		// The client is gone: nothing to answer and no guarded request to
@@ -189,6 +196,9 @@ func (g *guard) decode(c echo.Context, cd codec.Codec) (*exchange, bool, error) 
 		return nil, true, nil
 	}
 	x := &exchange{codec: cd, client: r, requestID: requestID(c), contract: contract}
+	if x.streamMode, err = release.Mode(req.Header.Get("X-Contract-Stream")); err != nil {
+		return nil, false, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
+	}
 	x.cache = parseCacheControl(req.Header)
 	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), ReportCorrections)
 	return x, false, nil
@@ -359,20 +369,26 @@ func (g *guard) run(ctx context.Context, x *exchange) *result {
 	ctx, cancel := g.deadline(ctx)
 	defer cancel()
 	uctx, end := g.stage(ctx, "upstream")
+	g.startRelease(ctx, x)
 	first, err := g.ask(uctx, x, x.up, "first")
 	end()
-	if err != nil {
+	res := g.finishRelease(x, first, err)
+	if res == nil && err != nil {
 		return &result{err: apierr.From(err)}
 	}
-	res := g.runAnswer(ctx, x, first)
-	res.first = first.Text
-	res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	if res == nil {
+		res = g.runAnswer(ctx, x, first)
+	}
+	if first != nil {
+		res.first = first.Text
+		res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
+	}
 	var list []Correction // made once, for the summary and the debug record alike
 	if res.outcome != nil && (g.Record != nil || x.report() == ReportCorrections) {
-		list = corrections(x.route.Validator, x.route.Params, res.first, res.outcome)
+		list = corrections.List(x.route.Validator, x.route.Params, res.first, res.outcome)
 	}
 	if x.report() == ReportCorrections && res.err == nil && res.report == nil && !res.bare {
-		res.corrections = correctionsValue(list)
+		res.corrections = corrections.Value(list)
 	}
 	if res.outcome != nil && g.Record != nil {
 		g.record(x, res, list)
@@ -419,7 +435,11 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 			done(0, 0, err)
 		}
 	}()
-	return g.call(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header}, x.codec, r.FormatSchema)
+	call := upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header}
+	if phase == "first" && x.stream != nil && x.stream.rel != nil {
+		call.onDelta = x.stream.rel.Feed
+	}
+	return g.call(ctx, call, x.codec, r.FormatSchema)
 }
 
 // repairs is a request's one use of the repair ladder, whatever it
@@ -553,6 +573,9 @@ func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *r
 // shape, streamed or not, its summary saying where it came from (cache
 // hit, miss or bypass).
 func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus string) error {
+	if x.stream != nil && x.stream.released {
+		return g.endStream(c, x, res, cacheStatus)
+	}
 	if res.err != nil {
 		return res.err
 	}
@@ -572,6 +595,13 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if res.report != nil {
 		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
 	}
+	return x.codec.Encode(w, x.client, g.finalObj(x, res, cacheStatus), res.text)
+}
+
+// finalObj is the answer object of res for x: the summary says where it
+// came from (cache hit, miss or bypass) and holds the corrections when
+// asked, and the model is the client's.
+func (g *guard) finalObj(x *exchange, res *result, cacheStatus string) *strictjson.Value {
 	// res is shared (by coalesced requests, with the cache): a shallow
 	// copy of the top level and of the summary is all this answer edits.
 	obj := shallow(res.obj)
@@ -589,7 +619,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 		}
 		obj.Set("contract", sum)
 	}
-	return x.codec.Encode(w, x.client, withModel(obj, x.client.Model), res.text)
+	return withModel(obj, x.client.Model)
 }
 
 // shallow copies an object's member list, not its values.

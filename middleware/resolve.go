@@ -10,6 +10,7 @@ import (
 	ollamamodel "github.com/ollama/ollama/types/model"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
@@ -46,6 +47,9 @@ type Route struct {
 	Output string
 	// Corrections adds the corrections to every answer's contract summary.
 	Corrections bool
+	// Stream is how a stream of a contract with an item array answers:
+	// release.Progressive (or "", the default) or release.Buffered.
+	Stream string
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
 	// toolsOnly marks a request no contract guards whose tool calls are
@@ -75,6 +79,8 @@ type RouteSpec struct {
 	Output    string
 	// Report "corrections" adds the corrections to every answer's summary.
 	Report string
+	// Stream is "progressive", "buffered" or "" (progressive).
+	Stream string
 }
 
 // RoutesOption configures NewRoutes.
@@ -104,7 +110,7 @@ type Routes struct {
 	// upstream's format member (read-only: every request shares it).
 	schemas map[string]*strictjson.Value
 	models  map[string]*Route
-	adHoc   *schemaCache
+	adHoc   *schemacache.Cache
 	// specs are the routes in configuration order, for listing.
 	specs          []RouteSpec
 	noSchemaFormat map[string]bool
@@ -166,14 +172,14 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			upstream = s.Model
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
-			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: rs.schemas[c.ID()]}
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, Stream: s.Stream, schema: rs.schemas[c.ID()]}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
 	if adHoc {
-		rs.adHoc = newSchemaCache(DefaultSchemaCacheBytes)
+		rs.adHoc = schemacache.New(schemacache.DefaultBytes)
 	}
 	return rs, nil
 }
@@ -209,7 +215,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: rs.schemas[c.ID()],
 			AddFormat: rs.schemaFormat(l.Model)}
 		if base != nil {
-			r.UpstreamModel, r.AddFormat, r.Output = base.UpstreamModel, base.AddFormat, base.Output
+			r.UpstreamModel, r.AddFormat, r.Output, r.Stream = base.UpstreamModel, base.AddFormat, base.Output, base.Stream
 		}
 		return r, nil
 	}
@@ -226,7 +232,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		return &r, nil
 	}
 	if rs.adHoc != nil && l.Schema != nil {
-		v, err := rs.adHoc.get(l.Schema, func(raw []byte) (*validators.Validator, error) {
+		v, err := rs.adHoc.Get(l.Schema, func(raw []byte) (*validators.Validator, error) {
 			c, err := contracts.FromSchema(raw)
 			if err != nil {
 				return nil, err

@@ -134,7 +134,7 @@ func TestClientGoneCompilesNothing(t *testing.T) {
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/generate", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	e.ServeHTTP(httptest.NewRecorder(), req)
-	if n, _ := routes.adHoc.size(); n != 0 || calls.Load() != 0 {
+	if n, _ := routes.adHoc.Size(); n != 0 || calls.Load() != 0 {
 		t.Errorf("after a gone client: %d schemas compiled, %d upstream calls; want none", n, calls.Load())
 	}
 }

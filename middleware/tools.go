@@ -10,6 +10,7 @@ import (
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -26,17 +27,17 @@ const RouteTools = "tools"
 // toolValidators holds the compiled parameters schemas by hash: clients
 // send the same tools with every request.
 type toolValidators struct {
-	cache *schemaCache
+	cache *schemacache.Cache
 }
 
 func newToolValidators() *toolValidators {
-	return &toolValidators{cache: newSchemaCache(DefaultSchemaCacheBytes)}
+	return &toolValidators{cache: schemacache.New(schemacache.DefaultBytes)}
 }
 
 // get compiles a parameters schema once. A failed call's arguments are a
 // contract failure: no fallback.
 func (tv *toolValidators) get(schema json.RawMessage) (*validators.Validator, error) {
-	return tv.cache.get(schema, func(raw []byte) (*validators.Validator, error) {
+	return tv.cache.Get(schema, func(raw []byte) (*validators.Validator, error) {
 		c, err := contracts.FromSchema(raw)
 		if err != nil {
 			return nil, err

@@ -39,6 +39,9 @@ type upstreamCall struct {
 	// header holds the client's headers to forward (nil for the guard's
 	// own calls) and the request id.
 	header http.Header
+	// onDelta, when set, gets each piece of the answer's text as it is
+	// read (a progressive stream's release).
+	onDelta func(string)
 }
 
 // errStopped is the cause of the end of a model call whose answer the
@@ -116,6 +119,9 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 			delta, err := rd.Feed(buf[:n])
 			if err != nil {
 				return nil, unreadable(err)
+			}
+			if call.onDelta != nil && delta != "" {
+				call.onDelta(delta)
 			}
 			if end != nil && end.Feed(delta) {
 				a, err := rd.Stop()

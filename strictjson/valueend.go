@@ -76,3 +76,17 @@ func (v *ValueEnd) Feed(s string) bool {
 	}
 	return false
 }
+
+// Depth is the number of objects and arrays open after the text fed so
+// far: a caller that feeds one byte at a time reads the document's
+// structure from it (the items of an array closing, say) without a
+// scanner of its own for strings and escapes.
+func (v *ValueEnd) Depth() int { return len(v.stack) }
+
+// InString reports whether the text fed so far ends inside a string.
+func (v *ValueEnd) InString() bool { return v.inString }
+
+// Failed reports whether the text can no longer end early: it did not
+// start with '{' or '[', a bracket closed what it did not open, or
+// something other than whitespace followed the value.
+func (v *ValueEnd) Failed() bool { return v.failed }

@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,4 +43,25 @@ func FuzzValueEnd(f *testing.F) {
 			t.Fatalf("%q ends whole but not in pieces of %d", s, size)
 		}
 	})
+}
+
+// TestValueEndDepth follows a document byte by byte, as the progressive
+// splitter does, and reads its depth and strings.
+func TestValueEndDepth(t *testing.T) {
+	text := `{"a":["]",{"b":"\"{"}],"c":1}`
+	want := []string{"1", "1s", "1s", "1", "1", "2", "2s", "2s", "2", "2", "3", "3s", "3s", "3", "3", "3s", "3s", "3s", "3s", "3", "2", "1", "1", "1s", "1s", "1", "1", "1", "0"}
+	var v ValueEnd
+	for i := 0; i < len(text); i++ {
+		v.Feed(text[i : i+1])
+		got := strconv.Itoa(v.Depth())
+		if v.InString() {
+			got += "s"
+		}
+		if got != want[i] {
+			t.Fatalf("after %q: depth %s, want %s", text[:i+1], got, want[i])
+		}
+	}
+	if v.Failed() {
+		t.Error("Failed() after a whole document")
+	}
 }

@@ -5,9 +5,12 @@
 // paced fake Ollama on loopback that writes a quiz of -items questions
 // over -d, one chunk per token, and — in the early-stop case — goes on
 // writing whitespace for -tail after its JSON closed (Ollama issues
-// #2577, #2623), unless its caller leaves.
+// #2577, #2623), unless its caller leaves. Then it times the progressive
+// release of an mcq quiz of 8, 20 and 50 questions written at -tps
+// tokens a second: the first question released validated against the
+// model closing it, the last delta against the model's last token.
 //
-//	go run ./bench/stream [-items 8] [-d 4s] [-tail 3s] [-keepalive 1s]
+//	go run ./bench/stream [-items 8] [-d 4s] [-tail 3s] [-keepalive 1s] [-tps 1000]
 package main
 
 import (
@@ -32,6 +35,7 @@ func main() {
 	d := flag.Duration("d", 4*time.Second, "how long the model takes to write the quiz")
 	tail := flag.Duration("tail", 3*time.Second, "whitespace the model writes after its JSON closed, under a schema format")
 	keepAlive := flag.Duration("keepalive", time.Second, "the gateway's stream_keepalive")
+	tps := flag.Int("tps", 1000, "tokens a second of the model in the progressive release's timings")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -115,6 +119,7 @@ func main() {
 		ratio(results[1].last, results[0].last), ratio(results[3].last, results[2].last))
 	fmt.Printf("longest silence of a held stream / keep-alive interval: %.2f\n", ratio(results[1].gap, *keepAlive))
 	fmt.Printf("upstream calls cancelled by their caller: %d\n", cancelled.Load())
+	printProgressive(*tps)
 }
 
 type measured struct {

@@ -1,4 +1,4 @@
-package middleware
+package corrections
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 func TestCorrectionsStaticFallback(t *testing.T) {
 	doc, _ := strictjson.Parse([]byte(`{"ok":false}`))
 	out := &repair.Outcome{Status: repair.StatusFallback, Doc: doc, Rungs: []string{"local", "llm_repair", "fallback:static"}}
-	got := corrections(nil, nil, "garbage", out)
-	want := []Correction{{Path: "", Rung: "fallback", After: json.RawMessage(`{"ok":false}`), Kind: CorrectionMajor}}
+	got := List(nil, nil, "garbage", out)
+	want := []Correction{{Path: "", Rung: "fallback", After: json.RawMessage(`{"ok":false}`), Kind: Major}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("corrections (-want +got):\n%s", diff)
 	}

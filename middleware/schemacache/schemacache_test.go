@@ -1,4 +1,4 @@
-package middleware
+package schemacache
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 func TestSchemaCacheBoundedByBytes(t *testing.T) {
 	schema := func(i int) []byte { return []byte(fmt.Sprintf(`{"type":"object","title":"%04d"}`, i)) }
 	per := contracts.CostBytes(schema(0))
-	c := newSchemaCache(3 * per)
+	c := New(3 * per)
 	compiles := 0
 	build := func(raw []byte) (*validators.Validator, error) {
 		compiles++
@@ -24,20 +24,20 @@ func TestSchemaCacheBoundedByBytes(t *testing.T) {
 		return validators.New(ct, nil)
 	}
 	for i := range 10 {
-		if _, err := c.get(schema(i), build); err != nil {
+		if _, err := c.Get(schema(i), build); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, bytes := c.size()
+	n, bytes := c.Size()
 	if n != 3 || bytes > 3*per {
-		t.Errorf("size() = %d entries, %d bytes; want 3 within %d", n, bytes, 3*per)
+		t.Errorf("Size() = %d entries, %d bytes; want 3 within %d", n, bytes, 3*per)
 	}
 	before := compiles
-	c.get(schema(9), build)
+	c.Get(schema(9), build)
 	if compiles != before {
 		t.Error("a cached schema was compiled again")
 	}
-	c.get(schema(0), build)
+	c.Get(schema(0), build)
 	if compiles != before+1 {
 		t.Error("an evicted schema was not compiled again")
 	}

@@ -1,4 +1,8 @@
-package middleware
+// Package schemacache keeps the validators of compiled client schemas
+// (ad-hoc formats, tool parameters) by the hash of the schema, bounded by
+// their estimated heap: compiling a schema costs far more than validating
+// with it, and apps send the same few schemas over and over.
+package schemacache
 
 import (
 	"math"
@@ -10,16 +14,17 @@ import (
 	"github.com/contractgateway/gateway/validators"
 )
 
-// DefaultSchemaCacheBytes bounds the compiled client schemas (ad-hoc
+// DefaultBytes bounds the compiled client schemas (ad-hoc
 // formats, tool parameters) kept in memory, by their estimated heap
 // (contracts.CostBytes). Apps send a few schemas over and over, and
 // compiling one costs far more than validating; a flood of distinct large
 // schemas must not hold the heap (count bounds did not: fifteen 2 MB
 // schemas kept almost a gigabyte).
-const DefaultSchemaCacheBytes = 64 << 20
+const DefaultBytes = 64 << 20
 
-// schemaCache is a byte-bounded LRU of compiled client schemas by hash.
-type schemaCache struct {
+// Cache is a byte-bounded LRU of compiled client schemas by hash, safe
+// for concurrent use.
+type Cache struct {
 	mu    sync.Mutex
 	lru   *simplelru.LRU[string, schemaEntry]
 	bytes int64
@@ -31,16 +36,17 @@ type schemaEntry struct {
 	cost int64
 }
 
-func newSchemaCache(max int64) *schemaCache {
-	c := &schemaCache{max: max}
+// New returns a cache of at most max estimated bytes.
+func New(max int64) *Cache {
+	c := &Cache{max: max}
 	c.lru, _ = simplelru.NewLRU[string, schemaEntry](math.MaxInt, func(_ string, e schemaEntry) { c.bytes -= e.cost })
 	return c
 }
 
-// get returns the validator of raw, compiling it with build on a miss.
+// Get returns the validator of raw, compiling it with build on a miss.
 // Compilation runs outside the lock: two requests with one new schema may
 // both compile it, which costs less than making every request wait.
-func (c *schemaCache) get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
+func (c *Cache) Get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
 	key := contracts.SchemaHash(raw)
 	c.mu.Lock()
 	e, ok := c.lru.Get(key)
@@ -69,8 +75,8 @@ func (c *schemaCache) get(raw []byte, build func([]byte) (*validators.Validator,
 	return v, nil
 }
 
-// size returns the entries and their estimated bytes.
-func (c *schemaCache) size() (int, int64) {
+// Size returns the entries and their estimated bytes.
+func (c *Cache) Size() (int, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.bytes

@@ -1,0 +1,130 @@
+package progressive
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// Assembler makes the text a stream releases: first the opening of the
+// item array with the objects on its path ({"questions":[), then each
+// item in its canonical form after a comma, and at the end the array's
+// close, every other member and the closing braces. Object member order
+// carries no meaning (RFC 8259 §4), so the members the model wrote
+// before the array follow it. The text released is the canonical
+// encoding of the final document (Document), byte for byte: the text the
+// contract summary and the cache keep, whatever the model's own
+// whitespace and order.
+type Assembler struct {
+	path  []string
+	items []*strictjson.Value
+	text  strings.Builder
+}
+
+// NewAssembler returns the assembler of the item array at pointer.
+func NewAssembler(pointer string) (*Assembler, error) {
+	segs, err := strictjson.ParsePointer(pointer)
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) == 0 {
+		return nil, errors.New("the item array is the document itself")
+	}
+	return &Assembler{path: segs}, nil
+}
+
+// Item returns the delta that releases item: the array's opening before
+// the first item, a comma before every other.
+func (a *Assembler) Item(item *strictjson.Value) string {
+	var b strings.Builder
+	if len(a.items) == 0 {
+		for _, seg := range a.path {
+			b.WriteByte('{')
+			b.Write(strictjson.Marshal(strictjson.String(seg)))
+			b.WriteByte(':')
+		}
+		b.WriteByte('[')
+	} else {
+		b.WriteByte(',')
+	}
+	b.Write(strictjson.Marshal(item))
+	a.items = append(a.items, item)
+	a.text.WriteString(b.String())
+	return b.String()
+}
+
+// Items are the items released so far, in order.
+func (a *Assembler) Items() []*strictjson.Value { return a.items }
+
+// Document is the final document made of model's: its item array
+// replaced by the released items and moved first in each object on its
+// path, every other member kept in the model's order. An error when model
+// has no object where the path needs one.
+func (a *Assembler) Document(model *strictjson.Value) (*strictjson.Value, error) {
+	return reorder(model, a.path, a.items)
+}
+
+func reorder(v *strictjson.Value, path []string, items []*strictjson.Value) (*strictjson.Value, error) {
+	if v == nil || v.Kind != strictjson.KindObject {
+		return nil, errors.New("no object holds the item array")
+	}
+	var first *strictjson.Value
+	if len(path) == 1 {
+		first = strictjson.Array(items...)
+	} else {
+		var err error
+		if first, err = reorder(v.Get(path[0]), path[1:], items); err != nil {
+			return nil, err
+		}
+	}
+	out := *v
+	out.Members = make([]strictjson.Member, 0, len(v.Members)+1)
+	out.Members = append(out.Members, strictjson.Member{Key: path[0], KeyOffset: -1, Value: first})
+	for _, m := range v.Members {
+		if m.Key != path[0] {
+			out.Members = append(out.Members, m)
+		}
+	}
+	return &out, nil
+}
+
+// Close returns the last delta: the array's close (its opening too, when
+// no item was released), the other members of doc, a document Document
+// made (or repaired since, keeping the item array first), and the closing
+// braces. Text is then the whole document.
+func (a *Assembler) Close(doc *strictjson.Value) (string, error) {
+	var b strings.Builder
+	if len(a.items) == 0 {
+		for _, seg := range a.path {
+			b.WriteByte('{')
+			b.Write(strictjson.Marshal(strictjson.String(seg)))
+			b.WriteByte(':')
+		}
+		b.WriteByte('[')
+	}
+	b.WriteByte(']')
+	levels := make([]*strictjson.Value, len(a.path))
+	v := doc
+	for k, seg := range a.path {
+		if v == nil || v.Kind != strictjson.KindObject || len(v.Members) == 0 || v.Members[0].Key != seg {
+			return "", errors.New("the document does not hold the item array first")
+		}
+		levels[k] = v
+		v = v.Members[0].Value
+	}
+	for k := len(levels) - 1; k >= 0; k-- {
+		for _, m := range levels[k].Members[1:] {
+			b.WriteByte(',')
+			b.Write(strictjson.Marshal(strictjson.String(m.Key)))
+			b.WriteByte(':')
+			b.Write(strictjson.Marshal(m.Value))
+		}
+		b.WriteByte('}')
+	}
+	a.text.WriteString(b.String())
+	return b.String(), nil
+}
+
+// Text is everything released so far: after Close, the final document.
+func (a *Assembler) Text() string { return a.text.String() }

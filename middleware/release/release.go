@@ -1,0 +1,416 @@
+// Package release runs the progressive release of one guarded stream: it
+// reads the model's answer as it arrives, checks each item of the
+// contract's item array the moment it closes, repairs a broken one in
+// flight (local fixes, then one item-scoped repair call) while later
+// items wait behind it in order, and hands the deltas to release to the
+// caller, who writes them in the client's stream format. At the end it
+// brings the members derived from the items into contract (local repair)
+// and says whether the document the deltas make is valid. It does no I/O
+// of its own: the model is the caller's repair.Model, the writing the
+// caller's.
+package release
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/contractgateway/gateway/middleware/progressive"
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// How a guarded stream of a contract with an item array answers: a
+// route's stream key and the X-Contract-Stream header. Progressive (the
+// default) releases each item as it validates; buffered holds the answer,
+// with keep-alives, until it is whole.
+const (
+	Progressive = "progressive"
+	Buffered    = "buffered"
+)
+
+// Mode reads the value of a stream key or header: "" when empty, an
+// error naming both values for any other.
+func Mode(s string) (string, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", Progressive, Buffered:
+		return v, nil
+	default:
+		return "", fmt.Errorf("X-Contract-Stream %q: want progressive or buffered", s)
+	}
+}
+
+// Result is how a run ended.
+type Result struct {
+	// Released says deltas went out (Take returned some): the answer is
+	// the stream's, and Tail, Doc, Text and Outcome say how it ends. When
+	// false nothing went out and the caller answers as it would without
+	// progressive release; Reason says why.
+	Released bool
+	Reason   string
+	// Tail is the last delta: the array's close, the other members and
+	// the closing braces; "" for a failure.
+	Tail string
+	// Doc is the final document and Text its canonical text, the
+	// concatenation of every delta and Tail; nil and "" for a failure.
+	Doc  *strictjson.Value
+	Text string
+	// Outcome is what the run did, as the ladder reports it: status
+	// (valid, repaired or failed), the reports before and after, the local
+	// changes, the model calls and their tokens.
+	Outcome repair.Outcome
+}
+
+// Run is one stream's progressive release. Feed and Finish are called by
+// the goroutine reading the upstream answer, Ready and Take by the one
+// writing to the client; the checks and repairs run in a goroutine of
+// their own, so that neither waits for the other.
+type Run struct {
+	job   repair.Job
+	split *progressive.Splitter
+	check *progressive.Checker
+	asm   *progressive.Assembler
+	// path is the item array's pointer as its member names.
+	path []string
+
+	mu sync.Mutex
+	// in holds the deltas fed and not yet read; ended says the answer is
+	// complete.
+	in    []string
+	ended bool
+	wake  chan struct{}
+	// out holds the deltas released and not yet taken.
+	out   []string
+	ready chan struct{}
+	done  chan struct{}
+
+	// The worker's own state.
+	all      strings.Builder
+	docText  string
+	released bool
+	reason   string
+	failed   bool
+	left     int
+	out0     repair.Outcome
+	res      Result
+}
+
+// Start starts the run of job's contract, whose item array it releases.
+// job is the ladder's job for the first answer: its validator, parameters
+// and model, its budget of model calls (MaxLLMCalls, -1 none) and gate
+// (LocalOnly). ctx bounds the repair calls. ready, when not nil, is the
+// channel Ready returns: a writer that waits on other events too can
+// create it before the run exists.
+func Start(ctx context.Context, job repair.Job, ready chan struct{}) (*Run, error) {
+	split, err := progressive.NewSplitter(job.Validator.Contract.ItemArray)
+	if err != nil {
+		return nil, err
+	}
+	check, err := progressive.NewChecker(job.Validator, job.Params)
+	if err != nil {
+		return nil, err
+	}
+	asm, err := progressive.NewAssembler(job.Validator.Contract.ItemArray)
+	if err != nil {
+		return nil, err
+	}
+	path, _ := strictjson.ParsePointer(job.Validator.Contract.ItemArray)
+	r := &Run{job: job, split: split, check: check, asm: asm, path: path, left: job.MaxLLMCalls,
+		wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), done: make(chan struct{})}
+	switch {
+	case r.left == 0:
+		r.left = repair.DefaultMaxLLMCalls
+	case r.left < 0:
+		r.left = 0
+	}
+	if ready != nil {
+		r.ready = ready
+	}
+	r.out0.Rungs = []string{"local"}
+	go r.work(ctx)
+	return r, nil
+}
+
+// Feed hands the run the next piece of the model's text. It never waits.
+func (r *Run) Feed(delta string) {
+	r.mu.Lock()
+	r.in = append(r.in, delta)
+	r.mu.Unlock()
+	signal(r.wake)
+}
+
+// Finish says the answer is complete (or ended with an error: a document
+// that did not close then fails) and waits for the run's end.
+func (r *Run) Finish() Result {
+	r.mu.Lock()
+	r.ended = true
+	r.mu.Unlock()
+	signal(r.wake)
+	<-r.done
+	return r.res
+}
+
+// Ready is signalled when Take has deltas; it has room for one signal.
+func (r *Run) Ready() <-chan struct{} { return r.ready }
+
+// Take returns the deltas released since the last Take, in order.
+func (r *Run) Take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.out
+	r.out = nil
+	return out
+}
+
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+func (r *Run) work(ctx context.Context) {
+	defer close(r.done)
+	for {
+		<-r.wake
+		r.mu.Lock()
+		in, ended := r.in, r.ended
+		r.in = nil
+		r.mu.Unlock()
+		for _, d := range in {
+			r.all.WriteString(d)
+			for _, e := range r.split.Feed(d) {
+				r.handle(ctx, e)
+			}
+		}
+		if ended {
+			for _, e := range r.split.Close() {
+				r.handle(ctx, e)
+			}
+			r.res = r.finish()
+			return
+		}
+	}
+}
+
+func (r *Run) handle(ctx context.Context, e progressive.Event) {
+	switch e.Kind {
+	case progressive.DocumentClosed:
+		r.docText = e.Raw
+	case progressive.GaveUp:
+		r.stop(e.Reason)
+	case progressive.ItemClosed:
+		if r.failed || r.reason != "" {
+			return
+		}
+		if item, ok := r.judge(ctx, e.Raw); ok {
+			r.release(r.asm.Item(item))
+		}
+	}
+}
+
+// stop ends the release: before anything went out the caller answers as
+// without it, after it the stream ends in the contract failure.
+func (r *Run) stop(reason string) {
+	if r.reason == "" {
+		r.reason = reason
+	}
+	if r.released {
+		r.failed = true
+	}
+}
+
+func (r *Run) release(delta string) {
+	r.released = true
+	r.mu.Lock()
+	r.out = append(r.out, delta)
+	r.mu.Unlock()
+	signal(r.ready)
+}
+
+// judge decides the fate of the item that closed after those released:
+// it returns the item to release, as written or repaired, or false when
+// it cannot be brought into contract (the run stopped).
+func (r *Run) judge(ctx context.Context, raw string) (*strictjson.Value, bool) {
+	v, params := r.job.Validator, r.job.Params
+	n := len(r.asm.Items()) + 1
+	var doc *strictjson.Value
+	var report validators.Report
+	if item, err := strictjson.ParseString(raw); err == nil {
+		var blocking []validators.Violation
+		doc, report, blocking = r.check.Check(append(r.asm.Items()[:n-1:n-1], item))
+		if len(blocking) == 0 {
+			return item, true
+		}
+	} else {
+		// Broken JSON inside the item: the syntactic fixes of local repair
+		// on the document of the items so far.
+		local := repair.Local(v, r.prefixText(raw), params)
+		if local.Doc == nil {
+			r.stop("item " + strconv.Itoa(n-1) + " is not JSON local repair can read")
+			return nil, false
+		}
+		if item, ok := r.accept(local.Doc, local.Report, local.Changes, n); ok {
+			return item, true
+		}
+		doc, report = local.Doc, local.Report
+	}
+	if hasFixes(report) {
+		fixed, rep, changes := repair.ApplyFixes(v, doc, params, report)
+		if item, ok := r.accept(fixed, rep, changes, n); ok {
+			return item, true
+		}
+		doc, report = fixed, rep
+	}
+	if !r.released {
+		// Nothing went out yet: the whole ladder, after the answer, can do
+		// more for it than a call here.
+		r.stop("item " + strconv.Itoa(n-1) + " needs more than local repair")
+		return nil, false
+	}
+	job := r.job
+	job.MaxLLMCalls = r.left
+	if r.left == 0 {
+		job.MaxLLMCalls = -1
+	}
+	out := repair.RepairItems(ctx, job, doc, report, []int{n - 1})
+	r.left = max(0, r.left-out.LLMCalls)
+	r.out0.LLMCalls += out.LLMCalls
+	r.out0.Tokens.PromptTokens += out.Tokens.PromptTokens
+	r.out0.Tokens.OutputTokens += out.Tokens.OutputTokens
+	r.out0.Rungs = appendNew(r.out0.Rungs, out.Rungs...)
+	if out.Status == repair.StatusRepaired {
+		if item, ok := r.accept(out.Doc, out.Report, out.Changes, n); ok {
+			return item, true
+		}
+	}
+	r.stop("item " + strconv.Itoa(n-1) + " could not be repaired")
+	return nil, false
+}
+
+// accept takes item n-1 of a repaired document of n items when the items
+// released before it are unchanged and no violation holds it back.
+func (r *Run) accept(doc *strictjson.Value, report validators.Report, changes []repair.Change, n int) (*strictjson.Value, bool) {
+	arr, err := doc.At(r.job.Validator.Contract.ItemArray)
+	if err != nil || arr.Kind != strictjson.KindArray || len(arr.Items) != n {
+		return nil, false
+	}
+	for i, it := range r.asm.Items() {
+		if !strictjson.Equal(it, arr.Items[i]) {
+			return nil, false
+		}
+	}
+	if len(r.check.Blocking(report, n)) > 0 {
+		return nil, false
+	}
+	r.out0.Changes = append(r.out0.Changes, changes...)
+	return arr.Items[n-1], true
+}
+
+// prefixText is the document of the released items and the raw text of
+// the next, for local repair to read.
+func (r *Run) prefixText(raw string) string {
+	var b strings.Builder
+	for _, seg := range r.path {
+		b.WriteByte('{')
+		b.Write(strictjson.Marshal(strictjson.String(seg)))
+		b.WriteByte(':')
+	}
+	b.WriteByte('[')
+	for _, it := range r.asm.Items() {
+		b.Write(strictjson.Marshal(it))
+		b.WriteByte(',')
+	}
+	b.WriteString(raw)
+	b.WriteByte(']')
+	b.WriteString(strings.Repeat("}", len(r.path)))
+	return b.String()
+}
+
+// finish ends the run once the answer is complete: the final document
+// from the released items and the model's other members, the derived
+// members re-derived by local repair, validated whole.
+func (r *Run) finish() Result {
+	if !r.released {
+		reason := r.reason
+		if reason == "" {
+			reason = "no item to release"
+		}
+		return Result{Reason: reason}
+	}
+	v, params := r.job.Validator, r.job.Params
+	out := r.out0
+	out.Before = v.Validate(r.all.String(), params).Report
+	fail := func(report validators.Report) Result {
+		out.Status, out.Report = repair.StatusFailed, report
+		return Result{Released: true, Reason: r.reason, Outcome: out}
+	}
+	if r.failed {
+		return fail(out.Before)
+	}
+	model, err := strictjson.ParseString(r.docText)
+	if err != nil {
+		// An item mended by local repair leaves the model's document
+		// broken: its other members are read as local repair reads them.
+		if model = repair.Local(v, r.docText, params).Doc; model == nil {
+			return fail(out.Before)
+		}
+	}
+	doc, err := r.asm.Document(model)
+	if err != nil {
+		return fail(out.Before)
+	}
+	doc, report := v.CheckDoc(doc, params)
+	if hasFixes(report) {
+		var changes []repair.Change
+		doc, report, changes = repair.ApplyFixes(v, doc, params, report)
+		out.Changes = append(out.Changes, changes...)
+	}
+	arr, err := doc.At(v.Contract.ItemArray)
+	if err != nil || arr.Kind != strictjson.KindArray || len(arr.Items) != len(r.asm.Items()) {
+		return fail(report)
+	}
+	for i, it := range r.asm.Items() {
+		if !strictjson.Equal(it, arr.Items[i]) {
+			return fail(report)
+		}
+	}
+	if !report.Valid {
+		return fail(report)
+	}
+	tail, err := r.asm.Close(doc)
+	if err != nil {
+		return fail(report)
+	}
+	out.Status, out.Doc, out.Report = repair.StatusValid, doc, report
+	if len(out.Changes) > 0 || out.LLMCalls > 0 {
+		out.Status = repair.StatusRepaired
+	}
+	return Result{Released: true, Tail: tail, Doc: doc, Text: r.asm.Text(), Outcome: out}
+}
+
+// hasFixes reports whether some violation of r carries a local fix.
+func hasFixes(r validators.Report) bool {
+	for _, v := range r.Violations {
+		if v.Fix != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func appendNew(list []string, more ...string) []string {
+	for _, s := range more {
+		found := false
+		for _, t := range list {
+			found = found || t == s
+		}
+		if !found {
+			list = append(list, s)
+		}
+	}
+	return list
+}

@@ -1,0 +1,188 @@
+package release
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/packs"
+)
+
+// itemModel answers a scoped repair call with the item it holds, after
+// the test lets it (nil gate: at once); called is signalled on each call.
+type itemModel struct {
+	reply  string
+	gate   chan struct{}
+	called chan struct{}
+}
+
+func (m *itemModel) Complete(ctx context.Context, _ repair.ModelRequest) (repair.Reply, error) {
+	if m.called != nil {
+		m.called <- struct{}{}
+	}
+	if m.gate != nil {
+		select {
+		case <-m.gate:
+		case <-ctx.Done():
+			return repair.Reply{}, ctx.Err()
+		}
+	}
+	return repair.Reply{Text: m.reply, OutputTokens: 7}, nil
+}
+
+// mcqText is a valid five-question document with edit applied to its
+// parsed form, in the model's member order (meta first).
+func mcqText(t *testing.T, edit func(doc *strictjson.Value)) (string, *strictjson.Value) {
+	t.Helper()
+	doc, err := strictjson.ParseString(mcqgen.Questions(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := doc.Clone()
+	if edit != nil {
+		edit(doc)
+	}
+	return string(strictjson.MarshalIndent(doc, " ")), good
+}
+
+func startRun(t *testing.T, m repair.Model) *Run {
+	t.Helper()
+	v, err := packs.Builtin("mcq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := v.Params(nil)
+	r, err := Start(context.Background(), repair.Job{Validator: v, Params: params, Model: m}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// feed gives the run text in pieces of n bytes.
+func feed(r *Run, text string, n int) {
+	for i := 0; i < len(text); i += n {
+		r.Feed(text[i:min(i+n, len(text))])
+	}
+}
+
+func TestRunReleases(t *testing.T) {
+	item := func(doc *strictjson.Value, i int) *strictjson.Value { return doc.Get("questions").Items[i] }
+	tests := []struct {
+		name       string
+		edit       func(doc *strictjson.Value)
+		reply      string
+		wantStatus string
+		released   bool
+		calls      int
+	}{
+		{name: "valid", wantStatus: repair.StatusValid, released: true},
+		{name: "derived member fixed at the end", edit: func(doc *strictjson.Value) {
+			doc.Get("meta").Set("question_count", strictjson.Int(9))
+		}, wantStatus: repair.StatusRepaired, released: true},
+		{name: "numbering fixed locally", edit: func(doc *strictjson.Value) {
+			item(doc, 2).Set("question_id", strictjson.String("Q7"))
+		}, wantStatus: repair.StatusRepaired, released: true},
+		{name: "broken JSON in an item fixed locally", edit: func(doc *strictjson.Value) {
+			item(doc, 3).Set("topic", strictjson.String("TRAILING"))
+		}, wantStatus: repair.StatusRepaired, released: true},
+		{name: "item repaired by a scoped call", edit: func(doc *strictjson.Value) {
+			item(doc, 3).Set("answer", strictjson.Int(9))
+		}, reply: "GOOD", wantStatus: repair.StatusRepaired, released: true, calls: 1},
+		{name: "item beyond repair after release", edit: func(doc *strictjson.Value) {
+			item(doc, 3).Set("answer", strictjson.Int(9))
+		}, reply: `{"no":1}`, wantStatus: repair.StatusFailed, released: true, calls: 1},
+		{name: "first item beyond local repair: nothing released", edit: func(doc *strictjson.Value) {
+			item(doc, 0).Set("answer", strictjson.Int(9))
+		}, released: false},
+	}
+	for _, tt := range tests {
+		text, good := mcqText(t, tt.edit)
+		// An unquoted key in the item: broken JSON local repair mends.
+		text = strings.Replace(text, `"topic": "TRAILING"`, `topic: "Lists"`, 1)
+		reply := tt.reply
+		if reply == "GOOD" {
+			reply = `{"questions[3]":` + string(strictjson.Marshal(item(good, 3))) + `}`
+		}
+		m := &itemModel{reply: reply}
+		r := startRun(t, m)
+		feed(r, text, 7)
+		res := r.Finish()
+		deltas := strings.Join(r.Take(), "")
+		if res.Released != tt.released {
+			t.Fatalf("%s: released %v (%s), want %v", tt.name, res.Released, res.Reason, tt.released)
+		}
+		if !tt.released {
+			if deltas != "" {
+				t.Errorf("%s: deltas %q went out", tt.name, deltas)
+			}
+			continue
+		}
+		if res.Outcome.Status != tt.wantStatus || res.Outcome.LLMCalls != tt.calls {
+			t.Errorf("%s: status %s after %d calls, want %s after %d (report %v, reason %q)", tt.name, res.Outcome.Status, res.Outcome.LLMCalls, tt.wantStatus, tt.calls, res.Outcome.Report.Codes(), res.Reason)
+		}
+		if tt.wantStatus == repair.StatusFailed {
+			if res.Doc != nil || res.Tail != "" || res.Outcome.Report.Valid {
+				t.Errorf("%s: a failure with a document or a valid report", tt.name)
+			}
+			continue
+		}
+		if got := deltas + res.Tail; got != res.Text || got != string(strictjson.Marshal(res.Doc)) {
+			t.Errorf("%s: deltas and tail %q, text %q", tt.name, got, res.Text)
+		}
+		if !strings.HasPrefix(res.Text, `{"questions":[{`) {
+			t.Errorf("%s: text starts %.30q", tt.name, res.Text)
+		}
+		v, _ := packs.Builtin("mcq")
+		params, _ := v.Params(nil)
+		if rep := v.Validate(res.Text, params).Report; !rep.Valid {
+			t.Errorf("%s: final text invalid: %v", tt.name, rep.Codes())
+		}
+	}
+}
+
+// TestRunOrder: items after a broken one wait for its repair call, and
+// go out in order once it is back; the first ones went out before.
+func TestRunOrder(t *testing.T) {
+	text, good := mcqText(t, func(doc *strictjson.Value) {
+		doc.Get("questions").Items[2].Set("answer", strictjson.Int(9))
+	})
+	m := &itemModel{reply: `{"questions[2]":` + string(strictjson.Marshal(good.Get("questions").Items[2])) + `}`,
+		gate: make(chan struct{}), called: make(chan struct{}, 1)}
+	r := startRun(t, m)
+	feed(r, text, 5)
+	<-m.called
+	before := r.Take()
+	if len(before) != 2 {
+		t.Fatalf("%d deltas out while item 2 is repaired, want 2", len(before))
+	}
+	close(m.gate)
+	res := r.Finish()
+	after := r.Take()
+	if len(after) != 3 || res.Outcome.Status != repair.StatusRepaired {
+		t.Fatalf("%d deltas after the repair, status %s; want 3, repaired", len(after), res.Outcome.Status)
+	}
+	all := append(before, after...)
+	for i, d := range all {
+		q, err := strictjson.ParseString(strings.TrimLeft(strings.TrimPrefix(d, `{"questions":[`), ","))
+		if err != nil {
+			t.Fatalf("delta %d %q: %v", i, d, err)
+		}
+		if id, _ := q.Get("question_id").AsString(); id != "Q00"+string(rune('1'+i)) {
+			t.Errorf("delta %d is %s", i, id)
+		}
+	}
+}
+
+func TestRunGivesUp(t *testing.T) {
+	for _, text := range []string{"I cannot write that quiz.", `[{"a":1}]`, `{"meta":{}}`, `{"questions":[`} {
+		r := startRun(t, nil)
+		feed(r, text, 3)
+		if res := r.Finish(); res.Released || res.Reason == "" {
+			t.Errorf("%q: released %v, reason %q", text, res.Released, res.Reason)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+package repair
+
+import (
+	"context"
+
+	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
+)
+
+// RepairItems makes one item-scoped repair call (rung 2's scoped call)
+// outside the ladder, for a stream that has released the items before
+// these and may change nothing else: doc holds the items so far at the
+// contract's item array, report is its validation, indices the items to
+// repair. The reply's items are spliced in and merged as the ladder's
+// are (every other item byte-identical, the fields no violation named
+// restored), the derivable fixes applied again, and the result
+// validated. The Outcome's Doc and Report are that result, Status
+// StatusRepaired when the call gave usable items and StatusFailed
+// otherwise (no model, no budget, no usable reply); the caller judges
+// the report, for only it knows which violations the items answer for.
+func RepairItems(ctx context.Context, job Job, doc *strictjson.Value, report validators.Report, indices []int) Outcome {
+	l := newLadder(job)
+	l.out.Rungs = []string{}
+	l.out.Before = report
+	base := attempt{doc: doc, report: report}
+	if job.Model == nil || job.LocalOnly || l.array == "" || len(indices) == 0 || !l.canCall(ctx) {
+		return l.finish(base, StatusFailed)
+	}
+	a, ok := l.scopedRepair(ctx, base, indices, 0)
+	if !ok {
+		return l.finish(base, StatusFailed)
+	}
+	return l.finish(a, StatusRepaired)
+}

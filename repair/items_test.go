@@ -1,0 +1,63 @@
+package repair
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/packs"
+)
+
+// replyModel answers every call with its reply, or its error.
+type replyModel struct {
+	reply string
+	err   error
+	calls int
+}
+
+func (m *replyModel) Complete(context.Context, ModelRequest) (Reply, error) {
+	m.calls++
+	return Reply{Text: m.reply}, m.err
+}
+
+func TestRepairItems(t *testing.T) {
+	v, err := packs.Builtin("mcq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := v.Params(nil)
+	good, _ := strictjson.ParseString(mcqgen.Questions(2))
+	fixed := string(strictjson.Marshal(good.Get("questions").Items[1]))
+	tests := []struct {
+		name       string
+		model      *replyModel
+		localOnly  bool
+		wantStatus string
+		wantCalls  int
+		wantFixed  bool
+	}{
+		{name: "scoped reply spliced in", model: &replyModel{reply: `{"questions[1]":` + fixed + `}`}, wantStatus: StatusRepaired, wantCalls: 1, wantFixed: true},
+		{name: "unusable reply", model: &replyModel{reply: `sorry`}, wantStatus: StatusFailed, wantCalls: 1},
+		{name: "failed call", model: &replyModel{err: errors.New("500")}, wantStatus: StatusFailed, wantCalls: 1},
+		{name: "local only makes no call", model: &replyModel{}, localOnly: true, wantStatus: StatusFailed},
+	}
+	for _, tt := range tests {
+		doc := good.Clone()
+		doc.Delete("meta")
+		doc.Get("questions").Items[1].Set("answer", strictjson.Int(9))
+		_, report := v.CheckDoc(doc, params)
+		out := RepairItems(context.Background(), Job{Validator: v, Params: params, Model: tt.model, LocalOnly: tt.localOnly}, doc, report, []int{1})
+		if out.Status != tt.wantStatus || tt.model.calls != tt.wantCalls || out.LLMCalls != tt.wantCalls {
+			t.Errorf("%s: status %s after %d calls (%d counted), want %s after %d", tt.name, out.Status, tt.model.calls, out.LLMCalls, tt.wantStatus, tt.wantCalls)
+		}
+		got := string(strictjson.Marshal(out.Doc.Get("questions").Items[1]))
+		if (got == fixed) != tt.wantFixed {
+			t.Errorf("%s: item 1 is %s, fixed %v", tt.name, got, tt.wantFixed)
+		}
+		if first := string(strictjson.Marshal(out.Doc.Get("questions").Items[0])); first != string(strictjson.Marshal(good.Get("questions").Items[0])) {
+			t.Errorf("%s: item 0 changed: %s", tt.name, first)
+		}
+	}
+}
