@@ -99,7 +99,7 @@ type GuardConfig struct {
 	Record func(Record)
 
 	// newStreamWriter makes the writer of a progressive stream, item by
-	// item in the client's stream format; nil streams every answer whole.
+	// item in the client's stream format: the codec's own, or a test's.
 	newStreamWriter func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) streamWriter
 }
 
@@ -174,6 +174,11 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	}
 	if config.MaxLLMCalls == 0 {
 		config.MaxLLMCalls = DefaultMaxLLMCalls
+	}
+	if config.newStreamWriter == nil {
+		config.newStreamWriter = func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) streamWriter {
+			return cd.NewStreamWriter(w, r)
+		}
 	}
 	if config.StreamKeepAlive == 0 {
 		config.StreamKeepAlive = DefaultStreamKeepAlive

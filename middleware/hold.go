@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 )
 
 // hold answers x as answer does; while it works on a client that asked
@@ -18,8 +20,9 @@ import (
 // and headers.
 //
 // A progressive stream's released items are written here too, as they
-// come: once the first went out, keep-alives stop (the codec's stream
-// has begun).
+// come: once the first went out, the keep-alives are frames its clients
+// skip anywhere in a stream (see midStreamKeepAlive), so that a stream
+// waiting on an item's repair call does not go silent either.
 func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result, Event) {
 	keepAlive := x.client.Stream && g.StreamKeepAlive > 0
 	if !keepAlive && x.stream == nil {
@@ -52,10 +55,12 @@ func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result,
 		case <-ready:
 			g.flushReleased(c, x)
 		case <-tick:
-			if x.stream == nil || !x.stream.wrote {
-				g.keepAlive(c.Response(), x, n)
-				n++
+			if x.stream != nil && x.stream.wrote {
+				midStreamKeepAlive(c.Response(), x)
+				continue
 			}
+			g.keepAlive(c.Response(), x, n)
+			n++
 		}
 	}
 }
@@ -77,13 +82,43 @@ func (g *guard) keepAlive(w *echo.Response, x *exchange, n int) {
 	w.Flush()
 }
 
+// midStreamKeepAlive keeps a progressive stream alive while a released
+// item's successor is repaired: the codec's stream has begun, so the
+// frame must be one its clients skip anywhere in a stream. An SSE
+// comment is that for every SSE API (the Responses API's in-progress
+// event is not: its clients take it as the whole response so far, with
+// no output); Ollama's keep-alive chunk, empty content and done false,
+// is that for NDJSON.
+func midStreamKeepAlive(w *echo.Response, x *exchange) {
+	contentType, f := x.codec.KeepAlive(x.client, 0)
+	if contentType == frame.SSEType {
+		f = frame.KeepAliveComment
+	}
+	_, _ = w.Write(f)
+	w.Flush()
+}
+
 // heldWriter is the writer of an answer whose stream the keep-alives
-// started: its headers are sent already, so a codec's header edits and
-// status go nowhere, and its events follow the keep-alives.
+// may have started: once they did, its headers are sent already, so a
+// codec's header edits and status go nowhere, and its events follow the
+// keep-alives. Until then it is the response itself: a progressive
+// stream's writer is made before anyone knows whether a keep-alive or
+// its first item starts the stream.
 type heldWriter struct{ w *echo.Response }
 
-func (h heldWriter) Header() http.Header         { return http.Header{} }
-func (h heldWriter) WriteHeader(int)             {}
+func (h heldWriter) Header() http.Header {
+	if h.w.Committed {
+		return http.Header{}
+	}
+	return h.w.Header()
+}
+
+func (h heldWriter) WriteHeader(code int) {
+	if !h.w.Committed {
+		h.w.WriteHeader(code)
+	}
+}
+
 func (h heldWriter) Write(b []byte) (int, error) { return h.w.Write(b) }
 func (h heldWriter) Flush()                      { h.w.Flush() }
 

@@ -580,10 +580,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 		return res.err
 	}
 	resp := c.Response()
-	var w http.ResponseWriter = resp
-	if resp.Committed {
-		w = heldWriter{resp}
-	}
+	w := heldWriter{resp}
 	if res.bare {
 		r := *x.client
 		r.Stream = false

@@ -44,14 +44,14 @@ type progressiveStream struct {
 // output, the request declares no tools, and neither the route nor the
 // header asks for a buffered stream.
 func (g *guard) progressive(c echo.Context, x *exchange) {
-	if cmp.Or(x.streamMode, x.route.Stream) == release.Buffered || g.newStreamWriter == nil || !x.client.Stream || x.route.toolsOnly ||
+	if cmp.Or(x.streamMode, x.route.Stream) == release.Buffered || !x.client.Stream || x.route.toolsOnly ||
 		x.route.Validator.Contract.ItemArray == "" || x.route.output() != "bare" {
 		return
 	}
 	if tc, ok := x.codec.(codec.ToolCodec); ok && len(tc.Tools(x.client)) > 0 {
 		return
 	}
-	x.stream = &progressiveStream{w: g.newStreamWriter(x.codec, c.Response(), x.client), ready: make(chan struct{}, 1)}
+	x.stream = &progressiveStream{w: g.newStreamWriter(x.codec, heldWriter{c.Response()}, x.client), ready: make(chan struct{}, 1)}
 }
 
 // gatedModel asks the repair gate at its first call. A stream's run calls
