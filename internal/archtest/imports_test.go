@@ -84,6 +84,8 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"upstream", []string{module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/cache", module + "/config", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
 		{"middleware/codec/frame", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/repair", module + "/validators", "github.com/labstack/echo/v4"}},
 		{"stats", []string{module + "/gateway", module + "/edge", module + "/debugstore", module + "/config", module + "/access"}},
+		{"outcomes", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/debugstore", module + "/edge", module + "/cache", module + "/repair", module + "/validators", module + "/upstream", "github.com/labstack/echo/v4"}},
+		{"internal/pgtest", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/outcomes", "github.com/labstack/echo/v4"}},
 		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/upstream", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
 	}
 	var forbidden []string
