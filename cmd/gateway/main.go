@@ -72,7 +72,8 @@ a model's output; repair brings it into contract, locally with --offline or
 with the model at --ollama; contracts lists, shows and lints contracts; keys new
 prints a fresh API key, once, and the config lines that admit it.
 Environment: GATEWAY_CONFIG, GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
-GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT.
+GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT,
+GATEWAY_OUTCOMES_SQLITE, GATEWAY_OUTCOMES_POSTGRES.
 Each command's flags: gateway COMMAND --help.
 
 `
