@@ -8,8 +8,9 @@
 // climbs back — cache and config importing no project package but
 // strictjson, the syntactic repairer (repair/syntax) none but strictjson
 // and extract, extract (think sections and code fences, shared by
-// validators and repair/syntax) none at all, and net/http and echo kept at
-// the edge.
+// validators and repair/syntax) none at all, the outcome store (outcomes)
+// none of the guard's, its wiring (outcomes/guardlog) beneath gateway, and
+// net/http and echo kept at the edge.
 package archtest
 
 import (
