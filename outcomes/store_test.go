@@ -3,6 +3,7 @@ package outcomes
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +14,9 @@ import (
 	"github.com/contractgateway/gateway/internal/pgtest"
 )
 
+// TestMain stops the PostgreSQL the tests share once they have run.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
 // opener opens a Store on one database; each call is another instance on
 // the same database, as a restarted gateway or a second replica.
 type opener func(t *testing.T) Store
@@ -21,8 +25,6 @@ type opener func(t *testing.T) Store
 // database: one table of tests, both stores.
 func eachStore(t *testing.T, fn func(t *testing.T, open opener)) {
 	t.Helper()
-	var pgOnce sync.Once
-	var pg *pgtest.Server
 	tests := []struct {
 		name    string
 		newOpen func(t *testing.T) opener
@@ -34,8 +36,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, open opener)) {
 			}
 		}},
 		{"postgres", func(t *testing.T) opener {
-			pgOnce.Do(func() { pg = pgtest.Start(t) })
-			dsn := pg.NewDatabase(t)
+			dsn := pgtest.Shared(t).NewDatabase(t)
 			return func(t *testing.T) Store {
 				return mustOpen(t, func(ctx context.Context) (Store, error) { return OpenPostgres(ctx, dsn) })
 			}
@@ -310,8 +311,7 @@ func TestStoreNewerSchemaRefused(t *testing.T) {
 // TestPostgresReplicasShare checks that two stores on one PostgreSQL — two
 // replicas — list each other's records, at once and concurrently opened.
 func TestPostgresReplicasShare(t *testing.T) {
-	pg := pgtest.Start(t)
-	dsn := pg.NewDatabase(t)
+	dsn := pgtest.Shared(t).NewDatabase(t)
 	stores := make([]Store, 2)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)

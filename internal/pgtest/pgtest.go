@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,55 +39,118 @@ type Server struct {
 	exit chan struct{}
 }
 
+// errNoBinaries is newServer's error when PostgreSQL is not installed.
+var errNoBinaries = errors.New("initdb and postgres not found (make deps installs postgresql)")
+
 // Start initialises a cluster and starts its server; the test's cleanup
 // stops it and removes its files. Without initdb and postgres (on the PATH
 // or in /usr/lib/postgresql/*/bin) the test is skipped, or fails when
-// CG_REQUIRE_POSTGRES=1 (CI).
+// CG_REQUIRE_POSTGRES=1 (CI). A test that stops or restarts the server
+// starts its own; others share one (Shared).
 func Start(t testing.TB) *Server {
 	t.Helper()
+	s, err := newServer()
+	check(t, err)
+	t.Cleanup(s.remove)
+	return s
+}
+
+// shared is the package's server of Shared, started by the first test
+// that asks for it.
+var shared struct {
+	once sync.Once
+	s    *Server
+	err  error
+}
+
+// Shared returns the server the tests of a package share (each in a
+// database of its own: NewDatabase), started on first use: initdb costs
+// seconds, a database milliseconds. The package's TestMain calls Main,
+// which stops it once every test has run. A test that stops the server
+// uses Start instead.
+func Shared(t testing.TB) *Server {
+	t.Helper()
+	shared.once.Do(func() { shared.s, shared.err = newServer() })
+	check(t, shared.err)
+	return shared.s
+}
+
+// Main runs the package's tests and then stops the shared server, if one
+// was started: func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }.
+func Main(m *testing.M) int {
+	code := m.Run()
+	if shared.s != nil {
+		shared.s.remove()
+	}
+	return code
+}
+
+// check skips or fails t for newServer's error.
+func check(t testing.TB, err error) {
+	t.Helper()
+	switch {
+	case errors.Is(err, errNoBinaries) && os.Getenv("CG_REQUIRE_POSTGRES") == "1":
+		t.Fatal(err.Error() + " and CG_REQUIRE_POSTGRES=1")
+	case errors.Is(err, errNoBinaries):
+		t.Skip(err.Error())
+	case err != nil:
+		t.Fatal(err)
+	}
+}
+
+// newServer initialises a cluster in a temp dir of its own and starts it.
+func newServer() (*Server, error) {
 	bin := findBin()
 	if bin == "" {
-		if os.Getenv("CG_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("initdb and postgres not found and CG_REQUIRE_POSTGRES=1 (make deps installs postgresql)")
-		}
-		t.Skip("initdb and postgres not found (make deps installs postgresql)")
+		return nil, errNoBinaries
 	}
 	s := &Server{bin: bin}
 	// Not t.TempDir: its parent is private to the test's user, and the
 	// server may run as another one.
 	dir, err := os.MkdirTemp("", "pgtest-")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.dir = dir
-	t.Cleanup(func() { os.RemoveAll(dir) })
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("postgres")
 		if err != nil {
-			t.Fatalf("running as root needs the postgres user to run PostgreSQL: %v", err)
+			s.remove()
+			return nil, fmt.Errorf("running as root needs the postgres user to run PostgreSQL: %v", err)
 		}
 		uid, _ := strconv.Atoi(u.Uid)
 		gid, _ := strconv.Atoi(u.Gid)
 		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
+			s.remove()
+			return nil, err
 		}
 	}
 	initdb := s.command(filepath.Join(bin, "initdb"), "-D", filepath.Join(dir, "data"), "-U", "postgres",
 		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync")
 	if out, err := initdb.CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
+		s.remove()
+		return nil, fmt.Errorf("initdb: %v\n%s", err, out)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		s.remove()
+		return nil, err
 	}
 	_, s.port, _ = net.SplitHostPort(ln.Addr().String())
 	ln.Close()
 	s.DSN = "postgres://postgres@127.0.0.1:" + s.port + "/postgres?sslmode=disable"
-	s.start(t)
-	t.Cleanup(s.Stop)
-	return s
+	if err := s.start(); err != nil {
+		s.remove()
+		return nil, err
+	}
+	return s, nil
+}
+
+// remove stops the server and removes its files.
+func (s *Server) remove() {
+	s.Stop()
+	os.RemoveAll(s.dir)
 }
 
 // findBin returns the directory that holds initdb and postgres: the
@@ -119,24 +184,23 @@ func version(bin string) int {
 func (s *Server) command(name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.Dir = s.dir
-	if s.cred != nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
-	}
+	// A test binary that dies (a panic, a timeout) takes its server with
+	// it: SIGQUIT is PostgreSQL's immediate shutdown.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT}
 	return cmd
 }
 
-func (s *Server) start(t testing.TB) {
-	t.Helper()
+func (s *Server) start() error {
 	log, err := os.Create(filepath.Join(s.dir, "server.log"))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer log.Close()
 	s.cmd = s.command(filepath.Join(s.bin, "postgres"), "-D", filepath.Join(s.dir, "data"), "-p", s.port,
 		"-k", s.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "full_page_writes=off")
 	s.cmd.Stdout, s.cmd.Stderr = log, log
 	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	exit := make(chan struct{})
 	s.exit = exit
@@ -150,17 +214,18 @@ func (s *Server) start(t testing.TB) {
 	for time.Now().Before(deadline) {
 		select {
 		case <-exit:
+			s.cmd = nil
 			out, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
-			t.Fatalf("postgres exited at start:\n%s", out)
+			return fmt.Errorf("postgres exited at start:\n%s", out)
 		default:
 		}
 		if s.ping() == nil {
-			return
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.Stop()
-	t.Fatalf("postgres on port %s did not accept connections", s.port)
+	return fmt.Errorf("postgres on port %s did not accept connections", s.port)
 }
 
 func (s *Server) ping() error {
@@ -195,7 +260,9 @@ func (s *Server) Stop() {
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	s.Stop()
-	s.start(t)
+	if err := s.start(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // NewDatabase creates an empty database of its own for one test and
