@@ -2,6 +2,7 @@ package outcomes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -9,26 +10,30 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// ErrDSN is OpenPostgres's error for a DSN that does not parse.
+var ErrDSN = errors.New("outcomes: postgres: the DSN does not parse")
+
 // OpenPostgres connects to the PostgreSQL at dsn (a postgres:// URL or
 // key=value string) and migrates its schema. Every replica of a
 // deployment opens the same database, so that each one's records are
 // listed by all.
+//
+// A database that cannot be reached returns the store with the error: it
+// connects and migrates on first use, so that a gateway starting while its
+// database is down starts anyway and writes its records once the database
+// is back. Only a DSN that does not parse (ErrDSN) returns no store.
 func OpenPostgres(ctx context.Context, dsn string) (Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message may quote the DSN, password included.
-		return nil, fmt.Errorf("outcomes: postgres: the DSN does not parse")
+		return nil, ErrDSN
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("outcomes: postgres: %w", err)
 	}
 	s := &sqlStore{db: pgDB{pool}}
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return s, nil
+	return s, s.ready(ctx)
 }
 
 // pgDB is the backend over a pgx pool.

@@ -31,7 +31,7 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("outcomes: sqlite %s: %w", path, err)
 	}
-	if err := s.migrate(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%w (sqlite %s)", err, path)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -111,6 +112,24 @@ func SchemaVersion() int { return migrations[len(migrations)-1].version }
 // sqlStore is the Store over either database.
 type sqlStore struct {
 	db backend
+	// mu guards migrated: a store opened while its database was down
+	// migrates on first use.
+	mu       sync.Mutex
+	migrated bool
+}
+
+// ready migrates the schema unless that is done.
+func (s *sqlStore) ready(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.migrated {
+		return nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	s.migrated = true
+	return nil
 }
 
 // migrate brings the schema to the newest version, each version in one
@@ -183,6 +202,9 @@ func (s *sqlStore) Write(ctx context.Context, records []Record) error {
 	if len(records) == 0 {
 		return nil
 	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	ins := `INSERT INTO outcomes (` + recordColumns + `) VALUES (` + s.placeholders(1, 21) + `) ON CONFLICT DO NOTHING`
 	insCode := `INSERT INTO outcome_codes (id, ts, stage, code) VALUES (` + s.placeholders(1, 4) + `) ON CONFLICT DO NOTHING`
 	stmts := make([]stmt, 0, len(records)*2)
@@ -203,6 +225,9 @@ func (s *sqlStore) Write(ctx context.Context, records []Record) error {
 
 // List implements Store.
 func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
+	if err := s.ready(ctx); err != nil {
+		return Page{}, err
+	}
 	limit := q.Limit
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -270,6 +295,9 @@ func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
 
 // Trends implements Store.
 func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
 	var col, from string
 	switch q.By {
 	case ByStatus, ByModel, ByContract:
@@ -327,6 +355,9 @@ func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
 
 // DeleteBefore implements Store.
 func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error) {
+	if err := s.ready(ctx); err != nil {
+		return 0, err
+	}
 	ts := t.UnixMicro()
 	if _, err := s.db.exec(ctx, `DELETE FROM outcome_codes WHERE ts < `+s.db.placeholder(1), ts); err != nil {
 		return 0, fmt.Errorf("outcomes: retention: %w", err)

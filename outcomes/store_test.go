@@ -51,6 +51,9 @@ func mustOpen(t *testing.T, open func(context.Context) (Store, error)) Store {
 	t.Helper()
 	s, err := open(t.Context())
 	if err != nil {
+		if s != nil {
+			s.Close()
+		}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })

@@ -42,6 +42,10 @@ type WriterConfig struct {
 	Logger *slog.Logger
 	// Now is the clock of retention. Nil means time.Now.
 	Now func() time.Time
+	// StartDown says the database already failed at start, and its
+	// warning is logged: the outage's failures log nothing more, and its
+	// end one line.
+	StartDown bool
 }
 
 // Writer puts records in a Store asynchronously, in batches. Add never
@@ -84,7 +88,7 @@ func NewWriter(store Store, cfg WriterConfig) *Writer {
 		cfg.Now = time.Now
 	}
 	w := &Writer{store: store, cfg: cfg, queue: make(chan Record, cfg.Queue),
-		flush: make(chan chan struct{}), prune: make(chan chan struct{}), stop: make(chan struct{})}
+		flush: make(chan chan struct{}), prune: make(chan chan struct{}), stop: make(chan struct{}), down: cfg.StartDown}
 	w.done.Add(1)
 	go w.run()
 	if cfg.Retention > 0 {

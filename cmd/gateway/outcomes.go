@@ -135,7 +135,14 @@ func openExisting(ctx context.Context, o config.Outcomes) (outcomes.Store, error
 	case o.Disabled:
 		return nil, usageError("the outcome store is disabled (outcomes.disabled)")
 	case o.Postgres != "":
-		return outcomes.OpenPostgres(ctx, o.Postgres)
+		s, err := outcomes.OpenPostgres(ctx, o.Postgres)
+		if err != nil && s != nil {
+			s.Close()
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	case o.SQLite == "":
 		return nil, usageError("no outcome store: set outcomes.sqlite, outcomes.postgres, $%s or $HOME", config.EnvOutcomesSQLite)
 	}

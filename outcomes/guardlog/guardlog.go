@@ -66,10 +66,21 @@ func Open(o Options) (*Log, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	var store outcomes.Store
 	var err error
+	down := false
 	if o.Postgres != "" {
 		store, err = outcomes.OpenPostgres(ctx, o.Postgres)
+		if err != nil && store != nil {
+			// Replicas restarting during a database outage still start:
+			// the store connects and migrates once the database is back.
+			o.Logger.Warn("outcomes: PostgreSQL is unreachable at start; outcome records are lost until it is back (counted in gateway_outcomes_failed_total)",
+				"error", err.Error())
+			err, down = nil, true
+		}
 	} else {
 		store, err = outcomes.OpenSQLite(ctx, o.SQLite)
 	}
@@ -77,7 +88,7 @@ func Open(o Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{store: store, debug: o.Debug,
-		w: outcomes.NewWriter(store, outcomes.WriterConfig{Retention: o.Retention, Logger: o.Logger})}
+		w: outcomes.NewWriter(store, outcomes.WriterConfig{Retention: o.Retention, Logger: o.Logger, StartDown: down})}
 	if o.Registry != nil {
 		if err := l.register(o.Registry); err != nil {
 			l.Close()

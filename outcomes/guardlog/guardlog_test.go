@@ -1,14 +1,18 @@
 package guardlog
 
 import (
+	"context"
+	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contractgateway/gateway/internal/pgtest"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/outcomes"
 	"github.com/contractgateway/gateway/repair"
@@ -74,5 +78,64 @@ func TestOpen(t *testing.T) {
 			}
 		}
 		l.Close()
+	}
+}
+
+// logCounter counts log records by level.
+type logCounter struct {
+	mu     sync.Mutex
+	levels map[slog.Level]int
+}
+
+func (c *logCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.levels == nil {
+		c.levels = map[slog.Level]int{}
+	}
+	c.levels[r.Level]++
+	return nil
+}
+func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logCounter) WithGroup(string) slog.Handler      { return c }
+func (c *logCounter) count(l slog.Level) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.levels[l]
+}
+
+// TestOpenWhilePostgresDown checks that a gateway starting while its
+// PostgreSQL is down starts anyway, with one warning for the outage, and
+// writes its records once the database is back.
+func TestOpenWhilePostgresDown(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	pg.Stop()
+	logs := &logCounter{}
+	l, err := Open(Options{Postgres: dsn, Logger: slog.New(logs)})
+	if err != nil || l == nil {
+		t.Fatalf("Open with PostgreSQL down = %v, %v; want a store", l, err)
+	}
+	defer l.Close()
+	l.Observe(middleware.Event{RequestID: "lost", Status: "valid"})
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if l.w.Failed() != 1 || logs.count(slog.LevelWarn) != 1 {
+		t.Errorf("while down: Failed() = %d, warnings = %d; want 1, 1", l.w.Failed(), logs.count(slog.LevelWarn))
+	}
+	pg.Restart(t)
+	l.Observe(middleware.Event{RequestID: "kept", Status: "valid"})
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := l.store.List(t.Context(), outcomes.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Records) != 1 || page.Records[0].ID != "kept" || logs.count(slog.LevelInfo) != 1 || logs.count(slog.LevelWarn) != 1 {
+		t.Errorf("after restart: records %+v, info lines %d, warnings %d; want [kept], 1, 1",
+			page.Records, logs.count(slog.LevelInfo), logs.count(slog.LevelWarn))
 	}
 }
