@@ -11,20 +11,22 @@ run:
 	$(GO) run ./cmd/gateway serve $(if $(UPSTREAM),--upstream '$(UPSTREAM)') $(if $(LISTEN),--listen '$(LISTEN)') $(if $(CONFIG),--config '$(CONFIG)') $(if $(CONTRACTS),--contracts '$(CONTRACTS)')
 
 # deps installs what the tests use beyond Go: a real Ollama built from its
-# Go module (cached outside the repo), the npm clients, redis-server and
-# chromium (the dashboard's browser test).
+# Go module (cached outside the repo), the npm clients, redis-server,
+# postgresql (the outcome store's tests) and chromium (the dashboard's
+# browser test).
 deps:
 	bash scripts/install-redis.sh
+	bash scripts/install-postgres.sh
 	bash scripts/install-browser.sh
 	bash scripts/install-ollama.sh
 	bash scripts/install-node-clients.sh
 
 # test runs every test under the race detector, the real-Ollama, real-Redis,
-# real-client and real-browser ones included, and ends with a line counting
+# real-PostgreSQL, real-client and real-browser ones included, and ends with a line counting
 # the tests passed, failed and skipped (internal/testsum reads go test's
 # -json; pipefail keeps go test's exit status).
 test: deps
-	set -o pipefail; CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_BROWSER=1 $(GO) test -json -race -count=1 ./... | $(GO) run ./internal/testsum
+	set -o pipefail; CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_POSTGRES=1 CG_REQUIRE_BROWSER=1 $(GO) test -json -race -count=1 ./... | $(GO) run ./internal/testsum
 
 # check is what CI runs before the tests: formatting and vet.
 check:

@@ -12,6 +12,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -37,6 +38,9 @@ const (
 	EnvLogLevel   = "GATEWAY_LOG_LEVEL"
 	EnvLogFormat  = "GATEWAY_LOG_FORMAT"
 	EnvConfig     = "GATEWAY_CONFIG"
+
+	EnvOutcomesSQLite   = "GATEWAY_OUTCOMES_SQLITE"
+	EnvOutcomesPostgres = "GATEWAY_OUTCOMES_POSTGRES"
 )
 
 // Config is the gateway's whole configuration. Start from [Default] (which
@@ -215,6 +219,52 @@ type Config struct {
 	// ("customer.email", "items[*].name"; * matches any key or index).
 	// When set, text that is not JSON is not kept either.
 	DebugStoreRedact []string `yaml:"debug_store_redact"`
+
+	// Outcomes configures the outcome store: one record per guarded
+	// request in a database, for GET /admin/outcomes and /admin/trends.
+	Outcomes Outcomes `yaml:"outcomes"`
+}
+
+// Outcomes configures the outcome store. The zero value keeps records in
+// SQLite at the command's default path (DefaultOutcomesSQLite) for 168h.
+type Outcomes struct {
+	// SQLite is the path of the SQLite file records are kept in, created
+	// with its directory when missing. Empty means the default path in
+	// the user's state directory, which the command fills in
+	// (DefaultOutcomesSQLite); a gateway built from a Config with neither
+	// SQLite nor Postgres keeps no records.
+	SQLite string `yaml:"sqlite"`
+
+	// Postgres, when set, is the DSN of a PostgreSQL every replica writes
+	// to and reads from (postgres://user:pass@host:port/db, or key=value
+	// pairs), instead of SQLite. Prefer $GATEWAY_OUTCOMES_POSTGRES for a
+	// DSN holding a password.
+	Postgres string `yaml:"postgres"`
+
+	// Retention is how long records are kept; older ones are deleted in
+	// the background. Zero means the default, 168h; a negative value
+	// (-1) keeps everything.
+	Retention Retention `yaml:"retention"`
+
+	// Disabled turns the outcome store off: no records, no database.
+	Disabled bool `yaml:"disabled"`
+}
+
+// Retention is a duration ("168h") that also takes -1, keeping everything.
+type Retention time.Duration
+
+// DefaultOutcomesSQLite is the outcome store's default SQLite path:
+// $XDG_STATE_HOME/contract-gateway/outcomes.db, else
+// $HOME/.local/state/contract-gateway/outcomes.db (the XDG default). It is
+// "" when getenv knows neither, and then no records are kept.
+func DefaultOutcomesSQLite(getenv func(string) string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "contract-gateway", "outcomes.db")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "contract-gateway", "outcomes.db")
+	}
+	return ""
 }
 
 // Cache configures the byte-bounded TTL cache of validated outputs, and
@@ -328,8 +378,9 @@ func Default() Config {
 
 // FromEnv applies the GATEWAY_* environment variables that are set and not
 // empty to cfg: GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
-// GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL and
-// GATEWAY_LOG_FORMAT. It never reads OLLAMA_HOST. getenv is os.Getenv in
+// GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL,
+// GATEWAY_LOG_FORMAT, GATEWAY_OUTCOMES_SQLITE and GATEWAY_OUTCOMES_POSTGRES.
+// It never reads OLLAMA_HOST. getenv is os.Getenv in
 // production and a map lookup in tests. The error names the variable whose
 // value does not parse; cfg is left unchanged for that variable only.
 func FromEnv(cfg *Config, getenv func(string) string) error {
@@ -344,6 +395,8 @@ func FromEnv(cfg *Config, getenv func(string) string) error {
 	set(&cfg.AdminToken, EnvAdminToken)
 	set(&cfg.Log.Level, EnvLogLevel)
 	set(&cfg.Log.Format, EnvLogFormat)
+	set(&cfg.Outcomes.SQLite, EnvOutcomesSQLite)
+	set(&cfg.Outcomes.Postgres, EnvOutcomesPostgres)
 	if v := getenv(EnvMaxBody); v != "" {
 		n, err := ParseByteSize(v)
 		if err != nil {

@@ -348,6 +348,7 @@ func TestExampleConfig(t *testing.T) {
 	want.UpstreamMaxConns = 256
 	want.Cache = Cache{MaxBytes: 64 << 20, TTL: time.Hour}
 	want.Breaker = Breaker{FailureThreshold: 5, OpenTimeout: 30 * time.Second, HalfOpenMaxRequests: 1}
+	want.Outcomes = Outcomes{Retention: Retention(168 * time.Hour)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("examples/config.yaml differs from the defaults it claims (-default +file):\n%s", diff)
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -209,4 +210,20 @@ func ParseByteSize(s string) (ByteSize, error) {
 		return 0, fmt.Errorf("size %q: out of range", s)
 	}
 	return ByteSize(v), nil
+}
+
+// UnmarshalYAML implements yaml.Unmarshaler: a duration such as "168h",
+// or -1 (keep everything), which a time.Duration refuses.
+func (r *Retention) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		if n.Value == "-1" {
+			*r = -1
+			return nil
+		}
+		if d, err := time.ParseDuration(n.Value); err == nil {
+			*r = Retention(d)
+			return nil
+		}
+	}
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: want a duration such as 168h, or -1 to keep everything", n.Line)}}
 }

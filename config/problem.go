@@ -71,6 +71,7 @@ var envKeys = []struct{ env, key string }{
 	{EnvListen, "listen"}, {EnvUpstream, "upstream"}, {EnvContracts, "contracts_dir"},
 	{EnvAdminToken, "admin_token"}, {EnvMaxBody, "max_body_bytes"},
 	{EnvLogLevel, "log.level"}, {EnvLogFormat, "log.format"},
+	{EnvOutcomesSQLite, "outcomes.sqlite"}, {EnvOutcomesPostgres, "outcomes.postgres"},
 }
 
 // Where returns where key's value came from: its override, else the line

@@ -121,6 +121,13 @@ func (cfg Config) Validate() error {
 			}
 		}
 	}
+	if cfg.Outcomes.SQLite != "" && cfg.Outcomes.Postgres != "" {
+		add("outcomes.postgres", "outcomes.postgres: excludes outcomes.sqlite; set one of them")
+	}
+	if p := cfg.Outcomes.Postgres; strings.Contains(p, "://") && !strings.HasPrefix(p, "postgres://") && !strings.HasPrefix(p, "postgresql://") {
+		// The value is not echoed: a DSN may hold a password.
+		add("outcomes.postgres", "outcomes.postgres: want postgres://user:password@host:port/database or key=value pairs")
+	}
 	cfg.Access.validate(add)
 	return errors.Join(errs...)
 }

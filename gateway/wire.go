@@ -21,6 +21,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/outcomes/guardlog"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/stats"
 	"github.com/contractgateway/gateway/upstream"
@@ -72,6 +73,13 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			return nil, err
 		}
 	}
+	ol, err := guardlog.Open(guardlog.Options{SQLite: cfg.Outcomes.SQLite, Postgres: cfg.Outcomes.Postgres, Disabled: cfg.Outcomes.Disabled,
+		Retention: time.Duration(cfg.Outcomes.Retention), Logger: logger, Registry: promReg, Debug: ds})
+	if err != nil {
+		closeCache()
+		closeTracing()
+		return nil, err
+	}
 	// srv is set once New returns, before any request: the guard's Event
 	// charges a key its tokens.
 	var srv *Server
@@ -80,6 +88,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			gm.observe(ev)
 			st.Observe(ev)
 			srv.access.observe(ev)
+			ol.Observe(ev)
 		})
 		gc.Cache = cacheStage
 		if ds != nil {
@@ -104,9 +113,11 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}
+			ol.Routes(g)
 		},
 		Registry: promReg,
 		OnClose: func() {
+			ol.Close()
 			closeTracing()
 			closeCache()
 		},
@@ -114,6 +125,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		VirtualModels: routes.VirtualModels,
 	})
 	if err != nil {
+		ol.Close()
 		closeTracing()
 		closeCache()
 		return nil, err

@@ -150,6 +150,8 @@ type Event struct {
 	FirstTokens repair.Usage
 	// Error is the cause of a StatusError, for the log.
 	Error string
+	// Key is the name of the API key the request came with (WithCaller).
+	Key string
 }
 
 // ToMiddleware checks the config and returns the middleware.

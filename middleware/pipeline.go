@@ -326,6 +326,7 @@ func forwardHeader(requestID string) http.Header {
 func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	ev := Event{RequestID: x.requestID, Route: x.route.Name, Contract: x.route.Validator.Contract.ID(),
 		Model: x.upstreamModel, Cache: cacheBypass}
+	ev.Key, _ = ctx.Value(ctxKeyCaller{}).(string)
 	var res *result
 	if g.Cache == nil {
 		res = g.run(ctx, x)

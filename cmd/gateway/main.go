@@ -65,14 +65,17 @@ const usage = `usage:
   gateway repair --contract NAME --ollama URL --model MODEL [--param k=v]… [--prompt FILE] [--report FILE] [FILE|-]
   gateway contracts [list | show NAME | lint DIR]
   gateway keys new NAME
+  gateway outcomes export --since TIME [--until TIME] [--format jsonl|csv] [--config FILE]
   gateway help
 
 serve (the default) runs the gateway; validate prints the violation report of
 a model's output; repair brings it into contract, locally with --offline or
 with the model at --ollama; contracts lists, shows and lints contracts; keys new
-prints a fresh API key, once, and the config lines that admit it.
+prints a fresh API key, once, and the config lines that admit it; outcomes
+export prints the outcome store's records, newest first.
 Environment: GATEWAY_CONFIG, GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
-GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT.
+GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT,
+GATEWAY_OUTCOMES_SQLITE, GATEWAY_OUTCOMES_POSTGRES.
 Each command's flags: gateway COMMAND --help.
 
 `
@@ -97,6 +100,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return cmdContracts(args, getenv, stdout, stderr)
 	case "keys":
 		return cmdKeys(args, stdout, stderr)
+	case "outcomes":
+		return cmdOutcomes(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -27,6 +27,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	outcomesDefault(&cfg, getenv)
 	logger := newLogger(cfg.Log, stderr)
 	for _, w := range notImplemented(cfg) {
 		logger.Warn("setting not implemented yet: " + w)
@@ -45,7 +46,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fmt.Fprintf(stderr, "listening on http://%s\n", ln.Addr())
 	logger.Info("listening", "addr", ln.Addr().String(), "upstream", cfg.Upstream,
-		"routes", len(cfg.Routes), "admin_token", cfg.AdminToken != "")
+		"routes", len(cfg.Routes), "admin_token", cfg.AdminToken != "", "outcomes", outcomesWhere(cfg.Outcomes))
 	return srv.Serve(ctx, ln)
 }
 

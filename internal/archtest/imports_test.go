@@ -8,8 +8,9 @@
 // climbs back — cache and config importing no project package but
 // strictjson, the syntactic repairer (repair/syntax) none but strictjson
 // and extract, extract (think sections and code fences, shared by
-// validators and repair/syntax) none at all, and net/http and echo kept at
-// the edge.
+// validators and repair/syntax) none at all, the outcome store (outcomes)
+// none of the guard's, its wiring (outcomes/guardlog) beneath gateway, and
+// net/http and echo kept at the edge.
 package archtest
 
 import (
@@ -90,6 +91,9 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"middleware/codec/assemble", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/repair", module + "/validators", "github.com/labstack/echo/v4"}},
 		{"middleware/codec/toolcall", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/repair", module + "/validators", "net/http", "github.com/labstack/echo/v4"}},
 		{"stats", []string{module + "/gateway", module + "/edge", module + "/debugstore", module + "/config", module + "/access"}},
+		{"outcomes", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/debugstore", module + "/edge", module + "/cache", module + "/repair", module + "/validators", module + "/upstream", "github.com/labstack/echo/v4"}},
+		{"outcomes/guardlog", []string{module + "/gateway", module + "/config", module + "/edge"}},
+		{"internal/pgtest", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/outcomes", "github.com/labstack/echo/v4"}},
 		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/upstream", module + "/middleware/codec", "github.com/labstack/echo/v4"}},
 	}
 	var forbidden []string

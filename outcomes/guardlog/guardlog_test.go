@@ -1,0 +1,141 @@
+package guardlog
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/contractgateway/gateway/internal/pgtest"
+	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/repair"
+)
+
+// TestRecordOfEvent checks the mapping of an Event onto a Record: every
+// field, the key's name, and no text without the debug store.
+func TestRecordOfEvent(t *testing.T) {
+	ev := middleware.Event{RequestID: "r1", Route: "quiz", Contract: "mcq@1", Model: "qwen3", Status: repair.StatusFailed,
+		Rungs: []string{"local", "llm_repair"}, LLMCalls: 1, LocalFixes: 2, CodesBefore: []string{"A"}, CodesAfter: []string{"B"},
+		Latency: 1500 * time.Microsecond, Cache: "miss", Key: "team-a",
+		FirstTokens: repair.Usage{PromptTokens: 10, OutputTokens: 20}, RepairTokens: repair.Usage{PromptTokens: 3, OutputTokens: 4}}
+	now := time.Date(2026, 3, 10, 12, 0, 0, 123456789, time.UTC)
+	got := (&Log{}).record(ev, now)
+	want := outcomes.Record{ID: "r1", Time: time.Date(2026, 3, 10, 12, 0, 0, 123456000, time.UTC), Route: "quiz",
+		Contract: "mcq@1", Model: "qwen3", Key: "team-a", Status: "failed", CodesBefore: []string{"A"}, CodesAfter: []string{"B"},
+		Rungs: []string{"local", "llm_repair"}, LLMCalls: 1, LocalFixes: 2,
+		Tokens:    outcomes.Tokens{FirstPrompt: 10, FirstOutput: 20, RepairPrompt: 3, RepairOutput: 4},
+		LatencyMS: 1.5, Cache: "miss"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("record (-want +got):\n%s", diff)
+	}
+}
+
+// TestOpen checks which options open a store, and that the Writer's
+// counters reach the registry.
+func TestOpen(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Options
+		open bool
+	}{
+		{"no store named", Options{}, false},
+		{"disabled", Options{SQLite: filepath.Join(t.TempDir(), "o.db"), Disabled: true}, false},
+		{"sqlite", Options{SQLite: filepath.Join(t.TempDir(), "o.db"), Registry: prometheus.NewRegistry()}, true},
+	}
+	for _, tt := range tests {
+		l, err := Open(tt.o)
+		if err != nil {
+			t.Fatalf("%s: Open = %v", tt.name, err)
+		}
+		if (l != nil) != tt.open {
+			t.Errorf("%s: Open = %v, want a store: %v", tt.name, l, tt.open)
+		}
+		l.Observe(middleware.Event{RequestID: "x"}) // nil-safe
+		if err := l.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if tt.o.Registry != nil {
+			mfs, err := tt.o.Registry.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, mf := range mfs {
+				if strings.HasPrefix(mf.GetName(), "gateway_outcomes_") {
+					names = append(names, mf.GetName())
+				}
+			}
+			want := []string{"gateway_outcomes_deleted_total", "gateway_outcomes_dropped_total", "gateway_outcomes_failed_total", "gateway_outcomes_written_total"}
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("%s: metrics (-want +got):\n%s", tt.name, diff)
+			}
+		}
+		l.Close()
+	}
+}
+
+// logCounter counts log records by level.
+type logCounter struct {
+	mu     sync.Mutex
+	levels map[slog.Level]int
+}
+
+func (c *logCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.levels == nil {
+		c.levels = map[slog.Level]int{}
+	}
+	c.levels[r.Level]++
+	return nil
+}
+func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logCounter) WithGroup(string) slog.Handler      { return c }
+func (c *logCounter) count(l slog.Level) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.levels[l]
+}
+
+// TestOpenWhilePostgresDown checks that a gateway starting while its
+// PostgreSQL is down starts anyway, with one warning for the outage, and
+// writes its records once the database is back.
+func TestOpenWhilePostgresDown(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	pg.Stop()
+	logs := &logCounter{}
+	l, err := Open(Options{Postgres: dsn, Logger: slog.New(logs)})
+	if err != nil || l == nil {
+		t.Fatalf("Open with PostgreSQL down = %v, %v; want a store", l, err)
+	}
+	defer l.Close()
+	l.Observe(middleware.Event{RequestID: "lost", Status: "valid"})
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if l.w.Failed() != 1 || logs.count(slog.LevelWarn) != 1 {
+		t.Errorf("while down: Failed() = %d, warnings = %d; want 1, 1", l.w.Failed(), logs.count(slog.LevelWarn))
+	}
+	pg.Restart(t)
+	l.Observe(middleware.Event{RequestID: "kept", Status: "valid"})
+	if err := l.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := l.store.List(t.Context(), outcomes.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Records) != 1 || page.Records[0].ID != "kept" || logs.count(slog.LevelInfo) != 1 || logs.count(slog.LevelWarn) != 1 {
+		t.Errorf("after restart: records %+v, info lines %d, warnings %d; want [kept], 1, 1",
+			page.Records, logs.count(slog.LevelInfo), logs.count(slog.LevelWarn))
+	}
+}

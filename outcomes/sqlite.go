@@ -1,0 +1,85 @@
+package outcomes
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+)
+
+// OpenSQLite opens (creating it and its directory when missing) the SQLite
+// file at path and migrates its schema. The file is in WAL mode, so that
+// the dashboard's reads do not wait for the writer, with a busy timeout,
+// so that two processes on one file wait for each other instead of
+// failing.
+func OpenSQLite(ctx context.Context, path string) (Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("outcomes: sqlite: empty path")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("outcomes: sqlite: %w", err)
+	}
+	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("outcomes: sqlite %s: %w", path, err)
+	}
+	s := &sqlStore{db: sqliteDB{db}}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("outcomes: sqlite %s: %w", path, err)
+	}
+	if err := s.ready(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%w (sqlite %s)", err, path)
+	}
+	return s, nil
+}
+
+// sqliteDB is the backend over database/sql and modernc.org/sqlite.
+type sqliteDB struct{ db *sql.DB }
+
+func (d sqliteDB) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := d.db.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (d sqliteDB) query(ctx context.Context, q string, args ...any) (rows, error) {
+	r, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return sqlRows{r}, nil
+}
+
+func (d sqliteDB) batch(ctx context.Context, stmts []stmt) error {
+	tx, err := d.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	for _, s := range stmts {
+		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {
+			tx.Rollback()
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (sqliteDB) placeholder(int) string { return "?" }
+
+// migrationLock is empty: a transaction taken with _txlock=immediate
+// already holds SQLite's one write lock.
+func (sqliteDB) migrationLock() string { return "" }
+
+func (d sqliteDB) close() error { return d.db.Close() }
+
+// sqlRows adapts *sql.Rows to rows.
+type sqlRows struct{ *sql.Rows }
+
+func (r sqlRows) Close() { r.Rows.Close() }

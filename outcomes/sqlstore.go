@@ -1,0 +1,404 @@
+package outcomes
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// backend is what the SQL store needs of a database driver: SQLite
+// through database/sql, PostgreSQL through a pgx pool. The SQL itself is
+// shared; only placeholders and transactions differ.
+type backend interface {
+	// exec runs one statement and returns the rows it affected.
+	exec(ctx context.Context, q string, args ...any) (int64, error)
+	// query runs one query.
+	query(ctx context.Context, q string, args ...any) (rows, error)
+	// batch runs stmts in one transaction.
+	batch(ctx context.Context, stmts []stmt) error
+	// placeholder is the n-th (1-based) parameter's marker.
+	placeholder(n int) string
+	// migrationLock serialises migrations across processes sharing the
+	// database; "" when the database serialises writers itself.
+	migrationLock() string
+	close() error
+}
+
+// rows is the part of *sql.Rows and pgx.Rows the store reads.
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+type stmt struct {
+	q    string
+	args []any
+}
+
+// migration is one version of the schema. Its statements are idempotent
+// (IF NOT EXISTS), so that two processes starting at once on one
+// database, or a migration interrupted before its version was recorded,
+// end in the same schema.
+type migration struct {
+	version int
+	stmts   []string
+}
+
+// migrations are the schema's versions, in order; a released one is never
+// edited, a change is a new version.
+//
+// Time is a BIGINT of microseconds since the epoch in UTC on both
+// databases: the same SQL runs on both, buckets of a trend are integer
+// arithmetic, and keyset comparisons are exact.
+//
+// Violation codes live in a child table, outcome_codes, one row per
+// record, stage and code, besides the JSON lists in the record itself: a
+// filter by code is then an indexed lookup instead of a LIKE over every
+// row, and trends by code are one GROUP BY; the JSON lists keep each
+// list's order (and repeats) for the listing.
+var migrations = []migration{
+	{version: 1, stmts: []string{
+		`CREATE TABLE IF NOT EXISTS outcomes (
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			route TEXT NOT NULL,
+			contract TEXT NOT NULL,
+			model TEXT NOT NULL,
+			upstream TEXT NOT NULL,
+			access_key TEXT NOT NULL,
+			status TEXT NOT NULL,
+			codes_before TEXT NOT NULL,
+			codes_after TEXT NOT NULL,
+			rungs TEXT NOT NULL,
+			llm_calls INTEGER NOT NULL,
+			local_fixes INTEGER NOT NULL,
+			first_prompt_tokens INTEGER NOT NULL,
+			first_output_tokens INTEGER NOT NULL,
+			repair_prompt_tokens INTEGER NOT NULL,
+			repair_output_tokens INTEGER NOT NULL,
+			latency_ms DOUBLE PRECISION NOT NULL,
+			cache TEXT NOT NULL,
+			first_text TEXT NOT NULL,
+			final_text TEXT NOT NULL,
+			PRIMARY KEY (id, ts)
+		)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_ts ON outcomes (ts, id)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_contract ON outcomes (contract, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_model ON outcomes (model, ts)`,
+		`CREATE TABLE IF NOT EXISTS outcome_codes (
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			stage TEXT NOT NULL,
+			code TEXT NOT NULL,
+			PRIMARY KEY (id, ts, stage, code)
+		)`,
+		`CREATE INDEX IF NOT EXISTS outcome_codes_code ON outcome_codes (code, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcome_codes_ts ON outcome_codes (ts)`,
+	}},
+}
+
+// SchemaVersion is the newest schema version this build knows.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// sqlStore is the Store over either database.
+type sqlStore struct {
+	db backend
+	// mu guards migrated: a store opened while its database was down
+	// migrates on first use.
+	mu       sync.Mutex
+	migrated bool
+}
+
+// ready migrates the schema unless that is done.
+func (s *sqlStore) ready(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.migrated {
+		return nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	s.migrated = true
+	return nil
+}
+
+// migrate brings the schema to the newest version, each version in one
+// transaction that records it in schema_migrations.
+func (s *sqlStore) migrate(ctx context.Context) error {
+	// Even CREATE TABLE IF NOT EXISTS races in PostgreSQL: two replicas
+	// starting at once take the lock for it too.
+	if err := s.db.batch(ctx, s.locked(`CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY,
+		applied_at BIGINT NOT NULL
+	)`)); err != nil {
+		return fmt.Errorf("outcomes: schema_migrations: %w", err)
+	}
+	current, err := s.version(ctx)
+	if err != nil {
+		return err
+	}
+	if current > SchemaVersion() {
+		return fmt.Errorf("outcomes: the database's schema is version %d, newer than this gateway's %d: upgrade the gateway", current, SchemaVersion())
+	}
+	for _, m := range migrations {
+		if m.version <= current {
+			continue
+		}
+		stmts := append(s.locked(m.stmts...), stmt{
+			q:    `INSERT INTO schema_migrations (version, applied_at) VALUES (` + s.db.placeholder(1) + `, ` + s.db.placeholder(2) + `) ON CONFLICT DO NOTHING`,
+			args: []any{m.version, time.Now().UnixMicro()},
+		})
+		if err := s.db.batch(ctx, stmts); err != nil {
+			return fmt.Errorf("outcomes: migration %d: %w", m.version, err)
+		}
+	}
+	return nil
+}
+
+// locked is qs after the backend's migration lock, if it has one.
+func (s *sqlStore) locked(qs ...string) []stmt {
+	var stmts []stmt
+	if lock := s.db.migrationLock(); lock != "" {
+		stmts = append(stmts, stmt{q: lock})
+	}
+	for _, q := range qs {
+		stmts = append(stmts, stmt{q: q})
+	}
+	return stmts
+}
+
+// version is the newest version recorded in schema_migrations, 0 for none.
+func (s *sqlStore) version(ctx context.Context) (int, error) {
+	r, err := s.db.query(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`)
+	if err != nil {
+		return 0, fmt.Errorf("outcomes: schema version: %w", err)
+	}
+	defer r.Close()
+	var v int64
+	if r.Next() {
+		if err := r.Scan(&v); err != nil {
+			return 0, fmt.Errorf("outcomes: schema version: %w", err)
+		}
+	}
+	return int(v), r.Err()
+}
+
+const recordColumns = `id, ts, route, contract, model, upstream, access_key, status, codes_before, codes_after, rungs,
+	llm_calls, local_fixes, first_prompt_tokens, first_output_tokens, repair_prompt_tokens, repair_output_tokens,
+	latency_ms, cache, first_text, final_text`
+
+// Write implements Store.
+func (s *sqlStore) Write(ctx context.Context, records []Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	ins := `INSERT INTO outcomes (` + recordColumns + `) VALUES (` + s.placeholders(1, 21) + `) ON CONFLICT DO NOTHING`
+	insCode := `INSERT INTO outcome_codes (id, ts, stage, code) VALUES (` + s.placeholders(1, 4) + `) ON CONFLICT DO NOTHING`
+	stmts := make([]stmt, 0, len(records)*2)
+	for _, r := range records {
+		ts := r.Time.UnixMicro()
+		stmts = append(stmts, stmt{q: ins, args: []any{r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
+			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), r.LLMCalls, r.LocalFixes,
+			r.Tokens.FirstPrompt, r.Tokens.FirstOutput, r.Tokens.RepairPrompt, r.Tokens.RepairOutput,
+			r.LatencyMS, r.Cache, r.FirstText, r.FinalText}})
+		for stage, codes := range map[string][]string{"before": r.CodesBefore, "after": r.CodesAfter} {
+			for _, c := range uniq(codes) {
+				stmts = append(stmts, stmt{q: insCode, args: []any{r.ID, ts, stage, c}})
+			}
+		}
+	}
+	return s.db.batch(ctx, stmts)
+}
+
+// List implements Store.
+func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
+	if err := s.ready(ctx); err != nil {
+		return Page{}, err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return s.db.placeholder(len(args))
+	}
+	for _, f := range []struct{ col, v string }{{"status", q.Status}, {"contract", q.Contract}, {"model", q.Model}} {
+		if f.v != "" {
+			where = append(where, f.col+" = "+arg(f.v))
+		}
+	}
+	if q.Code != "" {
+		where = append(where, `EXISTS (SELECT 1 FROM outcome_codes c WHERE c.id = outcomes.id AND c.ts = outcomes.ts AND c.code = `+arg(q.Code)+`)`)
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "ts >= "+arg(q.Since.UnixMicro()))
+	}
+	if !q.Until.IsZero() {
+		where = append(where, "ts < "+arg(q.Until.UnixMicro()))
+	}
+	if q.After != nil {
+		t := q.After.Time.UnixMicro()
+		where = append(where, "(ts < "+arg(t)+" OR (ts = "+arg(t)+" AND id < "+arg(q.After.ID)+"))")
+	}
+	sqlq := `SELECT ` + recordColumns + ` FROM outcomes`
+	if len(where) > 0 {
+		sqlq += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	sqlq += ` ORDER BY ts DESC, id DESC LIMIT ` + strconv.Itoa(limit+1)
+	r, err := s.db.query(ctx, sqlq, args...)
+	if err != nil {
+		return Page{}, fmt.Errorf("outcomes: list: %w", err)
+	}
+	defer r.Close()
+	page := Page{Records: []Record{}}
+	for r.Next() {
+		var rec Record
+		var ts int64
+		var before, after, rungs string
+		if err := r.Scan(&rec.ID, &ts, &rec.Route, &rec.Contract, &rec.Model, &rec.Upstream, &rec.Key, &rec.Status,
+			&before, &after, &rungs, &rec.LLMCalls, &rec.LocalFixes,
+			&rec.Tokens.FirstPrompt, &rec.Tokens.FirstOutput, &rec.Tokens.RepairPrompt, &rec.Tokens.RepairOutput,
+			&rec.LatencyMS, &rec.Cache, &rec.FirstText, &rec.FinalText); err != nil {
+			return Page{}, fmt.Errorf("outcomes: list: %w", err)
+		}
+		rec.Time = time.UnixMicro(ts).UTC()
+		rec.CodesBefore, rec.CodesAfter, rec.Rungs = parseList(before), parseList(after), parseList(rungs)
+		page.Records = append(page.Records, rec)
+	}
+	if err := r.Err(); err != nil {
+		return Page{}, fmt.Errorf("outcomes: list: %w", err)
+	}
+	if len(page.Records) > limit {
+		page.Records = page.Records[:limit]
+		last := page.Records[limit-1]
+		page.Next = &Cursor{Time: last.Time, ID: last.ID}
+	}
+	return page, nil
+}
+
+// Trends implements Store.
+func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
+	if err := s.ready(ctx); err != nil {
+		return nil, err
+	}
+	var col, from string
+	switch q.By {
+	case ByStatus, ByModel, ByContract:
+		col, from = q.By, "outcomes"
+	case ByCode:
+		col, from = "code", "outcome_codes"
+	default:
+		return nil, fmt.Errorf("%w: by %q: want status, code, model or contract", ErrBadQuery, q.By)
+	}
+	if !slices.Contains([]time.Duration{time.Minute, time.Hour, 24 * time.Hour}, q.Step) {
+		return nil, fmt.Errorf("%w: step %v: want 1m, 1h or 1d", ErrBadQuery, q.Step)
+	}
+	// The step is one of three constants, so it is written into the SQL:
+	// a parameter would leave PostgreSQL to guess its type.
+	step := strconv.FormatInt(q.Step.Microseconds(), 10)
+	sqlq := `SELECT ` + col + `, (ts / ` + step + `) * ` + step + `, COUNT(*) FROM ` + from +
+		` WHERE ts >= ` + s.db.placeholder(1) + ` AND ts < ` + s.db.placeholder(2)
+	args := []any{q.Since.UnixMicro(), q.Until.UnixMicro()}
+	if q.By == ByCode {
+		sqlq += ` AND stage = 'before'`
+	}
+	sqlq += ` GROUP BY 1, 2`
+	r, err := s.db.query(ctx, sqlq, args...)
+	if err != nil {
+		return nil, fmt.Errorf("outcomes: trends: %w", err)
+	}
+	defer r.Close()
+	byKey := map[string]*Series{}
+	for r.Next() {
+		var key string
+		var bucket, n int64
+		if err := r.Scan(&key, &bucket, &n); err != nil {
+			return nil, fmt.Errorf("outcomes: trends: %w", err)
+		}
+		se := byKey[key]
+		if se == nil {
+			se = &Series{Key: key}
+			byKey[key] = se
+		}
+		se.Points = append(se.Points, Point{T: time.UnixMicro(bucket).UTC(), N: n})
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("outcomes: trends: %w", err)
+	}
+	// Sorted here rather than by ORDER BY: PostgreSQL sorts text by its
+	// collation, SQLite by bytes; every store answers alike.
+	out := make([]Series, 0, len(byKey))
+	for _, se := range byKey {
+		slices.SortFunc(se.Points, func(a, b Point) int { return a.T.Compare(b.T) })
+		out = append(out, *se)
+	}
+	slices.SortFunc(out, func(a, b Series) int { return cmp.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// DeleteBefore implements Store.
+func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error) {
+	if err := s.ready(ctx); err != nil {
+		return 0, err
+	}
+	ts := t.UnixMicro()
+	if _, err := s.db.exec(ctx, `DELETE FROM outcome_codes WHERE ts < `+s.db.placeholder(1), ts); err != nil {
+		return 0, fmt.Errorf("outcomes: retention: %w", err)
+	}
+	n, err := s.db.exec(ctx, `DELETE FROM outcomes WHERE ts < `+s.db.placeholder(1), ts)
+	if err != nil {
+		return 0, fmt.Errorf("outcomes: retention: %w", err)
+	}
+	return n, nil
+}
+
+// Close implements Store.
+func (s *sqlStore) Close() error { return s.db.close() }
+
+// placeholders lists the markers of parameters from to to, inclusive.
+func (s *sqlStore) placeholders(from, to int) string {
+	ps := make([]string, 0, to-from+1)
+	for i := from; i <= to; i++ {
+		ps = append(ps, s.db.placeholder(i))
+	}
+	return strings.Join(ps, ", ")
+}
+
+func jsonList(l []string) string {
+	if l == nil {
+		l = []string{}
+	}
+	b, _ := json.Marshal(l)
+	return string(b)
+}
+
+func parseList(s string) []string {
+	l := []string{}
+	if json.Unmarshal([]byte(s), &l) != nil || l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func uniq(l []string) []string {
+	out := slices.Clone(l)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

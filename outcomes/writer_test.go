@@ -1,0 +1,176 @@
+package outcomes
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/contractgateway/gateway/internal/pgtest"
+)
+
+// logCounter counts log records by level.
+type logCounter struct {
+	mu     sync.Mutex
+	levels map[slog.Level]int
+}
+
+func (c *logCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.levels == nil {
+		c.levels = map[slog.Level]int{}
+	}
+	c.levels[r.Level]++
+	return nil
+}
+func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logCounter) WithGroup(string) slog.Handler      { return c }
+func (c *logCounter) count(l slog.Level) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.levels[l]
+}
+
+// blockingStore's Write reports that it started, then waits for release:
+// a database that hangs.
+type blockingStore struct {
+	Store
+	started chan struct{}
+	release chan struct{}
+	mu      sync.Mutex
+	got     int
+}
+
+func (s *blockingStore) Write(_ context.Context, rs []Record) error {
+	s.started <- struct{}{}
+	<-s.release
+	s.mu.Lock()
+	s.got += len(rs)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *blockingStore) DeleteBefore(context.Context, time.Time) (int64, error) { return 0, nil }
+
+// TestWriterAddNeverBlocks checks that while the database hangs, Add
+// returns at once: the queue fills, then records are dropped and counted.
+func TestWriterAddNeverBlocks(t *testing.T) {
+	st := &blockingStore{started: make(chan struct{}), release: make(chan struct{})}
+	w := NewWriter(st, WriterConfig{Queue: 2, Batch: 1, Interval: time.Hour})
+	w.Add(Record{ID: "1"})
+	<-st.started // the writer holds record 1 in a hanging write
+	for _, id := range []string{"2", "3", "4", "5"} {
+		w.Add(Record{ID: id}) // 2 and 3 fill the queue; 4 and 5 are dropped
+	}
+	if got := w.Dropped(); got != 2 {
+		t.Errorf("Dropped() = %d, want 2", got)
+	}
+	go func() {
+		for range st.started {
+		}
+	}()
+	close(st.release)
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	close(st.started)
+	if st.got != 3 || w.Written() != 3 {
+		t.Errorf("written = %d (store got %d), want 3", w.Written(), st.got)
+	}
+	w.Add(Record{ID: "6"})
+	if got := w.Dropped(); got != 3 {
+		t.Errorf("Dropped() after Close = %d, want 3", got)
+	}
+}
+
+// TestWriterCloseDeadline checks that Close gives up at its deadline when
+// the database hangs, instead of holding the shutdown.
+func TestWriterCloseDeadline(t *testing.T) {
+	st := &blockingStore{started: make(chan struct{}, 1), release: make(chan struct{})}
+	w := NewWriter(st, WriterConfig{Interval: time.Hour})
+	w.Add(Record{ID: "1"})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := w.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close(done ctx) = %v, want context.Canceled", err)
+	}
+	close(st.release)
+}
+
+// TestWriterBatches checks that records are written in batches of Batch.
+func TestWriterBatches(t *testing.T) {
+	s := mustOpen(t, func(ctx context.Context) (Store, error) { return OpenSQLite(ctx, t.TempDir()+"/o.db") })
+	w := NewWriter(s, WriterConfig{Batch: 4, Interval: time.Hour, Retention: -1})
+	for _, r := range sample(10) {
+		w.Add(r)
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := s.List(t.Context(), Query{})
+	if err != nil || len(page.Records) != 10 || w.Written() != 10 {
+		t.Errorf("after Flush: %d listed (%v), Written() = %d; want 10", len(page.Records), err, w.Written())
+	}
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriterDatabaseDown stops a real PostgreSQL under a Writer: Add never
+// blocks, the failed records are counted, one warning is logged for the
+// whole outage and one line when the database is back, and records
+// written after the restart are listed.
+func TestWriterDatabaseDown(t *testing.T) {
+	pg := pgtest.Start(t)
+	dsn := pg.NewDatabase(t)
+	s := mustOpen(t, func(ctx context.Context) (Store, error) { return OpenPostgres(ctx, dsn) })
+	logs := &logCounter{}
+	w := NewWriter(s, WriterConfig{Interval: time.Hour, Retention: -1, Logger: slog.New(logs)})
+	defer w.Close(t.Context())
+	recs := sample(12)
+
+	w.Add(recs[0])
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	pg.Stop()
+	for _, r := range recs[1:7] {
+		w.Add(r)
+		// Each outage batch fails on its own; the warning stays one.
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := w.Failed(); got != 6 {
+		t.Errorf("Failed() while down = %d, want 6", got)
+	}
+	if got := logs.count(slog.LevelWarn); got != 1 {
+		t.Errorf("warnings while down = %d, want 1", got)
+	}
+	pg.Restart(t)
+	for _, r := range recs[7:] {
+		w.Add(r)
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.count(slog.LevelInfo); got != 1 {
+		t.Errorf("recovered lines = %d, want 1", got)
+	}
+	if got := logs.count(slog.LevelWarn); got != 1 {
+		t.Errorf("warnings after recovery = %d, want 1", got)
+	}
+	page, err := s.List(t.Context(), Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1 + len(recs[7:])
+	if len(page.Records) != want || w.Written() != uint64(want) || w.Dropped() != 0 {
+		t.Errorf("after restart: %d listed, Written() = %d, Dropped() = %d; want %d, %d, 0",
+			len(page.Records), w.Written(), w.Dropped(), want, want)
+	}
+}
