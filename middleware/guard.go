@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/repair"
 )
 
@@ -198,7 +199,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		}
 		byPath[cd.Path()] = cd
 	}
-	g := &guard{GuardConfig: config, tools: newToolValidators()}
+	g := &guard{GuardConfig: config, tools: newToolValidators(), spans: spans.New(config.TracerProvider)}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if config.Skipper(c) || c.Request().Method != http.MethodPost {
@@ -216,6 +217,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 type guard struct {
 	GuardConfig
 	tools *toolValidators
+	spans spans.Tracer
 }
 
 func (g *guard) log(ev Event) {

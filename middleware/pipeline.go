@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/corrections"
 	"github.com/contractgateway/gateway/middleware/release"
+	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
@@ -144,7 +145,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 		restoreBody(c.Request(), x.client.Raw)
 		return next(c)
 	}
-	ctx, span := g.startRequest(c.Request(), cd, start, decoded)
+	ctx, span := g.spans.StartRequest(c.Request(), cd.Path(), caller(c.Request().Context()), start, decoded)
 	g.prepare(x)
 	g.progressive(c, x)
 	res, ev := g.hold(c, ctx, x)
@@ -157,7 +158,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	ev.Latency = time.Since(start)
 	g.log(ev)
 	setHeader(c.Response(), "X-Cache", ev.Cache)
-	_, endEncode := g.stage(ctx, "encode")
+	_, endEncode := g.spans.Stage(ctx, "encode")
 	err = g.encode(c, x, res, ev.Cache)
 	endEncode()
 	endRequest(span, ev)
@@ -326,12 +327,12 @@ func forwardHeader(requestID string) http.Header {
 func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	ev := Event{RequestID: x.requestID, Route: x.route.Name, Contract: x.route.Validator.Contract.ID(),
 		Model: x.upstreamModel, Cache: cacheBypass}
-	ev.Key, _ = ctx.Value(ctxKeyCaller{}).(string)
+	ev.Key = caller(ctx)
 	var res *result
 	if g.Cache == nil {
 		res = g.run(ctx, x)
 	} else {
-		cctx, end := g.stage(ctx, "cache")
+		cctx, end := g.spans.Stage(ctx, "cache")
 		res = g.Cache.answer(cctx, x, g.run, &ev)
 		end()
 	}
@@ -369,7 +370,7 @@ func fillEvent(ev *Event, res *result) {
 func (g *guard) run(ctx context.Context, x *exchange) *result {
 	ctx, cancel := g.deadline(ctx)
 	defer cancel()
-	uctx, end := g.stage(ctx, "upstream")
+	uctx, end := g.spans.Stage(ctx, "upstream")
 	g.startRelease(ctx, x)
 	first, err := g.ask(uctx, x, x.up, "first")
 	end()
@@ -428,7 +429,7 @@ func (g *guard) deadline(ctx context.Context) (context.Context, context.CancelFu
 // ask sends r upstream and reads the answer, as it arrives, with the
 // exchange's codec.
 func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase string) (a *codec.Answer, err error) {
-	ctx, done := g.modelCall(ctx, operation(x.codec.Path()), r.Model, phase)
+	ctx, done := g.spans.ModelCall(ctx, spans.Operation(x.codec.Path()), r.Model, phase)
 	defer func() {
 		if a != nil {
 			done(a.PromptTokens, a.OutputTokens, nil)
@@ -500,7 +501,7 @@ func (rp *repairs) run(ctx context.Context, job repair.Job) repair.Outcome {
 // model is the ladder's model for the exchange: the upstream model, with
 // the request id and a span per call.
 func (g *guard) model(x *exchange) repair.Model {
-	return model{call: g.call, name: x.upstreamModel, header: x.header, span: g.modelCall}
+	return model{call: g.call, name: x.upstreamModel, header: x.header, span: g.spans.ModelCall}
 }
 
 // ladder runs the repair ladder on the first answer. It returns nil when
@@ -537,7 +538,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 			return again(func(r *codec.Request) { x.codec.SetTemperature(r, t) })(ctx)
 		},
 	}
-	lctx, end := g.stage(ctx, "ladder")
+	lctx, end := g.spans.Stage(ctx, "ladder")
 	out := rp.run(lctx, job)
 	end()
 	if errors.Is(ctx.Err(), context.Canceled) {

@@ -92,7 +92,7 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
-	g.inject(ctx, req.Header)
+	g.spans.Inject(ctx, req.Header)
 	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
 	if err != nil {
 		return nil, err
