@@ -125,6 +125,7 @@ type Event struct {
 	Route       string
 	Contract    string
 	Model       string
+	Upstream    string // the URL of the Ollama that answered the last model call
 	Status      string
 	Rungs       []string
 	LLMCalls    int
@@ -209,7 +210,7 @@ type guard struct {
 
 func (g *guard) log(ev Event) {
 	attrs := []any{
-		"request_id", ev.RequestID, "route", ev.Route, "contract", ev.Contract, "model", ev.Model,
+		"request_id", ev.RequestID, "route", ev.Route, "contract", ev.Contract, "model", ev.Model, "upstream", ev.Upstream,
 		"status", ev.Status, "rungs", ev.Rungs, "llm_calls", ev.LLMCalls, "local_fixes", ev.LocalFixes,
 		"violations_before", ev.CodesBefore, "violations_after", ev.CodesAfter, "parse_error", ev.ParseError,
 		"latency_ms", float64(ev.Latency.Microseconds()) / 1000, "cache", ev.Cache, "cache_hit", ev.CacheHit,

@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 )
 
@@ -325,6 +326,7 @@ func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 		end()
 	}
 	fillEvent(&ev, res)
+	ev.Upstream = upstream.Served(ctx)
 	return res, ev
 }
 
@@ -419,7 +421,7 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 			done(0, 0, err)
 		}
 	}()
-	return g.call(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header}, x.codec, r.FormatSchema)
+	return g.call(ctx, upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header, model: r.Model}, x.codec, r.FormatSchema)
 }
 
 // repairs is a request's one use of the repair ladder, whatever it

@@ -18,8 +18,9 @@ import (
 
 // Upstream is the guard's one road to Ollama: the first answer, repair
 // calls, partial regeneration, re-runs and the fallback model all go
-// through it. An [upstream.Client] is one; the gateway passes the one its
-// pass-through uses, so that both share one view of the upstream's health.
+// through it: an [upstream.Client] or [upstream.Pool], the pass-through's
+// own, so that both share one view of the upstreams' health. A call's
+// model is on its context (upstream.WithModel), for a pool to route it.
 type Upstream interface {
 	// Do sends req to Ollama and returns its answer. req.URL holds the path
 	// only: the Upstream knows where Ollama is. An error the client should
@@ -30,7 +31,7 @@ type Upstream interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-var _ Upstream = (*upstream.Client)(nil)
+var _, _ Upstream = (*upstream.Client)(nil), (*upstream.Pool)(nil)
 
 // upstreamCall is one request the guard sends upstream.
 type upstreamCall struct {
@@ -39,6 +40,7 @@ type upstreamCall struct {
 	// header holds the client's headers to forward (nil for the guard's
 	// own calls) and the request id.
 	header http.Header
+	model  string // the model asked, for a pool to choose an upstream that has it
 }
 
 // errStopped is the cause of the end of a model call whose answer the
@@ -81,7 +83,7 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 			cancel(nil)
 		}
 	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.path, bytes.NewReader(call.body))
+	req, err := http.NewRequestWithContext(upstream.WithModel(ctx, call.model), http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/apierr"
 )
 
@@ -60,6 +59,13 @@ type PoolOptions struct {
 	// Logger receives the members' health changes. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+
+	// RequestModel reads the model a pass-through request names, calling
+	// body for its body when the endpoint's body names models (the
+	// gateway passes access.RequestModel, the access check's reading).
+	// Nil means requests without a model on their context name none, and
+	// go to any healthy member.
+	RequestModel func(method, path string, body func() ([]byte, error)) (string, error)
 }
 
 // Pool is the gateway's one road to several Ollama servers, shown to
@@ -76,6 +82,7 @@ type PoolOptions struct {
 // answers, same errors, no health checks.
 type Pool struct {
 	members  []*member
+	modelOf  func(method, path string, body func() ([]byte, error)) (string, error)
 	maxResp  int64
 	interval time.Duration
 	log      *slog.Logger
@@ -114,7 +121,7 @@ type member struct {
 // NewPool returns a Pool configured by opts. It starts nothing: the
 // health checks of a pool of several begin with its first request.
 func NewPool(opts PoolOptions) *Pool {
-	p := &Pool{maxResp: opts.MaxResponseBytes, interval: opts.HealthInterval, log: opts.Logger, loopDone: make(chan struct{})}
+	p := &Pool{modelOf: opts.RequestModel, maxResp: opts.MaxResponseBytes, interval: opts.HealthInterval, log: opts.Logger, loopDone: make(chan struct{})}
 	if p.interval == 0 {
 		p.interval = DefaultHealthInterval
 	}
@@ -193,7 +200,7 @@ func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	model, known := ModelFrom(req.Context())
 	if !known {
 		var err error
-		if model, req, err = readModel(req); err != nil {
+		if model, req, err = p.readModel(req); err != nil {
 			return nil, err
 		}
 	}
@@ -262,38 +269,39 @@ func (p *Pool) CloseIdleConnections() {
 	}
 }
 
-// readModel reads the model a request names, as the access check reads
-// it (access.Classify): from its path, or from its body, which is then
-// read whole (it is already bounded by the gateway's max_body_bytes) and
-// set to be sent again. Blob uploads are never read.
-func readModel(req *http.Request) (string, *http.Request, error) {
-	ep := access.Classify(req.Method, req.URL.Path)
-	if ep.PathModel != "" {
-		return ep.PathModel, req, nil
-	}
-	if ep.Members == nil || req.Body == nil || req.Body == http.NoBody {
+// readModel reads the model a request names with RequestModel. A body it
+// reads is read whole (the gateway already bounds it by max_body_bytes)
+// and kept, so that the request can be sent again to another member.
+func (p *Pool) readModel(req *http.Request) (string, *http.Request, error) {
+	if p.modelOf == nil {
 		return "", req, nil
 	}
-	raw, err := io.ReadAll(req.Body)
-	req.Body.Close()
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) || req.Context().Err() != nil {
-			return "", nil, roundTripError(req, err)
+	out := req
+	model, err := p.modelOf(req.Method, req.URL.Path, func() ([]byte, error) {
+		if req.Body == nil || req.Body == http.NoBody {
+			return nil, nil
 		}
-		return "", nil, clientBodyAnswer(&clientBodyError{err: err})
+		raw, err := io.ReadAll(req.Body)
+		req.Body.Close()
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) || req.Context().Err() != nil {
+				return nil, roundTripError(req, err)
+			}
+			return nil, clientBodyAnswer(&clientBodyError{err: err})
+		}
+		out = new(http.Request)
+		*out = *req
+		out.Body = io.NopCloser(bytes.NewReader(raw))
+		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
+		out.ContentLength = int64(len(raw))
+		out.TransferEncoding = nil
+		return raw, nil
+	})
+	if err != nil {
+		return "", nil, err
 	}
-	out := new(http.Request)
-	*out = *req
-	out.Body = io.NopCloser(bytes.NewReader(raw))
-	out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(raw)), nil }
-	out.ContentLength = int64(len(raw))
-	out.TransferEncoding = nil
-	need, _ := ep.Need(raw) // a body that is no JSON object names no model; its member says so
-	if len(need.Models) == 0 {
-		return "", out, nil
-	}
-	return need.Models[0], out, nil
+	return model, out, nil
 }
 
 // candidates snapshots what the choice needs of every member.

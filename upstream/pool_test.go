@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/apierr"
 )
 
@@ -184,7 +185,7 @@ func newTestPool(t *testing.T, fakes ...*fakeOllama) *Pool {
 	for _, f := range fakes {
 		ms = append(ms, PoolMember{URL: f.url()})
 	}
-	p := NewPool(PoolOptions{Members: ms, HealthInterval: -1, Breaker: BreakerSettings{FailureThreshold: 1}})
+	p := NewPool(PoolOptions{Members: ms, HealthInterval: -1, Breaker: BreakerSettings{FailureThreshold: 1}, RequestModel: access.RequestModel})
 	t.Cleanup(p.Close)
 	return p
 }

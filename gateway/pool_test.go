@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/contractgateway/gateway/config"
+)
+
+// poolOllama is an Ollama of a pool in the gateway's tests: its models,
+// and a generate that answers a JSON object naming it.
+type poolOllama struct {
+	name   string
+	models []string
+	srv    *httptest.Server
+	down   atomic.Bool
+	asked  atomic.Int64
+}
+
+func newPoolOllama(t *testing.T, name string, models ...string) *poolOllama {
+	t.Helper()
+	o := &poolOllama{name: name, models: models}
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o.down.Load() {
+			http.Error(w, `{"error":"down"}`, http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		switch r.URL.Path {
+		case "/api/version":
+			fmt.Fprint(w, `{"version":"0.17.4"}`)
+		case "/api/ps":
+			fmt.Fprint(w, `{"models":[]}`)
+		case "/api/tags":
+			var items []string
+			for _, m := range o.models {
+				items = append(items, fmt.Sprintf(`{"name":%q,"model":%q}`, m, m))
+			}
+			fmt.Fprintf(w, `{"models":[%s]}`, strings.Join(items, ","))
+		case "/api/generate":
+			o.asked.Add(1)
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			text, _ := json.Marshal(fmt.Sprintf(`{"by":%q}`, o.name))
+			fmt.Fprintf(w, `{"model":"m","response":%s,"done":false}`+"\n", text)
+			fmt.Fprint(w, `{"model":"m","response":"","done":true,"done_reason":"stop"}`+"\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+// TestPoolServesAsOneOllama: a gateway over two Ollamas routes
+// pass-through and guarded requests to the one that has the model, lists
+// the union, answers 404 for a model neither has, stays ready while one
+// is up, and shows each upstream on /admin/stats, /metrics and the log.
+func TestPoolServesAsOneOllama(t *testing.T) {
+	a := newPoolOllama(t, "a", "small:latest")
+	b := newPoolOllama(t, "b", "small:latest", "big:latest")
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Upstream = ""
+	cfg.Upstreams = []config.UpstreamServer{{URL: a.srv.URL}, {URL: b.srv.URL}}
+	cfg.UpstreamHealthInterval = time.Hour
+	var logs bytes.Buffer
+	srv, err := Build(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.up.Check(context.Background())
+	gw := httptest.NewServer(srv.Handler())
+	defer gw.Close()
+
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		body   string
+		code   int
+		want   string
+	}{
+		{"pass-through to the only one that has big", http.MethodPost, "/api/generate", `{"model":"big","prompt":"x"}`, 200, `\"by\":\"b\"`},
+		{"guarded to the only one that has big", http.MethodPost, "/api/generate", `{"model":"big","prompt":"x","stream":false,"format":{"type":"object"}}`, 200, `\"by\":\"b\"`},
+		{"a model neither has", http.MethodPost, "/api/generate", `{"model":"huge","prompt":"x"}`, 404, `{"error":"model \"huge\" not found"}`},
+		{"the union of the lists", http.MethodGet, "/api/tags", "", 200, `{"models":[{"name":"small:latest","model":"small:latest"},{"name":"big:latest","model":"big:latest"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, body := sendRequest(t, gw.URL, tt.method, tt.path, strings.NewReader(tt.body), nil)
+			if resp.StatusCode != tt.code || !strings.Contains(string(body), tt.want) {
+				t.Errorf("%s %s = %d %s, want %d with %s", tt.method, tt.path, resp.StatusCode, body, tt.code, tt.want)
+			}
+		})
+	}
+	if !strings.Contains(logs.String(), `"upstream":"`+b.srv.URL+`"`) {
+		t.Errorf("no log line names the upstream %s:\n%s", b.srv.URL, logs.String())
+	}
+
+	a.down.Store(true)
+	srv.up.Check(context.Background())
+	if resp, body := sendRequest(t, gw.URL, http.MethodGet, "/readyz", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("/readyz with b up = %d %s, want 200", resp.StatusCode, body)
+	}
+	resp, body := sendRequest(t, gw.URL, http.MethodGet, "/admin/stats", nil, nil)
+	var stats StatsReport
+	if err := json.Unmarshal(body, &stats); err != nil || resp.StatusCode != 200 || len(stats.Upstreams) != 2 || stats.Upstreams[0].Healthy || !stats.Upstreams[1].Healthy {
+		t.Errorf("/admin/stats upstreams = %+v (%v), want a down and b up", stats.Upstreams, err)
+	}
+	_, body = sendRequest(t, gw.URL, http.MethodGet, "/metrics", nil, nil)
+	if want := `gateway_upstream_healthy{upstream="` + a.srv.URL + `"} 0`; !strings.Contains(string(body), want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	b.down.Store(true)
+	srv.up.Check(context.Background())
+	if resp, body := sendRequest(t, gw.URL, http.MethodGet, "/readyz", nil, nil); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with both down = %d %s, want 503", resp.StatusCode, body)
+	}
+}
