@@ -362,6 +362,12 @@ type Route struct {
 	// "corrections" lists what changed (as X-Contract-Report: corrections
 	// asks per request). Empty means the summary alone.
 	Report string `yaml:"report"`
+
+	// RepairModel is the model of the route's LLM repair and partial
+	// regeneration calls, on whichever upstream has it; the first answer
+	// and re-runs stay on Upstream. Empty means the contract's
+	// repair_model, else Upstream.
+	RepairModel string `yaml:"repair_model"`
 }
 
 // Log configures the process log.

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,5 +127,54 @@ func TestPoolServesAsOneOllama(t *testing.T) {
 	srv.up.Check(context.Background())
 	if resp, body := sendRequest(t, gw.URL, http.MethodGet, "/readyz", nil, nil); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("/readyz with both down = %d %s, want 503", resp.StatusCode, body)
+	}
+}
+
+// TestRepairModel: a route's repair_model (else its contract's) takes the
+// ladder's repair calls; the first answer stays on the route's model.
+func TestRepairModel(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "mended"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	contract := `{"name": "mended", "version": "1", "rules": [], "shape": {"expect": "any", "unwrap": [], "wrap_single": false},
+  "policy": {"max_repairs": 1, "repair_prompt": "repair-engine", "temperatures": [], "use_format": true, "repair_model": "strong"},
+  "fallback": {"mode": "error"}, "output": "bare"}`
+	if err := os.WriteFile(filepath.Join(dir, "mended", "contract.json"), []byte(contract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		contract    string
+		repairModel string
+		want        []string // the models of the first answer and the repair call
+	}{
+		{"the route's model mends", "json", "", []string{"small", "small"}},
+		{"the route's repair_model mends", "json", "big", []string{"small", "big"}},
+		{"the contract's repair_model mends", "mended", "", []string{"small", "strong"}},
+		{"the route's over the contract's", "mended", "big", []string{"small", "big"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &scriptedUpstream{answers: []string{"no JSON here at all", `{"a":1}`}}
+			gw := newGuardedGateway(t, up, func(cfg *config.Config) {
+				cfg.ContractsDir = dir
+				cfg.Routes = []config.Route{{Model: "quiz", Upstream: "small", Contract: tt.contract, RepairModel: tt.repairModel}}
+			})
+			resp, body := post(t, gw.URL+"/api/generate", `{"model":"quiz","prompt":"p","stream":false}`, nil)
+			if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Contract-Status") != "repaired" {
+				t.Fatalf("status %d %s %s, want 200 repaired", resp.StatusCode, resp.Header.Get("X-Contract-Status"), body)
+			}
+			up.mu.Lock()
+			defer up.mu.Unlock()
+			var got []string
+			for _, b := range up.bodies {
+				m, _ := b["model"].(string)
+				got = append(got, m)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.want, ",") {
+				t.Errorf("models asked = %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -509,7 +510,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		Text:           first.Text,
 		Prompt:         x.codec.Prompt(x.up),
 		Model:          g.model(x),
-		ModelName:      x.upstreamModel,
+		ModelName:      cmp.Or(route.RepairModel, route.Validator.Contract.Policy.RepairModel, x.upstreamModel),
 		FirstScheduled: x.firstScheduled,
 		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
 			return again(func(r *codec.Request) { r.SetModel(m) })(ctx)

@@ -46,6 +46,7 @@ type Route struct {
 	Output string
 	// Corrections adds the corrections to every answer's contract summary.
 	Corrections bool
+	RepairModel string // the model of repair and regeneration calls (RouteSpec.RepairModel)
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
 	// toolsOnly marks a request no contract guards whose tool calls are
@@ -74,7 +75,8 @@ type RouteSpec struct {
 	NoFormat  bool
 	Output    string
 	// Report "corrections" adds the corrections to every answer's summary.
-	Report string
+	Report      string
+	RepairModel string // the model of repair and regeneration calls; "" the contract's, else the route's
 }
 
 // RoutesOption configures NewRoutes.
@@ -166,7 +168,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			upstream = s.Model
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
-			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: rs.schemas[c.ID()]}
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, schema: rs.schemas[c.ID()], RepairModel: s.RepairModel}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
