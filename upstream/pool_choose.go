@@ -38,12 +38,21 @@ const (
 	allDown                 // every member that has the model is down: 503
 )
 
+// busyAfter is the number of requests in flight from which a member that
+// has the model loaded is no longer preferred for it: Ollama runs few
+// requests of one model at once (OLLAMA_NUM_PARALLEL), the rest wait in
+// its queue, and a member that loads the model meanwhile serves sooner.
+// Without it, the first member to load a model would take every request
+// for it while the others stayed idle.
+const busyAfter = 4
+
 // choose orders the members that may serve model (all of them when model
 // is ""), best first: healthy members whose breaker is not open and that
 // have the model (or whose model list is not yet known), those with the
-// model loaded first, then the fewest in flight, then the higher weight;
-// members equal in all three take turns, turn deciding who is first. The
-// rest of the order is where a failed request goes next.
+// model loaded (and fewer than busyAfter requests in flight) first, then
+// the fewest in flight, then the higher weight; members equal in all
+// three take turns, turn deciding who is first. The rest of the order is
+// where a failed request goes next.
 func choose(cs []candidate, model string, turn uint64) ([]int, verdict) {
 	var has []int
 	for i, c := range cs {
@@ -67,9 +76,10 @@ func choose(cs []candidate, model string, turn uint64) ([]int, verdict) {
 	rank := func(i int) uint64 { return (uint64(i) + n - turn%n) % n }
 	slices.SortStableFunc(up, func(a, b int) int {
 		ca, cb := cs[a], cs[b]
+		la, lb := ca.Loaded && ca.InFlight < busyAfter, cb.Loaded && cb.InFlight < busyAfter
 		switch {
-		case ca.Loaded != cb.Loaded:
-			if ca.Loaded {
+		case la != lb:
+			if la {
 				return -1
 			}
 			return 1

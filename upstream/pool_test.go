@@ -37,7 +37,9 @@ func TestChoose(t *testing.T) {
 		v     verdict
 	}{
 		{"only the member that has the model", []candidate{up(false, false, 0, 1), up(true, false, 0, 1)}, "m", 0, []int{1}, chosen},
-		{"loaded first", []candidate{up(true, false, 0, 1), up(true, true, 5, 1)}, "m", 0, []int{1, 0}, chosen},
+		{"loaded first", []candidate{up(true, false, 0, 1), up(true, true, busyAfter-1, 1)}, "m", 0, []int{1, 0}, chosen},
+		{"loaded but busy: the idle one loads it", []candidate{up(true, true, busyAfter, 1), up(true, false, 0, 1)}, "m", 0, []int{1, 0}, chosen},
+		{"loaded and busy, but less so", []candidate{up(true, true, busyAfter, 1), up(true, false, busyAfter+1, 1)}, "m", 0, []int{0, 1}, chosen},
 		{"fewest in flight", []candidate{up(true, false, 3, 1), up(true, false, 1, 1)}, "m", 0, []int{1, 0}, chosen},
 		{"then the heavier", []candidate{up(true, false, 0, 1), up(true, false, 0, 3)}, "m", 0, []int{1, 0}, chosen},
 		{"ties take turns: turn 0", []candidate{up(true, false, 0, 1), up(true, false, 0, 1)}, "m", 0, []int{0, 1}, chosen},
