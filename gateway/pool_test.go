@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -26,6 +27,10 @@ type poolOllama struct {
 	srv    *httptest.Server
 	down   atomic.Bool
 	asked  atomic.Int64
+	// cut makes generate break its answer after the first line; loaded
+	// lists its models in /api/ps.
+	cut    atomic.Bool
+	loaded bool
 }
 
 func newPoolOllama(t *testing.T, name string, models ...string) *poolOllama {
@@ -41,6 +46,10 @@ func newPoolOllama(t *testing.T, name string, models ...string) *poolOllama {
 		case "/api/version":
 			fmt.Fprint(w, `{"version":"0.17.4"}`)
 		case "/api/ps":
+			if o.loaded {
+				fmt.Fprintf(w, `{"models":[{"name":%q}]}`, o.models[0])
+				return
+			}
 			fmt.Fprint(w, `{"models":[]}`)
 		case "/api/tags":
 			var items []string
@@ -51,6 +60,11 @@ func newPoolOllama(t *testing.T, name string, models ...string) *poolOllama {
 		case "/api/generate":
 			o.asked.Add(1)
 			w.Header().Set("Content-Type", "application/x-ndjson")
+			if o.cut.Load() {
+				fmt.Fprint(w, `{"model":"m","response":"{\"by\":","done":false}`+"\n")
+				w.(http.Flusher).Flush()
+				panic(http.ErrAbortHandler)
+			}
 			text, _ := json.Marshal(fmt.Sprintf(`{"by":%q}`, o.name))
 			fmt.Fprintf(w, `{"model":"m","response":%s,"done":false}`+"\n", text)
 			fmt.Fprint(w, `{"model":"m","response":"","done":true,"done_reason":"stop"}`+"\n")
@@ -176,5 +190,35 @@ func TestRepairModel(t *testing.T) {
 				t.Errorf("models asked = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPoolGuardedCallCutIsSentAgain: a guarded call whose answer broke off
+// before its end reached no client: on a pool it is sent once more, to
+// another upstream than the one that broke, though that one has the
+// model loaded.
+func TestPoolGuardedCallCutIsSentAgain(t *testing.T) {
+	a := newPoolOllama(t, "a", "m:latest")
+	b := newPoolOllama(t, "b", "m:latest")
+	a.loaded = true
+	a.cut.Store(true)
+	cfg := config.Default()
+	cfg.Upstream = ""
+	cfg.Upstreams = []config.UpstreamServer{{URL: a.srv.URL}, {URL: b.srv.URL}}
+	cfg.UpstreamHealthInterval = time.Hour
+	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.up.Check(context.Background())
+	gw := httptest.NewServer(srv.Handler())
+	defer gw.Close()
+	resp, body := sendRequest(t, gw.URL, http.MethodPost, "/api/generate", strings.NewReader(`{"model":"m","prompt":"x","stream":false,"format":{"type":"object"}}`), nil)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"by\":\"b\"`) {
+		t.Errorf("guarded call cut on a = %d %s, want b's answer", resp.StatusCode, body)
+	}
+	if n, m := a.asked.Load(), b.asked.Load(); n != 1 || m != 1 {
+		t.Errorf("generate asked of a %d and b %d times, want once each", n, m)
 	}
 }

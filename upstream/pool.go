@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -259,6 +260,11 @@ func (p *Pool) State() gobreaker.State {
 	return st
 }
 
+// Failover reports whether a failed request can go to another upstream:
+// whether the pool has several. The guard sends a call whose answer broke
+// off once more only then, so that a pool of one behaves as its Client.
+func (p *Pool) Failover() bool { return len(p.members) > 1 }
+
 // Breaker returns the first member's breaker: a pool of one's only one.
 func (p *Pool) Breaker() *BreakerTransport { return p.members[0].client.Load().Breaker() }
 
@@ -347,6 +353,12 @@ func (p *Pool) route(req *http.Request, model string) (*http.Response, error) {
 		}
 		return nil, err
 	}
+	if avoid := avoided(req.Context()); avoid != "" {
+		// The upstream whose answer broke off goes last.
+		slices.SortStableFunc(order, func(a, b int) int {
+			return cmpBool(p.members[a].name == avoid, p.members[b].name == avoid)
+		})
+	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	var last error
 	for n, i := range order {
@@ -375,6 +387,17 @@ func (p *Pool) route(req *http.Request, model string) (*http.Response, error) {
 		}
 	}
 	return nil, last
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // again is req with its body from the start.

@@ -56,3 +56,22 @@ func markServed(ctx context.Context, name string) {
 		s.mu.Unlock()
 	}
 }
+
+type ctxKeyAvoid struct{}
+
+// Again returns ctx for a request sent once more because the answer of
+// the last one made with ctx broke off: a pool sends it to another
+// upstream than the one that gave that answer ([Served]) when another
+// has the model. ctx must be tracked ([Track]) for that.
+func Again(ctx context.Context) context.Context {
+	if s := Served(ctx); s != "" {
+		return context.WithValue(ctx, ctxKeyAvoid{}, s)
+	}
+	return ctx
+}
+
+// avoided is the upstream [Again] put on ctx, or "".
+func avoided(ctx context.Context) string {
+	s, _ := ctx.Value(ctxKeyAvoid{}).(string)
+	return s
+}
