@@ -13,6 +13,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // tracerName is the instrumentation scope of the guard's spans.
@@ -37,6 +38,7 @@ var (
 	attrCache        = attribute.Key("contract.cache")
 	attrPhase        = attribute.Key("contract.phase")
 	attrKey          = attribute.Key("gateway.key.name")
+	attrUpstream     = attribute.Key("gateway.upstream")
 )
 
 // propagator carries W3C trace context: read from the client, written on
@@ -137,6 +139,9 @@ func (g *guard) modelCall(ctx context.Context, op, model, phase string) (context
 			span.SetStatus(codes.Error, errorCause(err))
 		} else {
 			span.SetAttributes(attrInputTokens.Int(prompt), attrOutputTokens.Int(output))
+		}
+		if up := upstream.Served(ctx); up != "" {
+			span.SetAttributes(attrUpstream.String(up)) // the Ollama that answered
 		}
 		span.End()
 	}
