@@ -13,6 +13,8 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -32,6 +34,7 @@ const (
 const (
 	EnvListen     = "GATEWAY_LISTEN"
 	EnvUpstream   = "GATEWAY_UPSTREAM"
+	EnvUpstreams  = "GATEWAY_UPSTREAMS"
 	EnvContracts  = "GATEWAY_CONTRACTS"
 	EnvAdminToken = "GATEWAY_ADMIN_TOKEN"
 	EnvMaxBody    = "GATEWAY_MAX_BODY_BYTES"
@@ -54,8 +57,22 @@ type Config struct {
 	Listen string `yaml:"listen"`
 
 	// Upstream is the base URL of the Ollama server (http or https).
-	// Default "http://127.0.0.1:11434". Empty is invalid.
+	// Default "http://127.0.0.1:11434". Empty is invalid unless Upstreams
+	// is set; setting both is a problem.
 	Upstream string `yaml:"upstream"`
+
+	// Upstreams are several Ollama servers the gateway serves as one: each
+	// request goes to a healthy one that has its model (see
+	// [UpstreamServer]). Empty means Upstream alone, a pool of one.
+	Upstreams []UpstreamServer `yaml:"upstreams"`
+
+	// UpstreamHealthInterval is how often each of several Upstreams is
+	// asked for its /api/version, /api/tags and /api/ps, to know which are
+	// up and which models each has and has loaded. Zero means the default,
+	// 5s; a negative value means never (every member may then have every
+	// model, and only its breaker takes it out). One upstream is never
+	// polled.
+	UpstreamHealthInterval time.Duration `yaml:"upstream_health_interval"`
 
 	// ContractsDir is a directory of user contracts loaded next to the
 	// built-in ones. Empty means built-in contracts only.
@@ -312,6 +329,53 @@ type Breaker struct {
 	HalfOpenMaxRequests int `yaml:"half_open_max_requests"`
 }
 
+// UpstreamServer is one Ollama server of a pool.
+type UpstreamServer struct {
+	// URL is the server's base URL (http or https). Required.
+	URL string `yaml:"url"`
+	// Weight decides between servers that are otherwise equal for a
+	// request (the model loaded or not on both, as many requests in
+	// flight): the higher first. Zero means 1; negative is invalid.
+	Weight int `yaml:"weight"`
+}
+
+// UpstreamList returns the upstreams cfg describes: Upstreams, or
+// Upstream alone as a pool of one.
+func (cfg Config) UpstreamList() []UpstreamServer {
+	if len(cfg.Upstreams) > 0 {
+		return cfg.Upstreams
+	}
+	return []UpstreamServer{{URL: cfg.Upstream}}
+}
+
+// ParseUpstreams reads a list of upstreams as GATEWAY_UPSTREAMS and
+// --upstreams give it: URLs separated by commas, each optionally followed
+// by ";weight=N" ("http://gpu1:11434;weight=2,http://gpu2:11434").
+func ParseUpstreams(s string) ([]UpstreamServer, error) {
+	var out []UpstreamServer
+	for item := range strings.SplitSeq(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		u, opt, found := strings.Cut(item, ";")
+		us := UpstreamServer{URL: strings.TrimSpace(u)}
+		if found {
+			w, ok := strings.CutPrefix(strings.TrimSpace(opt), "weight=")
+			n, err := strconv.Atoi(w)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("%q: want URL or URL;weight=N", item)
+			}
+			us.Weight = n
+		}
+		out = append(out, us)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%q: no URL", s)
+	}
+	return out, nil
+}
+
 // Route maps a virtual model name to an upstream model and a contract.
 type Route struct {
 	// Model is the virtual model name clients send. Required, unique
@@ -354,6 +418,11 @@ type Route struct {
 	// "buffered" holds the answer (with keep-alives) until it is whole.
 	// Empty means progressive; X-Contract-Stream overrides it per request.
 	Stream string `yaml:"stream"`
+	// RepairModel is the model of the route's LLM repair and partial
+	// regeneration calls, on whichever upstream has it; the first answer
+	// and re-runs stay on Upstream. Empty means the contract's
+	// repair_model, else Upstream.
+	RepairModel string `yaml:"repair_model"`
 }
 
 // Log configures the process log.
@@ -377,10 +446,10 @@ func Default() Config {
 }
 
 // FromEnv applies the GATEWAY_* environment variables that are set and not
-// empty to cfg: GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
-// GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL,
-// GATEWAY_LOG_FORMAT, GATEWAY_OUTCOMES_SQLITE and GATEWAY_OUTCOMES_POSTGRES.
-// It never reads OLLAMA_HOST. getenv is os.Getenv in
+// empty to cfg: GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_UPSTREAMS,
+// GATEWAY_CONTRACTS, GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES,
+// GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT, GATEWAY_OUTCOMES_SQLITE and
+// GATEWAY_OUTCOMES_POSTGRES. It never reads OLLAMA_HOST. getenv is os.Getenv in
 // production and a map lookup in tests. The error names the variable whose
 // value does not parse; cfg is left unchanged for that variable only.
 func FromEnv(cfg *Config, getenv func(string) string) error {
@@ -391,6 +460,19 @@ func FromEnv(cfg *Config, getenv func(string) string) error {
 	}
 	set(&cfg.Listen, EnvListen)
 	set(&cfg.Upstream, EnvUpstream)
+	if getenv(EnvUpstream) != "" {
+		cfg.Upstreams = nil // one upstream in the environment replaces the file's pool
+	}
+	if v := getenv(EnvUpstreams); v != "" {
+		list, err := ParseUpstreams(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", EnvUpstreams, err)
+		}
+		cfg.Upstreams = list
+		if getenv(EnvUpstream) == "" {
+			cfg.Upstream = "" // the environment's pool replaces the file's upstream
+		}
+	}
 	set(&cfg.ContractsDir, EnvContracts)
 	set(&cfg.AdminToken, EnvAdminToken)
 	set(&cfg.Log.Level, EnvLogLevel)

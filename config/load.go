@@ -41,6 +41,11 @@ func Read(path string) (Config, *Source, error) {
 	if yaml.Unmarshal(data, &root) == nil {
 		src.lines = keyLines(&root)
 	}
+	if _, pool := src.lines["upstreams"]; pool {
+		if _, one := src.lines["upstream"]; !one {
+			cfg.Upstream = "" // the file's pool replaces the default upstream
+		}
+	}
 	if err := decode(data, &cfg); err != nil {
 		var out []error
 		for _, e := range Problems(err) {

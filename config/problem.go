@@ -68,7 +68,7 @@ func (s *Source) OverrideEnv(getenv func(string) string) {
 
 // envKeys pairs the variables FromEnv reads with their YAML keys.
 var envKeys = []struct{ env, key string }{
-	{EnvListen, "listen"}, {EnvUpstream, "upstream"}, {EnvContracts, "contracts_dir"},
+	{EnvListen, "listen"}, {EnvUpstream, "upstream"}, {EnvUpstreams, "upstreams"}, {EnvContracts, "contracts_dir"},
 	{EnvAdminToken, "admin_token"}, {EnvMaxBody, "max_body_bytes"},
 	{EnvLogLevel, "log.level"}, {EnvLogFormat, "log.format"},
 	{EnvOutcomesSQLite, "outcomes.sqlite"}, {EnvOutcomesPostgres, "outcomes.postgres"},

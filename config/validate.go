@@ -35,13 +35,16 @@ func (cfg Config) Validate() error {
 			add(fmt.Sprintf("allowed_origins[%d]", i), "allowed_origins[%d] %q: %v", i, o, err)
 		}
 	}
-	up, err := ValidUpstream(cfg.Upstream)
-	if err != nil {
-		add("upstream", "upstream: %v", err)
+	if len(cfg.Upstreams) == 0 || cfg.Upstream != "" {
+		up, err := ValidUpstream(cfg.Upstream)
+		if err != nil {
+			add("upstream", "upstream: %v", err)
+		}
+		if err == nil && sameAddress(cfg.Listen, up) {
+			add("upstream", "upstream %q is the gateway's own listen address %q: point it at Ollama, not at the gateway", cfg.Upstream, cfg.Listen)
+		}
 	}
-	if err == nil && sameAddress(cfg.Listen, up) {
-		add("upstream", "upstream %q is the gateway's own listen address %q: point it at Ollama, not at the gateway", cfg.Upstream, cfg.Listen)
-	}
+	cfg.validateUpstreams(add)
 
 	nonNegative := func(key string, v int64) {
 		if v < 0 {
@@ -130,6 +133,33 @@ func (cfg Config) Validate() error {
 	}
 	cfg.Access.validate(add)
 	return errors.Join(errs...)
+}
+
+// validateUpstreams checks the pool: one of upstream and upstreams, each
+// member a valid URL, none twice, no negative weight.
+func (cfg Config) validateUpstreams(add func(key, format string, args ...any)) {
+	if len(cfg.Upstreams) > 0 && cfg.Upstream != "" {
+		add("upstreams", "upstreams: upstream is set too; keep upstreams (several Ollama servers) or upstream (one), not both")
+	}
+	seen := map[string]int{}
+	for i, u := range cfg.Upstreams {
+		key := fmt.Sprintf("upstreams[%d]", i)
+		parsed, err := ValidUpstream(u.URL)
+		switch {
+		case err != nil:
+			add(key+".url", "%s.url: %v", key, err)
+		case sameAddress(cfg.Listen, parsed):
+			add(key+".url", "%s.url %q is the gateway's own listen address %q: point it at Ollama, not at the gateway", key, u.URL, cfg.Listen)
+		}
+		if j, dup := seen[strings.TrimSuffix(u.URL, "/")]; dup && err == nil {
+			add(key+".url", "%s.url %q: duplicate of upstreams[%d]", key, u.URL, j)
+		} else {
+			seen[strings.TrimSuffix(u.URL, "/")] = i
+		}
+		if u.Weight < 0 {
+			add(key+".weight", "%s.weight: must not be negative (got %d)", key, u.Weight)
+		}
+	}
 }
 
 // validAllowedHost accepts a host name or an IP address, without port,

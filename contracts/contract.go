@@ -72,6 +72,12 @@ type Policy struct {
 	// UseFormat passes the schema as Ollama `format` on repair calls and,
 	// when the client set none, on the first attempt.
 	UseFormat bool `json:"use_format,omitempty"`
+	// RepairModel is the model of LLM repair and partial regeneration
+	// calls, on whichever upstream has it: a small fast model answers, a
+	// stronger one mends. The first answer and re-runs stay on the
+	// request's model. A route's repair_model overrides it. Empty means
+	// the request's model.
+	RepairModel string `json:"repair_model,omitempty"`
 }
 
 // Fallback is what a request gets when the ladder ends without a valid

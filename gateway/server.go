@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
+	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/edge"
@@ -40,7 +41,7 @@ type Options struct {
 	// the server's one upstream client, built first, so that guarded calls
 	// and pass-through share one connection pool and one breaker. Nil
 	// means no guarding: those requests are passed through like any other.
-	Guard func(up *upstream.Client) (echo.MiddlewareFunc, error)
+	Guard func(up *upstream.Pool) (echo.MiddlewareFunc, error)
 
 	// Admin, when not nil, registers extra admin routes (such as
 	// /contracts) on a group at the root. They get the admin token check.
@@ -70,7 +71,7 @@ type Server struct {
 	log       *slog.Logger
 	echo      *echo.Echo
 	base      *http.Transport
-	up        *upstream.Client // the one road to Ollama: proxy, guard, model routes, readiness
+	up        *upstream.Pool // the one road to Ollama: proxy, guard, model routes, readiness
 	proxy     *httputil.ReverseProxy
 	registry  *prometheus.Registry
 	metrics   *metrics
@@ -88,9 +89,13 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	up, err := config.ValidUpstream(cfg.Upstream)
-	if err != nil {
-		return nil, err
+	var members []upstream.PoolMember
+	for _, u := range cfg.UpstreamList() {
+		parsed, err := config.ValidUpstream(u.URL)
+		if err != nil {
+			return nil, err
+		}
+		members = append(members, upstream.PoolMember{URL: parsed, Weight: u.Weight})
 	}
 	s := &Server{
 		cfg:       cfg,
@@ -108,8 +113,8 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s.metrics = newMetrics(s.registry, func() float64 { return float64(s.up.State()) })
 
 	s.base = newUpstreamTransport(cfg)
-	s.up = upstream.New(upstream.Options{
-		URL:       up,
+	s.up = upstream.NewPool(upstream.PoolOptions{
+		Members: members, HealthInterval: cfg.UpstreamHealthInterval, Logger: s.log, RequestModel: access.RequestModel,
 		Transport: s.base,
 		Breaker: upstream.BreakerSettings{
 			FailureThreshold:    cfg.Breaker.FailureThreshold,
@@ -121,10 +126,12 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 			},
 		},
 	})
+	register(s.registry, s.up.Collector())
 	s.proxy = s.newProxy()
 	if opts.VirtualModels != nil && len(opts.VirtualModels()) > 0 {
 		s.watch = newRouteWatch(opts.VirtualModels, s.log, cfg.Listen)
 	}
+	var err error
 	if s.access, err = newAccessGate(cfg, s.log, s.registry); err != nil {
 		return nil, err
 	}
@@ -192,7 +199,7 @@ func (s *Server) routes(opts Options) error {
 			},
 		}),
 		edge.CheckPath,
-		s.bodyReadTimeout,
+		edge.BodyReadTimeout(timeoutOr(s.cfg.BodyReadTimeout, DefaultBodyReadTimeout)),
 		s.limitBody,
 		s.release.Middleware,
 		s.requireAdminToken,
@@ -227,7 +234,7 @@ func (s *Server) CloseIdleConnections() { s.up.CloseIdleConnections() }
 // upstream connections and what Options.OnClose releases. Serve calls it
 // when it returns; a caller that mounted Handler elsewhere calls it.
 func (s *Server) Close() {
-	s.up.CloseIdleConnections()
+	s.up.Close()
 	s.release.Stop()
 	s.closeOnce.Do(func() {
 		s.access.Close()
@@ -326,6 +333,7 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
 func (s *Server) logRequests(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
+		c.SetRequest(c.Request().WithContext(upstream.Track(c.Request().Context())))
 		aborted := true
 		defer func() {
 			// Reached by a panic only for http.ErrAbortHandler (the
@@ -357,6 +365,9 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 		slog.Int64("bytes", res.Size),
 		slog.String("request_id", res.Header().Get(echo.HeaderXRequestID)),
 	)
+	if up := upstream.Served(req.Context()); up != "" {
+		attrs = append(attrs, slog.String("upstream", up))
+	}
 	if key := accessKeyName(c); key != "" {
 		attrs = append(attrs, slog.String("key", key))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/stats"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // StatsReport is the body of GET /admin/stats: the guarded requests'
@@ -20,13 +21,15 @@ type StatsReport struct {
 	// Keys are every request (guarded or not) by API key name, when
 	// access keys are configured: statuses, refusals and tokens charged.
 	Keys map[string]KeyStats `json:"keys,omitempty"`
+	// Upstreams are the Ollama servers: health, breaker, load, models.
+	Upstreams []upstream.MemberStats `json:"upstreams,omitempty"`
 }
 
 // statsRoute registers GET /admin/stats; routes gives the routes' states
 // (nil: none), keys the counts by API key (nil: none).
-func statsRoute(g *echo.Group, s *stats.Stats, debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats) {
+func statsRoute(g *echo.Group, s *stats.Stats, debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats, pool func() []upstream.MemberStats) {
 	g.GET("/admin/stats", func(c echo.Context) error {
-		r := StatsReport{Report: s.Report(), DebugStore: map[string]bool{"enabled": debugStore}, Routes: []RouteState{}}
+		r := StatsReport{Report: s.Report(), DebugStore: map[string]bool{"enabled": debugStore}, Routes: []RouteState{}, Upstreams: pool()}
 		if keys != nil {
 			r.Keys = keys()
 		}

@@ -83,7 +83,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 	// srv is set once New returns, before any request: the guard's Event
 	// charges a key its tokens.
 	var srv *Server
-	guard := func(up *upstream.Client) (echo.MiddlewareFunc, error) {
+	guard := func(up *upstream.Pool) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) {
 			gm.observe(ev)
 			st.Observe(ev)
@@ -109,7 +109,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, st, cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() })
+			statsRoute(g, st, cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() }, func() []upstream.MemberStats { return srv.up.Stats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}
@@ -174,7 +174,8 @@ func newRoutes(cfg config.Config, reg *contracts.Registry) (*middleware.Routes, 
 	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
 		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
-			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report, Stream: r.Stream})
+			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report, Stream: r.Stream,
+			RepairModel: r.RepairModel})
 	}
 	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
 	if err == nil {
@@ -195,7 +196,7 @@ func newRoutes(cfg config.Config, reg *contracts.Registry) (*middleware.Routes, 
 // guardConfig maps cfg onto the guard's own config, once: the guard owns
 // its defaults, and the config's zero and negative values mean the same
 // there (default, none).
-func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *upstream.Client,
+func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *upstream.Pool,
 	breakers *repairBreakers, observe func(middleware.Event)) middleware.GuardConfig {
 	return middleware.GuardConfig{
 		Resolver: routes,

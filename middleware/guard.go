@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/repair"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // Defaults of GuardConfig; each is the value of a zero field.
@@ -130,6 +131,7 @@ type Event struct {
 	Route       string
 	Contract    string
 	Model       string
+	Upstream    string // the URL of the Ollama that answered the last model call
 	Status      string
 	Rungs       []string
 	LLMCalls    int
@@ -199,7 +201,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		}
 		byPath[cd.Path()] = cd
 	}
-	g := &guard{GuardConfig: config, tools: newToolValidators(), spans: spans.New(config.TracerProvider)}
+	g := &guard{GuardConfig: config, tools: newToolValidators(), spans: spans.New(config.TracerProvider, upstream.Served)}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if config.Skipper(c) || c.Request().Method != http.MethodPost {
@@ -222,7 +224,7 @@ type guard struct {
 
 func (g *guard) log(ev Event) {
 	attrs := []any{
-		"request_id", ev.RequestID, "route", ev.Route, "contract", ev.Contract, "model", ev.Model,
+		"request_id", ev.RequestID, "route", ev.Route, "contract", ev.Contract, "model", ev.Model, "upstream", ev.Upstream,
 		"status", ev.Status, "rungs", ev.Rungs, "llm_calls", ev.LLMCalls, "local_fixes", ev.LocalFixes,
 		"violations_before", ev.CodesBefore, "violations_after", ev.CodesAfter, "parse_error", ev.ParseError,
 		"latency_ms", float64(ev.Latency.Microseconds()) / 1000, "cache", ev.Cache, "cache_hit", ev.CacheHit,

@@ -70,7 +70,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 	if m.span != nil {
 		ctx, done = m.span(ctx, "text_completion", name, "repair")
 	}
-	a, err := m.call(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header},
+	a, err := m.call(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header, model: name},
 		codec.Generate{}, len(req.Format) > 0)
 	if err != nil {
 		done(0, 0, err)

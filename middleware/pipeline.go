@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -25,6 +26,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 )
 
@@ -337,6 +339,7 @@ func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 		end()
 	}
 	fillEvent(&ev, res)
+	ev.Upstream = upstream.Served(ctx)
 	return res, ev
 }
 
@@ -437,7 +440,7 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 			done(0, 0, err)
 		}
 	}()
-	call := upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header}
+	call := upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header, model: r.Model}
 	if phase == "first" && x.stream != nil && x.stream.rel != nil {
 		call.onDelta = x.stream.rel.Feed
 	}
@@ -529,7 +532,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		Text:           first.Text,
 		Prompt:         x.codec.Prompt(x.up),
 		Model:          g.model(x),
-		ModelName:      x.upstreamModel,
+		ModelName:      cmp.Or(route.RepairModel, route.Validator.Contract.Policy.RepairModel, x.upstreamModel),
 		FirstScheduled: x.firstScheduled,
 		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
 			return again(func(r *codec.Request) { r.SetModel(m) })(ctx)

@@ -49,7 +49,8 @@ type Route struct {
 	Corrections bool
 	// Stream is how a stream of a contract with an item array answers:
 	// release.Progressive (or "", the default) or release.Buffered.
-	Stream string
+	Stream      string
+	RepairModel string // the model of repair and regeneration calls (RouteSpec.RepairModel)
 	// schema is the contract's schema, parsed once, for AddFormat.
 	schema *strictjson.Value
 	// toolsOnly marks a request no contract guards whose tool calls are
@@ -80,7 +81,8 @@ type RouteSpec struct {
 	// Report "corrections" adds the corrections to every answer's summary.
 	Report string
 	// Stream is "progressive", "buffered" or "" (progressive).
-	Stream string
+	Stream      string
+	RepairModel string // the model of repair and regeneration calls; "" the contract's, else the route's
 }
 
 // RoutesOption configures NewRoutes.
@@ -172,7 +174,8 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 			upstream = s.Model
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
-			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, Stream: s.Stream, schema: rs.schemas[c.ID()]}
+			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, Stream: s.Stream,
+			schema: rs.schemas[c.ID()], RepairModel: s.RepairModel}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"runtime"
-	"time"
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/internal/bufpool"
@@ -18,8 +17,9 @@ import (
 
 // Upstream is the guard's one road to Ollama: the first answer, repair
 // calls, partial regeneration, re-runs and the fallback model all go
-// through it. An [upstream.Client] is one; the gateway passes the one its
-// pass-through uses, so that both share one view of the upstream's health.
+// through it: an [upstream.Client] or [upstream.Pool], the pass-through's
+// own, so that both share one view of the upstreams' health. A call's
+// model is on its context (upstream.WithModel), for a pool to route it.
 type Upstream interface {
 	// Do sends req to Ollama and returns its answer. req.URL holds the path
 	// only: the Upstream knows where Ollama is. An error the client should
@@ -30,7 +30,7 @@ type Upstream interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-var _ Upstream = (*upstream.Client)(nil)
+var _, _ Upstream = (*upstream.Client)(nil), (*upstream.Pool)(nil)
 
 // upstreamCall is one request the guard sends upstream.
 type upstreamCall struct {
@@ -42,6 +42,7 @@ type upstreamCall struct {
 	// onDelta, when set, gets each piece of the answer's text as it is
 	// read (a progressive stream's release).
 	onDelta func(string)
+	model   string // the model asked, for a pool to choose an upstream that has it
 }
 
 // errStopped is the cause of the end of a model call whose answer the
@@ -65,14 +66,14 @@ var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 // writing whitespace until its token limit (Ollama issues #2577, #2623)
 // no longer holds the request, the answer is the text read, its tokens
 // counted from the chunks, and the rest of the call is drained in the
-// background (see drain). Errors
+// background (see upstream.Stream.Drain). Errors
 // are the upstream client's (upstream.Open and Stream.Read), and a 502
 // for an answer the codec cannot read.
-func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
+func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	if stopEarly {
-		// The call may outlive the request (see drain): it ends with the
+		// The call may outlive the request (see Drain): it ends with the
 		// request's context only until the answer is complete.
 		ctx, cancel = context.WithCancelCause(context.WithoutCancel(parent))
 		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
@@ -84,7 +85,7 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 			cancel(nil)
 		}
 	}()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.path, bytes.NewReader(call.body))
+	req, err := http.NewRequestWithContext(upstream.WithModel(ctx, call.model), http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
 	}
@@ -129,7 +130,7 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 					return nil, unreadable(err)
 				}
 				detached = true
-				go drain(s, cancel)
+				go s.Drain(func() { cancel(errStopped) })
 				return a, nil
 			}
 		}
@@ -147,24 +148,15 @@ func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, sto
 	return a, nil
 }
 
-// drainTimeout bounds how long the rest of a stopped call is read.
-const drainTimeout = 2 * time.Minute
-
-// drain reads the rest of a call whose answer is complete, then closes
-// it. Cutting the connection instead would save the model's remaining
-// tokens, but Ollama (v0.17.4) sends each chunk to its handler on a
-// channel that nobody reads once a streaming client has left
-// (server/routes.go, ch <- res): the generation then blocks for good,
-// holding its runner, and every later request to that model waits
-// forever. The answer is the client's at once all the same; only the
-// upstream's remaining whitespace is read, in the background, for at most
-// drainTimeout.
-func drain(s *upstream.Stream, cancel context.CancelCauseFunc) {
-	t := time.AfterFunc(drainTimeout, func() { cancel(errStopped) })
-	defer t.Stop()
-	_, _ = io.Copy(io.Discard, s)
-	s.Close()
-	cancel(errStopped)
+// call is callOnce, sent once more when its answer broke off before its
+// end on a pool of several upstreams: no byte of it reached the client,
+// and the pool sends it to another upstream than the one that broke.
+func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
+	a, err := g.callOnce(ctx, call, cd, stopEarly)
+	if p, ok := g.Upstream.(interface{ Failover() bool }); ok && p.Failover() && errors.Is(err, upstream.ErrIncomplete) && ctx.Err() == nil {
+		return g.callOnce(upstream.Again(ctx), call, cd, stopEarly)
+	}
+	return a, err
 }
 
 // unreadable is the error of an answer the codec could not read: a 502,

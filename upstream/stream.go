@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/contractgateway/gateway/apierr"
 )
@@ -70,6 +71,26 @@ func (s *Stream) Read(p []byte) (int, error) {
 		return n, apierr.WithContext(s.req.Context(), err)
 	}
 	return n, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: fmt.Errorf("%w: %w", ErrIncomplete, err)}
+}
+
+// DrainTimeout bounds how long [Stream.Drain] reads.
+const DrainTimeout = 2 * time.Minute
+
+// Drain reads the rest of an answer the caller has complete, then closes
+// it and calls done (which ends the call's context); it gives up after
+// DrainTimeout. Cutting the connection instead would save the model's
+// remaining tokens, but Ollama (v0.17.4) sends each chunk to its handler
+// on a channel that nobody reads once a streaming client has left
+// (server/routes.go, ch <- res): the generation then blocks for good,
+// holding its runner, and every later request to that model waits
+// forever. The guard has its answer at once all the same; only the
+// upstream's remaining whitespace is read, in the background.
+func (s *Stream) Drain(done func()) {
+	t := time.AfterFunc(DrainTimeout, done)
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, s)
+	s.Close()
+	done()
 }
 
 // Close closes the answer's body. Closing it before its end drops the

@@ -59,7 +59,7 @@ func exitCode(err error, stderr io.Writer) int {
 }
 
 const usage = `usage:
-  gateway [serve] [--config FILE] [--listen ADDR] [--upstream URL] [--contracts DIR]
+  gateway [serve] [--config FILE] [--listen ADDR] [--upstream URL | --upstreams URL,URL…] [--contracts DIR]
   gateway validate --contract NAME [--param k=v]… [--schema FILE] [FILE|-]
   gateway repair --offline --contract NAME [--param k=v]… [--schema FILE] [--report FILE] [FILE|-]
   gateway repair --contract NAME --ollama URL --model MODEL [--param k=v]… [--prompt FILE] [--report FILE] [FILE|-]
@@ -73,9 +73,9 @@ a model's output; repair brings it into contract, locally with --offline or
 with the model at --ollama; contracts lists, shows and lints contracts; keys new
 prints a fresh API key, once, and the config lines that admit it; outcomes
 export prints the outcome store's records, newest first.
-Environment: GATEWAY_CONFIG, GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_CONTRACTS,
-GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL, GATEWAY_LOG_FORMAT,
-GATEWAY_OUTCOMES_SQLITE, GATEWAY_OUTCOMES_POSTGRES.
+Environment: GATEWAY_CONFIG, GATEWAY_LISTEN, GATEWAY_UPSTREAM, GATEWAY_UPSTREAMS,
+GATEWAY_CONTRACTS, GATEWAY_ADMIN_TOKEN, GATEWAY_MAX_BODY_BYTES, GATEWAY_LOG_LEVEL,
+GATEWAY_LOG_FORMAT, GATEWAY_OUTCOMES_SQLITE, GATEWAY_OUTCOMES_POSTGRES.
 Each command's flags: gateway COMMAND --help.
 
 `

@@ -45,7 +45,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	fmt.Fprintf(stderr, "listening on http://%s\n", ln.Addr())
-	logger.Info("listening", "addr", ln.Addr().String(), "upstream", cfg.Upstream,
+	logger.Info("listening", "addr", ln.Addr().String(), "upstreams", len(cfg.UpstreamList()), "upstream", cfg.UpstreamList()[0].URL,
 		"routes", len(cfg.Routes), "admin_token", cfg.AdminToken != "", "outcomes", outcomesWhere(cfg.Outcomes))
 	return srv.Serve(ctx, ln)
 }
@@ -62,6 +62,7 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	path := fs.String("config", "", "YAML config `FILE` (default $"+config.EnvConfig+")")
 	listen := fs.String("listen", "", "serve on `ADDR` (default "+config.DefaultListen+"; $"+config.EnvListen+")")
 	upstream := fs.String("upstream", "", "Ollama base `URL` (default "+config.DefaultUpstream+"; $"+config.EnvUpstream+"; never $OLLAMA_HOST)")
+	upstreams := fs.String("upstreams", "", "several Ollama servers served as one: `URLs` separated by commas, each optionally URL;weight=N ($"+config.EnvUpstreams+")")
 	contractsDir := fs.String("contracts", "", "directory of user contracts, `DIR` ($"+config.EnvContracts+")")
 	adminToken := fs.String("admin-token", "", "bearer `TOKEN` for admin routes other than /healthz; prefer $"+config.EnvAdminToken+" (flags show in ps)")
 	src := &config.Source{}
@@ -93,6 +94,8 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	src.OverrideEnv(getenv)
 	// Only the flags given on the command line override: an unset flag
 	// must not put a default back over the file or the environment.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "listen":
@@ -101,6 +104,19 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		case "upstream":
 			cfg.Upstream = *upstream
 			src.Override("upstream", "--upstream")
+			if !given["upstreams"] {
+				cfg.Upstreams = nil // one upstream on the command line replaces a pool
+			}
+		case "upstreams":
+			list, err := config.ParseUpstreams(*upstreams)
+			if err != nil {
+				problems = append(problems, &config.Problem{Key: "upstreams", Where: "--upstreams", Err: fmt.Errorf("upstreams: %w", err)})
+			}
+			cfg.Upstreams = list
+			src.Override("upstreams", "--upstreams")
+			if !given["upstream"] {
+				cfg.Upstream = ""
+			}
 		case "contracts":
 			cfg.ContractsDir = *contractsDir
 			src.Override("contracts_dir", "--contracts")

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,5 +228,37 @@ routes:
 	}
 	if n := strings.Count(errb.String(), "\n"); n != 9 {
 		t.Errorf("stderr has %d lines, want the heading and 8 problems:\n%s", n, errb.String())
+	}
+}
+
+// TestServeConfigUpstreams: --upstreams and $GATEWAY_UPSTREAMS give a
+// pool that replaces the upstream of a lower layer, as --upstream does.
+func TestServeConfigUpstreams(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "gateway.yaml")
+	mustWrite(t, file, "upstreams:\n  - url: http://file:1\n  - url: http://file:2\n")
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []config.UpstreamServer
+	}{
+		{"file", []string{"--config", file}, nil, []config.UpstreamServer{{URL: "http://file:1"}, {URL: "http://file:2"}}},
+		{"flag over file", []string{"--config", file, "--upstreams", "http://flag:1;weight=2,http://flag:2"}, nil,
+			[]config.UpstreamServer{{URL: "http://flag:1", Weight: 2}, {URL: "http://flag:2"}}},
+		{"one upstream flag over the file's pool", []string{"--config", file, "--upstream", "http://flag:3"}, nil,
+			[]config.UpstreamServer{{URL: "http://flag:3"}}},
+		{"environment over the default", nil, map[string]string{"GATEWAY_UPSTREAMS": "http://env:1,http://env:2"},
+			[]config.UpstreamServer{{URL: "http://env:1"}, {URL: "http://env:2"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, _, err := serveConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatalf("serveConfig(%q) = %v", tt.args, err)
+			}
+			if got := cfg.UpstreamList(); !slices.Equal(got, tt.want) {
+				t.Errorf("serveConfig(%q) upstreams = %v, want %v", tt.args, got, tt.want)
+			}
+		})
 	}
 }

@@ -44,6 +44,7 @@ var (
 	attrCache        = attribute.Key("contract.cache")
 	attrPhase        = attribute.Key("contract.phase")
 	attrKey          = attribute.Key("gateway.key.name")
+	attrUpstream     = attribute.Key("gateway.upstream")
 )
 
 // propagator carries W3C trace context: read from the client, written on
@@ -56,15 +57,18 @@ var noopSpan = noop.Span{}
 // Tracer starts the guard's spans. Its zero value traces nothing, at the
 // cost of a nil check per span.
 type Tracer struct {
-	t trace.Tracer
+	t      trace.Tracer
+	served func(context.Context) string
 }
 
-// New returns the Tracer of p; a nil p traces nothing.
-func New(p trace.TracerProvider) Tracer {
+// New returns the Tracer of p; a nil p traces nothing. served, when not
+// nil, names the upstream that answered the model call of a context (a
+// pool's choice), which the call's span records.
+func New(p trace.TracerProvider, served func(context.Context) string) Tracer {
 	if p == nil {
 		return Tracer{}
 	}
-	return Tracer{t: p.Tracer(tracerName)}
+	return Tracer{t: p.Tracer(tracerName), served: served}
 }
 
 // Operation is the GenAI operation of a wire API's path.
@@ -149,6 +153,11 @@ func (tr Tracer) ModelCall(ctx context.Context, op, model, phase string) (_ cont
 			span.SetStatus(codes.Error, errorCause(err))
 		} else {
 			span.SetAttributes(attrInputTokens.Int(prompt), attrOutputTokens.Int(output))
+		}
+		if tr.served != nil {
+			if up := tr.served(ctx); up != "" {
+				span.SetAttributes(attrUpstream.String(up)) // the Ollama that answered
+			}
 		}
 		span.End()
 	}
