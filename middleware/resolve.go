@@ -7,11 +7,10 @@ import (
 	"net/http"
 	"strings"
 
-	ollamamodel "github.com/ollama/ollama/types/model"
-
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
 )
@@ -294,28 +293,10 @@ func mergeParams(a, b validators.Params) validators.Params {
 	return out
 }
 
-// ModelKey is the key under which a model name is matched, by Ollama's
-// own name rules (types/model): a name without a tag means the tag
-// "latest", without a namespace "library", without a host
-// "registry.ollama.ai", and two names are one model whatever their case
-// (model.Name.EqualFold). So "quiz", "Quiz:latest", "library/quiz" and
-// "registry.ollama.ai/library/quiz:latest" share one key, as Ollama would
-// answer them with one model: a virtual model matched on any other rule
-// would let a client reach the upstream model of the same name
-// unguarded. A name Ollama does not take as valid keeps its text, with
-// ":latest" when it has no tag after its last "/".
-func ModelKey(m string) string {
-	if m == "" {
-		return ""
-	}
-	if n := ollamamodel.ParseName(m); n.IsValid() {
-		return strings.ToLower(n.String())
-	}
-	if strings.Contains(m[strings.LastIndex(m, "/")+1:], ":") {
-		return m
-	}
-	return m + ":latest"
-}
+// ModelKey is the key a model name is matched by, as Ollama matches
+// names (see upstream.ModelKey): a virtual model matched on any other rule
+// would let a client reach the upstream model of the same name unguarded.
+func ModelKey(m string) string { return upstream.ModelKey(m) }
 
 // VirtualModel is one route of the configuration as clients see it: a
 // model of its own, answered by an upstream model.

@@ -132,6 +132,13 @@ func (c *Client) Post(ctx context.Context, path string, body []byte, header http
 }
 
 func (c *Client) call(ctx context.Context, method, path string, body []byte, header http.Header) (Reply, error) {
+	return sendWhole(ctx, c, method, path, body, header, c.maxResponse)
+}
+
+// sendWhole sends one request of a Get or Post through d (a Client or a
+// Pool) and reads its answer whole, at most limit bytes: a JSON body when
+// there is one, header's headers beside it.
+func sendWhole(ctx context.Context, d Doer, method, path string, body []byte, header http.Header, limit int64) (Reply, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -146,7 +153,7 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, hea
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	return Send(c, req, c.maxResponse)
+	return Send(d, req, limit)
 }
 
 // Breaker returns the client's breaker: its state is the upstream's

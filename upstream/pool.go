@@ -227,21 +227,7 @@ func (p *Pool) Post(ctx context.Context, path string, body []byte, header http.H
 }
 
 func (p *Pool) call(ctx context.Context, method, path string, body []byte, header http.Header) (Reply, error) {
-	var r io.Reader
-	if body != nil {
-		r = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, path, r)
-	if err != nil {
-		return Reply{}, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
-	}
-	for k, vs := range header {
-		req.Header[k] = vs
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	return Send(p, req, p.maxResp)
+	return sendWhole(ctx, p, method, path, body, header, p.maxResp)
 }
 
 // State is the breaker state of the pool as a whole: open when every
@@ -312,7 +298,7 @@ func (p *Pool) readModel(req *http.Request) (string, *http.Request, error) {
 
 // candidates snapshots what the choice needs of every member.
 func (p *Pool) candidates(model string) []candidate {
-	key := modelKey(model)
+	key := ModelKey(model)
 	cs := make([]candidate, len(p.members))
 	for i, m := range p.members {
 		m.mu.Lock()

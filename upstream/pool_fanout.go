@@ -187,7 +187,7 @@ func union(bodies [][]byte, array, key string) ([]byte, error) {
 			if json.Unmarshal(it, &named) == nil {
 				_ = json.Unmarshal(named[key], &name)
 			}
-			k := modelKey(name)
+			k := ModelKey(name)
 			if name != "" && seen[k] {
 				continue
 			}

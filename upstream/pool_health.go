@@ -15,7 +15,7 @@ type health struct {
 	// healthy is false while the member fails its checks; true before the
 	// first one.
 	healthy bool
-	// models and loaded are the keys (modelKey) of the models it has and
+	// models and loaded are the keys (ModelKey) of the models it has and
 	// has in memory; models is nil until a check has read them, and kept
 	// through failed checks.
 	models map[string]bool
@@ -106,7 +106,7 @@ func (p *Pool) check(parent context.Context, m *member) {
 		h.healthy, h.err, h.version = true, "", version.Version
 		h.models, h.names = map[string]bool{}, nil
 		for _, it := range tags.Models {
-			h.models[modelKey(it.Name)] = true
+			h.models[ModelKey(it.Name)] = true
 			h.names = append(h.names, it.Name)
 		}
 		h.loaded = map[string]bool{}
@@ -117,7 +117,7 @@ func (p *Pool) check(parent context.Context, m *member) {
 		if ps, perr := getJSON[listing](ctx, d, "/api/ps"); perr == nil {
 			loaded := map[string]bool{}
 			for _, it := range ps.Models {
-				loaded[modelKey(it.Name)] = true
+				loaded[ModelKey(it.Name)] = true
 			}
 			m.mu.Lock()
 			m.h.loaded = loaded

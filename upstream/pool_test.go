@@ -161,7 +161,7 @@ func (f *fakeOllama) serve(w http.ResponseWriter, r *http.Request) {
 		var req struct{ Model string }
 		json.Unmarshal(body, &req)
 		for _, m := range f.models {
-			if modelKey(m) == modelKey(req.Model) {
+			if ModelKey(m) == ModelKey(req.Model) {
 				f.mu.Lock()
 				f.deleted = append(f.deleted, req.Model)
 				f.mu.Unlock()

@@ -39,12 +39,7 @@ func NewAssembler(pointer string) (*Assembler, error) {
 func (a *Assembler) Item(item *strictjson.Value) string {
 	var b strings.Builder
 	if len(a.items) == 0 {
-		for _, seg := range a.path {
-			b.WriteByte('{')
-			b.Write(strictjson.Marshal(strictjson.String(seg)))
-			b.WriteByte(':')
-		}
-		b.WriteByte('[')
+		a.open(&b)
 	} else {
 		b.WriteByte(',')
 	}
@@ -96,12 +91,7 @@ func reorder(v *strictjson.Value, path []string, items []*strictjson.Value) (*st
 func (a *Assembler) Close(doc *strictjson.Value) (string, error) {
 	var b strings.Builder
 	if len(a.items) == 0 {
-		for _, seg := range a.path {
-			b.WriteByte('{')
-			b.Write(strictjson.Marshal(strictjson.String(seg)))
-			b.WriteByte(':')
-		}
-		b.WriteByte('[')
+		a.open(&b)
 	}
 	b.WriteByte(']')
 	levels := make([]*strictjson.Value, len(a.path))
@@ -128,3 +118,15 @@ func (a *Assembler) Close(doc *strictjson.Value) (string, error) {
 
 // Text is everything released so far: after Close, the final document.
 func (a *Assembler) Text() string { return a.text.String() }
+
+// open writes what comes before the first item: the objects down to the
+// item array, each with the array's path as its first member, and the
+// array's opening bracket.
+func (a *Assembler) open(b *strings.Builder) {
+	for _, seg := range a.path {
+		b.WriteByte('{')
+		b.Write(strictjson.Marshal(strictjson.String(seg)))
+		b.WriteByte(':')
+	}
+	b.WriteByte('[')
+}
