@@ -145,6 +145,8 @@ type Store interface {
 	// Trends counts the records of q by key and bucket, keys in order,
 	// buckets oldest first.
 	Trends(ctx context.Context, q TrendQuery) ([]Series, error)
+	// Summary counts the records of q for /admin/stats.
+	Summary(ctx context.Context, q SummaryQuery) (Summary, error)
 	// DeleteBefore deletes the records older than t and returns how many.
 	DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 	// Close releases the database.
