@@ -10,6 +10,7 @@
 //
 //	make soak                       # N=1000, D=60s
 //	go run ./bench/soak -n 200 -d 20s
+//	go run ./bench/soak -n 1000 -d 30s -rounds 2 -idle 0   # off, on, off, on
 package main
 
 import (
@@ -37,6 +38,7 @@ func main() {
 	n := flag.Int("n", 1000, "connections")
 	d := flag.Duration("d", 60*time.Second, "duration of the load, per gateway")
 	idle := flag.Duration("idle", 5*time.Minute, "how long to sample the last gateway idle after its load")
+	rounds := flag.Int("rounds", 1, "rounds of store off then on; more rounds average out a machine whose other load drifts")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -56,15 +58,35 @@ func main() {
 		{"store off", []string{"GATEWAY_CONFIG=" + offCfg}},
 		{"store on", []string{"GATEWAY_OUTCOMES_SQLITE=" + filepath.Join(dir, "outcomes.db")}},
 	}
-	var results []result
-	for i, r := range runs {
-		idleFor := time.Duration(0)
-		if i == len(runs)-1 {
-			idleFor = *idle
+	results := make([]result, len(runs))
+	for round := range max(*rounds, 1) {
+		for i, r := range runs {
+			idleFor := time.Duration(0)
+			if round == *rounds-1 && i == len(runs)-1 {
+				idleFor = *idle
+			}
+			results[i] = results[i].merge(soak(bin, up, r.name, r.env, *n, *d, idleFor))
 		}
-		results = append(results, soak(bin, up, r.name, r.env, *n, *d, idleFor))
 	}
 	report(results)
+}
+
+// merge adds o, another round of the same gateway, to r.
+func (r result) merge(o result) result {
+	if r.lat == nil {
+		return o
+	}
+	for k, v := range o.lat {
+		r.lat[k] = append(r.lat[k], v...)
+	}
+	for k, v := range o.errs {
+		r.errs[k] += v
+	}
+	for k, v := range o.outcomes {
+		r.outcomes[k] += v
+	}
+	r.elapsed += o.elapsed
+	return r
 }
 
 // result is what one gateway's load measured.
