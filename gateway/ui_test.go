@@ -386,6 +386,10 @@ func TestDashboardOutcomes(t *testing.T) {
 		t.Errorf("the outcome's before/after does not show the repair:\n%.600s", diff)
 	}
 
+	var png []byte
+	run("screenshot", chromedp.FullScreenshot(&png, 100))
+	_ = os.WriteFile(filepath.Join(os.TempDir(), "ui-outcomes-screenshot.png"), png, 0o644)
+
 	for _, width := range []int64{1000, 1400, 1920} {
 		var fits bool
 		run(fmt.Sprint("width ", width),
