@@ -25,11 +25,18 @@ type StatsReport struct {
 	Upstreams []upstream.MemberStats `json:"upstreams,omitempty"`
 }
 
-// statsRoute registers GET /admin/stats; routes gives the routes' states
-// (nil: none), keys the counts by API key (nil: none).
-func statsRoute(g *echo.Group, s *stats.Stats, debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats, pool func() []upstream.MemberStats) {
+// statsRoute registers GET /admin/stats; report gives the counts (from
+// the outcome store when there is one; its error is a bad parameter),
+// routes the routes' states (nil: none), keys the counts by API key (nil:
+// none), pool the Ollama servers' states.
+func statsRoute(g *echo.Group, report func(*http.Request) (stats.Report, error), debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats,
+	pool func() []upstream.MemberStats) {
 	g.GET("/admin/stats", func(c echo.Context) error {
-		r := StatsReport{Report: s.Report(), DebugStore: map[string]bool{"enabled": debugStore}, Routes: []RouteState{}, Upstreams: pool()}
+		rep, err := report(c.Request())
+		if err != nil {
+			return c.JSON(http.StatusBadRequest, map[string]string{"error": err.Error()})
+		}
+		r := StatsReport{Report: rep, DebugStore: map[string]bool{"enabled": debugStore}, Routes: []RouteState{}, Upstreams: pool()}
 		if keys != nil {
 			r.Keys = keys()
 		}

@@ -16,7 +16,8 @@ var uiFiles embed.FS
 
 // uiRoutes registers the dashboard at /ui. Its files hold no data and are
 // served without the admin token; the page asks for the token and sends it
-// with its calls to /admin/stats and /admin/requests.
+// with its calls to /admin/stats, /admin/requests, /admin/trends and
+// /admin/outcomes.
 func uiRoutes(e *echo.Echo) {
 	sub, err := fs.Sub(uiFiles, "ui")
 	if err != nil {

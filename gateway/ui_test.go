@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
@@ -235,4 +238,177 @@ func diffHas(diff, mark, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestDashboardOutcomes drives the dashboard's outcome store views in
+// Chromium with scripted traffic: twelve guarded requests (2 valid, 2
+// repaired, 8 failed over models m and n) through one gateway, read
+// through another on the same SQLite file. The charts' SVG segments add
+// up to the counts sent in each range, the failure list pages by its
+// cursor and filters, a request's before/after is shown, and the page
+// never scrolls sideways at 1000, 1400 or 1920 px.
+func TestDashboardOutcomes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outcomes.db")
+	valid, fault := readFixture(t, "mcq_valid.json"), readFixture(t, "mcq_content_fault.json")
+	up := &scriptedUpstream{answers: []string{valid, readFixture(t, "mcq_derivable.txt"), fault, valid, fault}}
+	ups := httptest.NewServer(up)
+	defer ups.Close()
+	start := func() (*Server, *httptest.Server) {
+		cfg := config.Default()
+		cfg.Upstream, cfg.MaxLLMCalls, cfg.AdminToken, cfg.DebugStore = ups.URL, 1, statsToken, true
+		cfg.Outcomes.SQLite = path
+		srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatalf("Build: %v", err)
+		}
+		return srv, httptest.NewServer(srv.Handler())
+	}
+	srv, gw := start()
+	type req struct{ prompt, model string }
+	reqs := []req{{"one", "m"}, {"two", "m"}, {"three", "m"}, {"four", "m"}, {"one", "m"}}
+	for i := range 7 {
+		reqs = append(reqs, req{fmt.Sprintf("fail %d", i), []string{"n", "m"}[i%2]})
+	}
+	for i, r := range reqs {
+		resp, body := post(t, gw.URL+"/api/generate", `{"model":"`+r.model+`","stream":false,"prompt":"`+r.prompt+`"}`,
+			map[string]string{"X-Contract": "mcq"})
+		if want := map[bool]int{true: 422, false: 200}[i == 3 || i > 4]; resp.StatusCode != want {
+			t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
+		}
+	}
+	gw.Close()
+	srv.Close() // writes what is queued
+	srv, gw = start()
+	defer srv.Close()
+	defer gw.Close()
+
+	ctx, consoleErrors := browser(t)
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(ctx, actions...); err != nil {
+			t.Fatalf("dashboard, %s: %v (console: %q)", what, err, consoleErrors())
+		}
+	}
+	run("login",
+		chromedp.Navigate(gw.URL+"/ui/"),
+		chromedp.WaitVisible("#token", chromedp.ByQuery),
+		chromedp.SendKeys("#token", statsToken, chromedp.ByQuery),
+		chromedp.Click("#login-submit", chromedp.ByQuery),
+		chromedp.WaitVisible(`body[data-loaded="true"]`, chromedp.ByQuery),
+	)
+
+	// What every chart shows: per key, the sum of its SVG segments, the
+	// legend's count, and the chart's total.
+	const chartsJS = `Object.fromEntries(Array.from(document.querySelectorAll("figure.chart")).map(f => {
+		const sums = {};
+		f.querySelectorAll("svg rect[data-key]").forEach(r => { sums[r.dataset.key] = (sums[r.dataset.key] || 0) + Number(r.dataset.n); });
+		const legend = {};
+		f.querySelectorAll(".legend li[data-key]").forEach(li => { legend[li.dataset.key] = Number(li.dataset.n); });
+		return [f.dataset.by, {bars: sums, legend: legend, total: Number(f.querySelector("svg").dataset.total)}];
+	}))`
+	type chart struct {
+		Bars   map[string]int `json:"bars"`
+		Legend map[string]int `json:"legend"`
+		Total  int            `json:"total"`
+	}
+	counts := map[string]map[string]int{
+		"status":   {"valid": 2, "repaired": 2, "failed": 8},
+		"code":     {"ANSWER_RANGE": 9, "JSON_SYNTAX": 1},
+		"model":    {"m": 8, "n": 4},
+		"contract": {"mcq@1": 12},
+	}
+	want := map[string]chart{}
+	for by, c := range counts {
+		total := 0
+		for _, n := range c {
+			total += n
+		}
+		want[by] = chart{Bars: c, Legend: c, Total: total}
+	}
+	for _, rng := range []string{"day", "hour", "week"} {
+		run("range "+rng,
+			chromedp.SetValue("#range", rng, chromedp.ByQuery),
+			chromedp.Evaluate(`document.getElementById("range").dispatchEvent(new Event("change"))`, nil),
+			chromedp.WaitReady(`#charts[data-range="`+rng+`"]`, chromedp.ByQuery),
+		)
+		var got map[string]chart
+		run("charts "+rng, chromedp.Evaluate(chartsJS, &got))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("charts of the last %s (-want +got):\n%s", rng, diff)
+		}
+	}
+
+	// The failure list: paged by five, then filtered.
+	ids := func() []string {
+		var out []string
+		run("rows", chromedp.Evaluate(`Array.from(document.querySelectorAll("#outcomes tbody tr[data-id]")).map(r => r.dataset.id)`, &out))
+		return out
+	}
+	filter := func(what, status, model, code, limit string, wait string) {
+		t.Helper()
+		set := fmt.Sprintf(`(() => { const v = {"f-status": %q, "f-model": %q, "f-code": %q, "f-limit": %q};
+			for (const id in v) { document.getElementById(id).value = v[id]; }
+			document.getElementById("outcomes").dataset.page = ""; })()`, status, model, code, limit)
+		run(what,
+			chromedp.Evaluate(set, nil),
+			chromedp.Click("#f-apply", chromedp.ByQuery),
+			chromedp.WaitReady(wait, chromedp.ByQuery),
+		)
+	}
+	filter("first page of failures", "failed", "", "", "5", `#outcomes[data-page="1"][data-rows="5"]`)
+	page1 := ids()
+	var nextDisabled bool
+	run("next page",
+		chromedp.Click("#page-next", chromedp.ByQuery),
+		chromedp.WaitReady(`#outcomes[data-page="2"][data-rows="3"]`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.getElementById("page-next").disabled`, &nextDisabled),
+	)
+	page2 := ids()
+	seen := map[string]bool{}
+	for _, id := range append(page1, page2...) {
+		seen[id] = true
+	}
+	if len(page1) != 5 || len(page2) != 3 || len(seen) != 8 || !nextDisabled {
+		t.Errorf("failure pages %q then %q (next disabled %v), want 8 distinct failures in 5 and 3, no page after", page1, page2, nextDisabled)
+	}
+	filter("failures of model n", "failed", "n", "", "25", `#outcomes[data-page="1"][data-rows="4"]`)
+	filter("any status with JSON_SYNTAX", "", "", "JSON_SYNTAX", "25", `#outcomes[data-page="1"][data-rows="1"]`)
+
+	// Before and after of a request repaired by a repair call.
+	filter("repaired with ANSWER_RANGE", "repaired", "", "ANSWER_RANGE", "25", `#outcomes[data-page="1"][data-rows="1"]`)
+	var diff string
+	run("before/after",
+		chromedp.Click(`#outcomes tbody tr[data-id]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#outcome-diff span`, chromedp.ByQuery),
+		chromedp.Text("#outcome-diff", &diff, chromedp.ByQuery),
+	)
+	if !diffHas(diff, "-", `"answer": 7,`) || !diffHas(diff, "+", `"answer": 0,`) {
+		t.Errorf("the outcome's before/after does not show the repair:\n%.600s", diff)
+	}
+
+	var png []byte
+	run("screenshot", chromedp.FullScreenshot(&png, 100))
+	_ = os.WriteFile(filepath.Join(os.TempDir(), "ui-outcomes-screenshot.png"), png, 0o644)
+
+	for _, width := range []int64{1000, 1400, 1920} {
+		var fits bool
+		run(fmt.Sprint("width ", width),
+			chromedp.EmulateViewport(width, 900),
+			chromedp.Evaluate(`document.scrollingElement.scrollWidth <= document.scrollingElement.clientWidth`, &fits),
+		)
+		if !fits {
+			var sw, cw int
+			chromedp.Run(ctx, chromedp.Evaluate(`document.scrollingElement.scrollWidth`, &sw), chromedp.Evaluate(`document.scrollingElement.clientWidth`, &cw))
+			var wide []string
+			chromedp.Run(ctx, chromedp.Evaluate(`(() => { const out = []; const cw = document.scrollingElement.clientWidth;
+				document.querySelectorAll("*").forEach(e => { if (e.getBoundingClientRect().right > cw || e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === "visible" && e.clientWidth > 0) { out.push(e.tagName + "#" + e.id + " right " + Math.round(e.getBoundingClientRect().right) + " sw " + e.scrollWidth + " cw " + e.clientWidth); } });
+				const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT); let n;
+				while ((n = w.nextNode())) { const r = document.createRange(); r.selectNodeContents(n); const b = r.getBoundingClientRect(); if (b.right > cw) { out.push("text " + JSON.stringify(n.textContent.slice(0, 40)) + " " + Math.round(b.right)); } }
+				return out; })()`, &wide))
+			t.Errorf("at %d px the page scrolls sideways: scrollWidth %d > clientWidth %d; beyond it: %q", width, sw, cw, wide)
+		}
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("console errors: %q", errs)
+	}
 }

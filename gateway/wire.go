@@ -109,7 +109,8 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, st, cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() }, func() []upstream.MemberStats { return srv.up.Stats() })
+			statsRoute(g, ol.StatsReport(st), cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() },
+				func() []upstream.MemberStats { return srv.up.Stats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}

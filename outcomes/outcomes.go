@@ -25,8 +25,8 @@ type Record struct {
 	Route    string    `json:"route"`
 	Contract string    `json:"contract"`
 	Model    string    `json:"model"`
-	// Upstream names the upstream that answered; empty while the gateway
-	// speaks to one Ollama.
+	// Upstream is the URL of the Ollama that answered the last model
+	// call (of a pool, the one it chose); empty for a cache hit.
 	Upstream string `json:"upstream"`
 	// Key is the name of the API key the request came with (never its
 	// secret); empty without access keys.
@@ -145,6 +145,8 @@ type Store interface {
 	// Trends counts the records of q by key and bucket, keys in order,
 	// buckets oldest first.
 	Trends(ctx context.Context, q TrendQuery) ([]Series, error)
+	// Summary counts the records of q for /admin/stats.
+	Summary(ctx context.Context, q SummaryQuery) (Summary, error)
 	// DeleteBefore deletes the records older than t and returns how many.
 	DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 	// Close releases the database.

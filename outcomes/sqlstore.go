@@ -269,17 +269,10 @@ func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
 	defer r.Close()
 	page := Page{Records: []Record{}}
 	for r.Next() {
-		var rec Record
-		var ts int64
-		var before, after, rungs string
-		if err := r.Scan(&rec.ID, &ts, &rec.Route, &rec.Contract, &rec.Model, &rec.Upstream, &rec.Key, &rec.Status,
-			&before, &after, &rungs, &rec.LLMCalls, &rec.LocalFixes,
-			&rec.Tokens.FirstPrompt, &rec.Tokens.FirstOutput, &rec.Tokens.RepairPrompt, &rec.Tokens.RepairOutput,
-			&rec.LatencyMS, &rec.Cache, &rec.FirstText, &rec.FinalText); err != nil {
+		rec, err := scanRecord(r)
+		if err != nil {
 			return Page{}, fmt.Errorf("outcomes: list: %w", err)
 		}
-		rec.Time = time.UnixMicro(ts).UTC()
-		rec.CodesBefore, rec.CodesAfter, rec.Rungs = parseList(before), parseList(after), parseList(rungs)
 		page.Records = append(page.Records, rec)
 	}
 	if err := r.Err(); err != nil {
@@ -291,6 +284,22 @@ func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
 		page.Next = &Cursor{Time: last.Time, ID: last.ID}
 	}
 	return page, nil
+}
+
+// scanRecord reads one row of recordColumns.
+func scanRecord(r rows) (Record, error) {
+	var rec Record
+	var ts int64
+	var before, after, rungs string
+	if err := r.Scan(&rec.ID, &ts, &rec.Route, &rec.Contract, &rec.Model, &rec.Upstream, &rec.Key, &rec.Status,
+		&before, &after, &rungs, &rec.LLMCalls, &rec.LocalFixes,
+		&rec.Tokens.FirstPrompt, &rec.Tokens.FirstOutput, &rec.Tokens.RepairPrompt, &rec.Tokens.RepairOutput,
+		&rec.LatencyMS, &rec.Cache, &rec.FirstText, &rec.FinalText); err != nil {
+		return Record{}, err
+	}
+	rec.Time = time.UnixMicro(ts).UTC()
+	rec.CodesBefore, rec.CodesAfter, rec.Rungs = parseList(before), parseList(after), parseList(rungs)
+	return rec, nil
 }
 
 // Trends implements Store.

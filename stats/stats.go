@@ -77,11 +77,11 @@ func New(now func() time.Time) *Stats {
 		rungs: map[string]int{}, cache: map[string]int{}, rand: rand.New(rand.NewPCG(1, 2))}
 }
 
-// acceptedRung says which rung produced the answer the client got: first
+// AcceptedRung says which rung produced the answer the client got: first
 // (the model's answer was valid as written), local, llm_repair,
 // regeneration, rerun, fallback:<mode>, cache (a stored or shared answer),
 // failed or error.
-func acceptedRung(ev middleware.Event) string {
+func AcceptedRung(ev middleware.Event) string {
 	switch ev.Status {
 	case middleware.StatusError, repair.StatusFailed:
 		return ev.Status
@@ -125,7 +125,7 @@ func (s *Stats) Observe(ev middleware.Event) {
 	for _, c := range ev.CodesBefore {
 		s.violations[statsKey{contract: contract, model: model, code: c, status: ev.Status}]++
 	}
-	s.rungs[acceptedRung(ev)]++
+	s.rungs[AcceptedRung(ev)]++
 	if ev.Cache != "" {
 		s.cache[ev.Cache]++
 	}
@@ -166,7 +166,17 @@ func (s *Stats) Observe(ev middleware.Event) {
 // Report is what Stats has counted: the body of GET /admin/stats, which
 // the gateway completes with the routes, the API keys and the debug store.
 type Report struct {
-	Since         time.Time      `json:"since"`
+	// Source says where the counts come from: "outcomes" (the outcome
+	// store: every replica's requests over the window Since to Until,
+	// surviving restarts) or "process" (this process since its start).
+	Source string `json:"source"`
+	// Since is the start of what is counted; Until its end, set when the
+	// counts come from the outcome store.
+	Since time.Time  `json:"since"`
+	Until *time.Time `json:"until,omitempty"`
+	// StoreError says why the counts are this process's although an
+	// outcome store is configured (its database failed to answer).
+	StoreError    string         `json:"store_error,omitempty"`
 	UptimeSeconds float64        `json:"uptime_seconds"`
 	Requests      int            `json:"requests"`
 	ByStatus      map[string]int `json:"by_status"`
@@ -222,7 +232,7 @@ type Latency struct {
 func (s *Stats) Report() Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := Report{Since: s.start.UTC(), UptimeSeconds: s.now().Sub(s.start).Seconds(), Requests: s.total,
+	r := Report{Source: "process", Since: s.start.UTC(), UptimeSeconds: s.now().Sub(s.start).Seconds(), Requests: s.total,
 		ByStatus: map[string]int{}, ByCode: map[string]int{}, ByModel: map[string]int{}, Rungs: map[string]int{},
 		LLMCalls:   Calls{First: s.firstCalls, Repair: s.llmCalls, Saved: s.saved},
 		LocalFixes: s.localFixes, Tokens: s.tokens, Failures: slices.Clone(s.failures)}
@@ -235,6 +245,19 @@ func (s *Stats) Report() Report {
 		r.ByCode[k.code] += n
 		r.ByModel[k.model] += n
 	}
+	for k, n := range s.rungs {
+		r.Rungs[k] = n
+	}
+	r.Cache = Cache{Hit: s.cache["hit"], Miss: s.cache["miss"], Bypass: s.cache["bypass"]}
+	r.Latency = percentiles(s.latency)
+	r.Finish()
+	return r
+}
+
+// Finish puts a report's rows in their order, computes the cache hit
+// rate and turns missing lists into empty ones, so that a report built
+// elsewhere (from the outcome store) reads like this process's.
+func (r *Report) Finish() {
 	for _, rows := range [][]Count{r.Counts, r.Violations} {
 		slices.SortFunc(rows, func(a, b Count) int {
 			return cmp.Or(cmp.Compare(a.Contract, b.Contract), cmp.Compare(a.Model, b.Model),
@@ -250,15 +273,9 @@ func (s *Stats) Report() Report {
 	if r.Failures == nil {
 		r.Failures = []Failure{}
 	}
-	for k, n := range s.rungs {
-		r.Rungs[k] = n
-	}
-	r.Cache = Cache{Hit: s.cache["hit"], Miss: s.cache["miss"], Bypass: s.cache["bypass"]}
 	if looked := r.Cache.Hit + r.Cache.Miss; looked > 0 {
 		r.Cache.HitRate = float64(r.Cache.Hit) / float64(looked)
 	}
-	r.Latency = percentiles(s.latency)
-	return r
 }
 
 // percentiles by nearest rank.

@@ -47,8 +47,8 @@ func TestAcceptedRung(t *testing.T) {
 		{middleware.Event{Status: "error"}, "error"},
 	}
 	for _, tt := range tests {
-		if got := acceptedRung(tt.ev); got != tt.want {
-			t.Errorf("acceptedRung(%v) = %q, want %q", tt.ev.Rungs, got, tt.want)
+		if got := AcceptedRung(tt.ev); got != tt.want {
+			t.Errorf("AcceptedRung(%v) = %q, want %q", tt.ev.Rungs, got, tt.want)
 		}
 	}
 }

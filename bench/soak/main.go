@@ -1,12 +1,16 @@
 // Command soak holds N connections of mixed traffic against the gateway
-// for D, then prints throughput, latency, errors, and the gateway's
-// memory and goroutines before, during and after. The gateway runs as its
-// own process (built from this checkout) so that its RSS is its own; the
-// fake Ollama runs in this process and answers at once. Loopback only;
-// every loop is bounded by D.
+// for D, once with the outcome store off and once with it on (SQLite in a
+// temp dir), one gateway after the other, and prints throughput, latency
+// and errors side by side with their ratios, the outcome Writer's
+// counters (records written, dropped by a full queue, failed), and each
+// gateway's memory and goroutines before, during and after. Each gateway
+// runs as its own process (built from this checkout) so that its RSS is
+// its own; the fake Ollama runs in this process and answers at once.
+// Loopback only; every loop is bounded by D.
 //
 //	make soak                       # N=1000, D=60s
 //	go run ./bench/soak -n 200 -d 20s
+//	go run ./bench/soak -n 1000 -d 30s -rounds 2 -idle 0   # off, on, off, on
 package main
 
 import (
@@ -32,38 +36,106 @@ import (
 
 func main() {
 	n := flag.Int("n", 1000, "connections")
-	d := flag.Duration("d", 60*time.Second, "duration of the load")
-	idle := flag.Duration("idle", 5*time.Minute, "how long to sample the idle gateway after the load")
+	d := flag.Duration("d", 60*time.Second, "duration of the load, per gateway")
+	idle := flag.Duration("idle", 5*time.Minute, "how long to sample the last gateway idle after its load")
+	rounds := flag.Int("rounds", 1, "rounds of store off then on; more rounds average out a machine whose other load drifts")
 	flag.Parse()
 	log.SetFlags(0)
 
 	up := startUpstream()
-	bin, cleanup := buildGateway()
+	bin, dir, cleanup := buildGateway()
 	defer cleanup()
-	gw, pid, stop := startGateway(bin, up)
+	// Off first: a store's file cache then cannot favour the run without
+	// it.
+	offCfg := filepath.Join(dir, "off.yaml")
+	if err := os.WriteFile(offCfg, []byte("outcomes:\n  disabled: true\n"), 0o600); err != nil {
+		log.Fatal(err)
+	}
+	runs := []struct {
+		name string
+		env  []string
+	}{
+		{"store off", []string{"GATEWAY_CONFIG=" + offCfg}},
+		{"store on", []string{"GATEWAY_OUTCOMES_SQLITE=" + filepath.Join(dir, "outcomes.db")}},
+	}
+	results := make([]result, len(runs))
+	for round := range max(*rounds, 1) {
+		for i, r := range runs {
+			idleFor := time.Duration(0)
+			if round == *rounds-1 && i == len(runs)-1 {
+				idleFor = *idle
+			}
+			results[i] = results[i].merge(soak(bin, up, r.name, r.env, *n, *d, idleFor))
+		}
+	}
+	report(results)
+}
+
+// merge adds o, another round of the same gateway, to r.
+func (r result) merge(o result) result {
+	if r.lat == nil {
+		return o
+	}
+	for k, v := range o.lat {
+		r.lat[k] = append(r.lat[k], v...)
+	}
+	for k, v := range o.errs {
+		r.errs[k] += v
+	}
+	for k, v := range o.outcomes {
+		r.outcomes[k] += v
+	}
+	r.elapsed += o.elapsed
+	return r
+}
+
+// result is what one gateway's load measured.
+type result struct {
+	name    string
+	lat     map[string][]time.Duration
+	errs    map[string]int
+	elapsed time.Duration
+	// outcomes are the Writer's counters after the load, from /metrics.
+	outcomes map[string]float64
+}
+
+func (r result) all() []time.Duration {
+	var all []time.Duration
+	for _, name := range names {
+		all = append(all, r.lat[name]...)
+	}
+	return all
+}
+
+func (r result) rps() float64 { return float64(len(r.all())) / r.elapsed.Seconds() }
+
+// soak starts a gateway with env, holds n connections of mixed traffic
+// against it for d, samples it idle for idle, and stops it.
+func soak(bin, up, name string, env []string, n int, d, idle time.Duration) result {
+	gw, pid, stop := startGateway(bin, up, env)
 	defer stop()
 
-	tr := &http.Transport{MaxIdleConns: *n, MaxIdleConnsPerHost: *n, MaxConnsPerHost: *n, DisableCompression: true}
+	tr := &http.Transport{MaxIdleConns: n, MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	defer tr.CloseIdleConnections()
 	// A first guarded request fills the cache, so that later ones are a mix
 	// of hits and whole guard runs.
 	do(client, gw, 2)
 
-	fmt.Printf("soak: %d connections for %s against %s (gateway pid %d)\n", *n, *d, gw, pid)
+	fmt.Printf("soak, %s: %d connections for %s against %s (gateway pid %d)\n", name, n, d, gw, pid)
 	sample := func(when string) {
 		g, heap := runtimeFigures(gw)
 		fmt.Printf("%-9s rss %7.1f MiB  heap in use %7.1f MiB  goroutines %6d\n", when, float64(rssKiB(pid))/1024, heap/(1<<20), g)
 	}
 	sample("before")
 
-	ctx, cancel := context.WithTimeout(context.Background(), *d)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var mu sync.Mutex
-	lat := map[string][]time.Duration{}
-	errs := map[string]int{}
+	res := result{name: name, lat: map[string][]time.Duration{}, errs: map[string]int{}}
 	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range *n {
+	for i := range n {
 		wg.Go(func() {
 			for k := i; ctx.Err() == nil; k++ {
 				kind := k % 4
@@ -73,10 +145,10 @@ func main() {
 				mu.Lock()
 				if err != nil {
 					if ctx.Err() == nil {
-						errs[err.Error()]++
+						res.errs[err.Error()]++
 					}
 				} else {
-					lat[names[kind]] = append(lat[names[kind]], el)
+					res.lat[names[kind]] = append(res.lat[names[kind]], el)
 				}
 				mu.Unlock()
 			}
@@ -95,38 +167,82 @@ func main() {
 	}()
 	wg.Wait()
 	tick.Stop()
-	elapsed := time.Since(start)
-
-	total := 0
-	var all []time.Duration
-	fmt.Printf("%-22s %9s %9s %9s\n", "traffic", "requests", "p50 ms", "p99 ms")
-	for _, name := range names {
-		ls := lat[name]
-		total += len(ls)
-		all = append(all, ls...)
-		fmt.Printf("%-22s %9d %9.2f %9.2f\n", name, len(ls), pct(ls, 50), pct(ls, 99))
-	}
-	fmt.Printf("%-22s %9d %9.2f %9.2f\n", "all", total, pct(all, 50), pct(all, 99))
-	nerr := 0
-	for _, c := range errs {
-		nerr += c
-	}
-	fmt.Printf("rps %.0f, errors %d\n", float64(total)/elapsed.Seconds(), nerr)
-	for e, c := range errs {
-		fmt.Printf("  %6d  %s\n", c, e)
-	}
+	res.elapsed = time.Since(start)
 	tr.CloseIdleConnections()
+	// The Writer writes a batch every second at the latest: what the load
+	// queued is written (or counted as failed) once two have passed.
+	time.Sleep(2 * time.Second)
+	res.outcomes = outcomeCounters(gw)
 	// Idle: the gateway's pooled upstream connections (two goroutines
 	// each) close after the transport's 90 s idle timeout; an idle process
 	// allocates too little to start a GC, so its heap shrinks at the
 	// runtime's forced GCs (every two minutes; pooled buffers survive the
 	// first) and its RSS as the scavenger hands pages back.
-	for i := range int(*idle / (10 * time.Second)) {
+	for i := range int(idle / (10 * time.Second)) {
 		time.Sleep(10 * time.Second)
 		if (i+1)%3 == 0 {
 			sample(fmt.Sprintf("idle+%ds", 10*(i+1)))
 		}
 	}
+	return res
+}
+
+// report prints the runs side by side, with each run's ratio to the
+// first.
+func report(rs []result) {
+	fmt.Println()
+	head := fmt.Sprintf("%-24s", "traffic")
+	for _, r := range rs {
+		head += fmt.Sprintf(" %26s", r.name+": n, p50, p99 ms")
+	}
+	fmt.Println(head + "   p99 ratio")
+	row := func(label string, get func(result) []time.Duration) {
+		line := fmt.Sprintf("%-24s", label)
+		for _, r := range rs {
+			ls := get(r)
+			line += fmt.Sprintf(" %8d %8.2f %8.2f", len(ls), pct(ls, 50), pct(ls, 99))
+		}
+		base, last := pct(get(rs[0]), 99), pct(get(rs[len(rs)-1]), 99)
+		if base > 0 {
+			line += fmt.Sprintf("   %9.3f", last/base)
+		}
+		fmt.Println(line)
+	}
+	for _, name := range names {
+		row(name, func(r result) []time.Duration { return r.lat[name] })
+	}
+	row("all", result.all)
+	for _, r := range rs {
+		nerr := 0
+		for _, c := range r.errs {
+			nerr += c
+		}
+		fmt.Printf("%-10s rps %8.0f (ratio %.3f), errors %d, outcome records written %.0f, dropped %.0f, failed %.0f\n",
+			r.name, r.rps(), r.rps()/rs[0].rps(), nerr, r.outcomes["written"], r.outcomes["dropped"], r.outcomes["failed"])
+		for e, c := range r.errs {
+			fmt.Printf("  %6d  %s\n", c, e)
+		}
+	}
+	fmt.Println("ratios are to the first run (store off); the target is within 5% (rps ratio >= 0.95, p99 ratio <= 1.05) and 0 dropped")
+}
+
+var outcomeRE = regexp.MustCompile(`(?m)^gateway_outcomes_(written|dropped|failed)_total (\S+)`)
+
+// outcomeCounters reads the outcome Writer's counters from the gateway's
+// /metrics; none when the store is off.
+func outcomeCounters(gw string) map[string]float64 {
+	out := map[string]float64{}
+	resp, err := http.Get(gw + "/metrics")
+	if err != nil {
+		return out
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	for _, m := range outcomeRE.FindAllSubmatch(b, -1) {
+		f, _ := strconv.ParseFloat(string(m[2]), 64)
+		out[string(m[1])] = f
+	}
+	return out
 }
 
 var names = []string{"pass-through tags", "pass-through stream", "guarded (whole guard)", "guarded stream (cache)"}
@@ -184,6 +300,14 @@ func startUpstream() string {
 		case strings.Contains(string(body), `"stream":false`):
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			io.WriteString(w, `{"model":"stories","created_at":"2025-01-01T00:00:00Z","response":"{\"title\":\"soak\",\"items\":[1,2,3]}","done":true,"done_reason":"stop","eval_count":12}`)
+		case strings.Contains(string(body), "json please"):
+			// The guard asks for a stream whatever its client asked: the
+			// document comes in pieces.
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			for _, piece := range []string{`{\"title\":`, `\"soak\",`, `\"items\":[1,2,3]}`} {
+				fmt.Fprintf(w, `{"model":"stories","created_at":"2025-01-01T00:00:00Z","response":"%s","done":false}`+"\n", piece)
+			}
+			io.WriteString(w, `{"model":"stories","created_at":"2025-01-01T00:00:00Z","response":"","done":true,"done_reason":"stop","eval_count":12}`+"\n")
 		default:
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			for i := range 20 {
@@ -197,7 +321,7 @@ func startUpstream() string {
 	return "http://" + ln.Addr().String()
 }
 
-func buildGateway() (string, func()) {
+func buildGateway() (string, string, func()) {
 	dir, err := os.MkdirTemp("", "soak")
 	if err != nil {
 		log.Fatal(err)
@@ -208,14 +332,14 @@ func buildGateway() (string, func()) {
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("build: %v", err)
 	}
-	return bin, func() { os.RemoveAll(dir) }
+	return bin, dir, func() { os.RemoveAll(dir) }
 }
 
-func startGateway(bin, upstream string) (string, int, func()) {
+func startGateway(bin, upstream string, env []string) (string, int, func()) {
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--upstream", upstream)
 	// The request log is off: at tens of thousands of requests a second
 	// it would measure the terminal.
-	cmd.Env = append(os.Environ(), "GATEWAY_LOG_LEVEL=warn")
+	cmd.Env = append(append(os.Environ(), "GATEWAY_LOG_LEVEL=warn"), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		log.Fatal(err)

@@ -11,7 +11,7 @@
     return fetch(path, { headers: headers }).then(function (resp) {
       if (resp.status === 401) { var e = new Error("unauthorized"); e.unauthorized = true; throw e; }
       return resp.json().then(function (body) {
-        if (!resp.ok) { throw new Error(path + ": " + (body.error || resp.status)); }
+        if (!resp.ok) { var err = new Error(path + ": " + (body.error || resp.status)); err.status = resp.status; throw err; }
         return body;
       });
     });
@@ -57,7 +57,7 @@
   function pct(x) { return (Math.round(x * 1000) / 10) + "%"; }
 
   function render(s) {
-    $("since").textContent = "since " + new Date(s.since).toLocaleString();
+    $("since").textContent = (s.source === "outcomes" ? "every replica (outcome store)" : "this process") + " since " + new Date(s.since).toLocaleString();
     $("stat-requests").textContent = s.requests;
     $("stat-statuses").textContent = Object.keys(s.by_status).sort().map(function (k) { return s.by_status[k] + " " + k; }).join(", ");
     $("stat-llm-first").textContent = s.llm_calls.first;
@@ -141,9 +141,13 @@
       return [el("td", c.path || "(document)", "mono"), el("td", c.rung), el("td", c.kind, "kind-" + c.kind),
         el("td", JSON.stringify(c.before), "mono"), el("td", JSON.stringify(c.after), "mono")];
     }), 5);
-    var pre = $("diff");
+    renderDiff($("diff"), rec.first, rec.final);
+  }
+
+  // renderDiff writes the line diff of first against final into pre.
+  function renderDiff(pre, first, final) {
     pre.replaceChildren();
-    var lines = diffLines(pretty(rec.first).split("\n"), rec.final ? pretty(rec.final).split("\n") : []);
+    var lines = diffLines(pretty(first).split("\n"), final ? pretty(final).split("\n") : []);
     // Unchanged runs are folded to three lines of context on each side.
     var CONTEXT = 3;
     var changed = lines.map(function (l) { return l[0] !== " "; });
@@ -182,13 +186,185 @@
     });
   }
 
+  // The trends: the chosen range's counts from /admin/trends, one SVG
+  // chart per grouping, drawn here (no library): a column per bucket,
+  // stacked by key, each segment carrying its key, bucket and count.
+  var RANGES = {
+    hour: { ms: 3600e3, step: "1m", stepMs: 60e3 },
+    day: { ms: 86400e3, step: "1h", stepMs: 3600e3 },
+    week: { ms: 7 * 86400e3, step: "1d", stepMs: 86400e3 }
+  };
+  var PALETTE = ["#2f6fd6", "#c23b2e", "#23834a", "#b06a00", "#7a4fc9", "#0f8a8a", "#c2408f", "#5b6475", "#8f9a2b", "#d9822b"];
+  var STATUS_COLORS = { valid: "#23834a", repaired: "#2f6fd6", fallback: "#b06a00", failed: "#c23b2e", error: "#7a1f16" };
+  var SVG = "http://www.w3.org/2000/svg";
+  var trendData = {};
+
+  function svgEl(tag, attrs, text) {
+    var e = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  function drawChart(fig, body, range) {
+    var svg = fig.querySelector("svg");
+    var legend = fig.querySelector(".legend");
+    var step = range.stepMs;
+    var first = Math.floor(Date.parse(body.since) / step) * step;
+    var buckets = Math.max(1, Math.ceil((Date.parse(body.until) - first) / step));
+    var totals = {}, perBucket = new Array(buckets).fill(0);
+    body.series.forEach(function (se) {
+      totals[se.key] = 0;
+      se.points.forEach(function (p) {
+        var b = Math.floor((Date.parse(p.t) - first) / step);
+        if (b < 0 || b >= buckets) { return; }
+        totals[se.key] += p.n;
+        perBucket[b] += p.n;
+      });
+    });
+    var keys = Object.keys(totals).sort(function (a, b) { return totals[b] - totals[a] || (a < b ? -1 : 1); });
+    var color = function (k) { return (fig.dataset.by === "status" && STATUS_COLORS[k]) || PALETTE[keys.indexOf(k) % PALETTE.length]; };
+    var W = Math.max(200, Math.round(svg.getBoundingClientRect().width) || 600), H = 160;
+    var padL = 34, padR = 6, padT = 8, padB = 18;
+    var plotW = W - padL - padR, plotH = H - padT - padB;
+    var top = Math.max(1, Math.max.apply(null, perBucket));
+    svg.setAttribute("viewBox", "0 0 " + W + " " + H);
+    svg.replaceChildren();
+    var sum = keys.reduce(function (a, k) { return a + totals[k]; }, 0);
+    svg.dataset.total = sum;
+    svg.appendChild(svgEl("line", { "class": "axis", x1: padL, y1: padT + plotH, x2: W - padR, y2: padT + plotH }));
+    svg.appendChild(svgEl("text", { x: padL - 4, y: padT + 8, "text-anchor": "end" }, top));
+    svg.appendChild(svgEl("text", { x: padL - 4, y: padT + plotH, "text-anchor": "end" }, 0));
+    var label = function (t) {
+      var d = new Date(t);
+      return range.stepMs >= 86400e3 ? d.toLocaleDateString() : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+    };
+    svg.appendChild(svgEl("text", { x: padL, y: H - 4 }, label(first)));
+    svg.appendChild(svgEl("text", { x: W - padR, y: H - 4, "text-anchor": "end" }, label(first + (buckets - 1) * step)));
+    var bw = plotW / buckets;
+    var stackY = new Array(buckets).fill(0);
+    keys.forEach(function (k) {
+      var se = body.series.find(function (x) { return x.key === k; });
+      se.points.forEach(function (p) {
+        var b = Math.floor((Date.parse(p.t) - first) / step);
+        if (b < 0 || b >= buckets || !p.n) { return; }
+        var h = plotH * p.n / top;
+        stackY[b] += h;
+        var r = svgEl("rect", {
+          x: (padL + b * bw + bw * 0.1).toFixed(2), y: (padT + plotH - stackY[b]).toFixed(2),
+          width: Math.max(1, bw * 0.8).toFixed(2), height: h.toFixed(2), fill: color(k),
+          "data-key": k, "data-t": p.t, "data-n": p.n
+        });
+        r.appendChild(svgEl("title", {}, k + ": " + p.n + " at " + new Date(p.t).toLocaleString()));
+        svg.appendChild(r);
+      });
+    });
+    legend.replaceChildren();
+    if (!keys.length) { legend.appendChild(el("li", "none in this range", "muted")); }
+    keys.forEach(function (k) {
+      var li = el("li");
+      li.dataset.key = k;
+      li.dataset.n = totals[k];
+      var sw = svgEl("svg", { viewBox: "0 0 10 10" });
+      sw.appendChild(svgEl("rect", { width: 10, height: 10, fill: color(k) }));
+      li.appendChild(sw);
+      li.appendChild(el("span", (k === "" ? "(none)" : k) + " " + totals[k], "mono"));
+      legend.appendChild(li);
+    });
+  }
+
+  function drawTrends() {
+    var range = RANGES[$("range").value];
+    document.querySelectorAll("figure.chart").forEach(function (fig) {
+      if (trendData[fig.dataset.by]) { drawChart(fig, trendData[fig.dataset.by], range); }
+    });
+  }
+
+  function loadTrends() {
+    var name = $("range").value, range = RANGES[name];
+    var until = new Date(Date.now() + 1000), since = new Date(until.getTime() - range.ms);
+    var figs = Array.prototype.slice.call(document.querySelectorAll("figure.chart"));
+    return Promise.all(figs.map(function (fig) {
+      return api("/admin/trends?by=" + fig.dataset.by + "&step=" + range.step + "&since=" + since.toISOString() + "&until=" + until.toISOString());
+    })).then(function (bodies) {
+      storeOff(false);
+      figs.forEach(function (fig, i) { trendData[fig.dataset.by] = bodies[i]; });
+      drawTrends();
+      $("charts").dataset.range = name;
+    }).catch(function (err) {
+      if (err.status === 404) { storeOff(true); return; }
+      throw err;
+    });
+  }
+
+  function storeOff(off) {
+    $("store-off").hidden = !off;
+    $("charts").hidden = off;
+    $("outcomes-panel").hidden = off;
+  }
+
+  // The outcome log: /admin/outcomes filtered and paged by its cursor.
+  var pages = [""], pageNo = 0, nextCursor = "";
+
+  function outcomeQuery(cursor) {
+    var q = [];
+    [["status", "f-status"], ["contract", "f-contract"], ["model", "f-model"], ["code", "f-code"], ["limit", "f-limit"]].forEach(function (f) {
+      var v = $(f[1]).value.trim();
+      if (v) { q.push(f[0] + "=" + encodeURIComponent(v)); }
+    });
+    if (cursor) { q.push("cursor=" + encodeURIComponent(cursor)); }
+    return "/admin/outcomes?" + q.join("&");
+  }
+
+  function loadOutcomes() {
+    if ($("outcomes-panel").hidden) { return Promise.resolve(); }
+    return api(outcomeQuery(pages[pageNo])).then(function (body) {
+      nextCursor = body.next_cursor || "";
+      var tbody = $("outcomes").querySelector("tbody");
+      fill("outcomes", body.outcomes.map(function (r) {
+        return [el("td", new Date(r.time).toLocaleString()), el("td", r.id, "mono"), el("td", r.contract, "mono"),
+          el("td", r.model || "(none)", "mono"), el("td", r.status, "status-" + r.status),
+          el("td", r.codes_before.join(", "), "mono"), el("td", r.codes_after.join(", "), "mono"), el("td", r.llm_calls, "num")];
+      }), 8);
+      Array.prototype.forEach.call(tbody.rows, function (tr, i) {
+        var rec = body.outcomes[i];
+        if (!rec) { return; }
+        tr.dataset.id = rec.id;
+        tr.addEventListener("click", function () {
+          Array.prototype.forEach.call(tbody.rows, function (x) { x.classList.remove("selected"); });
+          tr.classList.add("selected");
+          showOutcome(rec);
+        });
+      });
+      $("page-next").disabled = !nextCursor;
+      $("page-first").disabled = pageNo === 0;
+      $("page-info").textContent = "page " + (pageNo + 1) + ", " + body.outcomes.length + " shown";
+      $("outcomes").dataset.page = pageNo + 1;
+      $("outcomes").dataset.rows = body.outcomes.length;
+    });
+  }
+
+  function showOutcome(rec) {
+    $("outcome-detail").hidden = false;
+    $("outcome-id").textContent = rec.id;
+    var has = !!(rec.first_text || rec.final_text);
+    $("outcome-notext").hidden = has;
+    var pre = $("outcome-diff");
+    if (has) { renderDiff(pre, rec.first_text, rec.final_text); } else { pre.replaceChildren(); }
+    pre.dataset.id = rec.id;
+  }
+
   function load() {
     $("error").hidden = true;
     return api("/admin/stats").then(function (s) {
       $("login").hidden = true;
       $("dashboard").hidden = false;
       render(s);
-      if (s.debug_store.enabled) { return loadDebug(); }
+      return loadTrends();
+    }).then(function () {
+      return loadOutcomes();
+    }).then(function () {
+      if (!$("debug-on").hidden) { return loadDebug(); }
     }).then(function () {
       document.body.dataset.loaded = "true";
     }).catch(function (err) {
@@ -218,6 +394,22 @@
       $("error").hidden = false;
     });
   });
+  var showError = function (err) { $("error").textContent = err.message; $("error").hidden = false; };
+  $("range").addEventListener("change", function () { loadTrends().catch(showError); });
+  $("outcome-filters").addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    pages = [""]; pageNo = 0;
+    loadOutcomes().catch(showError);
+  });
+  $("page-next").addEventListener("click", function () {
+    if (!nextCursor) { return; }
+    pages = pages.slice(0, pageNo + 1).concat([nextCursor]);
+    pageNo++;
+    loadOutcomes().catch(showError);
+  });
+  $("page-first").addEventListener("click", function () { pageNo = 0; loadOutcomes().catch(showError); });
+  var resizing;
+  window.addEventListener("resize", function () { clearTimeout(resizing); resizing = setTimeout(drawTrends, 100); });
   setInterval(function () { if (!$("dashboard").hidden) { load(); } }, 15000);
   load();
 })();

@@ -56,6 +56,9 @@ type Log struct {
 	store outcomes.Store
 	w     *outcomes.Writer
 	debug *debugstore.Store
+	// retention is the window /admin/stats counts by default; negative
+	// for everything kept.
+	retention time.Duration
 }
 
 // Open opens the store o names, migrates it and starts its Writer. It
@@ -87,7 +90,10 @@ func Open(o Options) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Log{store: store, debug: o.Debug,
+	if o.Retention == 0 {
+		o.Retention = outcomes.DefaultRetention
+	}
+	l := &Log{store: store, debug: o.Debug, retention: o.Retention,
 		w: outcomes.NewWriter(store, outcomes.WriterConfig{Retention: o.Retention, Logger: o.Logger, StartDown: down})}
 	if o.Registry != nil {
 		if err := l.register(o.Registry); err != nil {
@@ -130,7 +136,7 @@ func (l *Log) Observe(ev middleware.Event) {
 // the ones an operator opens.
 func (l *Log) record(ev middleware.Event, now time.Time) outcomes.Record {
 	r := outcomes.Record{ID: ev.RequestID, Time: now.UTC().Truncate(time.Microsecond), Route: ev.Route,
-		Contract: ev.Contract, Model: ev.Model, Key: ev.Key, Status: ev.Status,
+		Contract: ev.Contract, Model: ev.Model, Upstream: ev.Upstream, Key: ev.Key, Status: ev.Status,
 		CodesBefore: ev.CodesBefore, CodesAfter: ev.CodesAfter, Rungs: ev.Rungs,
 		LLMCalls: ev.LLMCalls, LocalFixes: ev.LocalFixes,
 		Tokens: outcomes.Tokens{FirstPrompt: ev.FirstTokens.PromptTokens, FirstOutput: ev.FirstTokens.OutputTokens,

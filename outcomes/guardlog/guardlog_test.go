@@ -23,12 +23,12 @@ import (
 func TestRecordOfEvent(t *testing.T) {
 	ev := middleware.Event{RequestID: "r1", Route: "quiz", Contract: "mcq@1", Model: "qwen3", Status: repair.StatusFailed,
 		Rungs: []string{"local", "llm_repair"}, LLMCalls: 1, LocalFixes: 2, CodesBefore: []string{"A"}, CodesAfter: []string{"B"},
-		Latency: 1500 * time.Microsecond, Cache: "miss", Key: "team-a",
+		Latency: 1500 * time.Microsecond, Cache: "miss", Key: "team-a", Upstream: "http://gpu-1:11434",
 		FirstTokens: repair.Usage{PromptTokens: 10, OutputTokens: 20}, RepairTokens: repair.Usage{PromptTokens: 3, OutputTokens: 4}}
 	now := time.Date(2026, 3, 10, 12, 0, 0, 123456789, time.UTC)
 	got := (&Log{}).record(ev, now)
 	want := outcomes.Record{ID: "r1", Time: time.Date(2026, 3, 10, 12, 0, 0, 123456000, time.UTC), Route: "quiz",
-		Contract: "mcq@1", Model: "qwen3", Key: "team-a", Status: "failed", CodesBefore: []string{"A"}, CodesAfter: []string{"B"},
+		Contract: "mcq@1", Model: "qwen3", Upstream: "http://gpu-1:11434", Key: "team-a", Status: "failed", CodesBefore: []string{"A"}, CodesAfter: []string{"B"},
 		Rungs: []string{"local", "llm_repair"}, LLMCalls: 1, LocalFixes: 2,
 		Tokens:    outcomes.Tokens{FirstPrompt: 10, FirstOutput: 20, RepairPrompt: 3, RepairOutput: 4},
 		LatencyMS: 1.5, Cache: "miss"}
