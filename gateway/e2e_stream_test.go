@@ -21,6 +21,7 @@ import (
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/internal/ollamatest"
 	"github.com/contractgateway/gateway/validators/packs"
 )
 
@@ -58,6 +59,16 @@ func (q *pacedQuiz) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Model string `json:"model"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
+	if r.URL.Path == "/" {
+		io.WriteString(w, "Ollama is running")
+		return
+	}
+	if r.URL.Path == "/api/show" {
+		// The ollama CLI asks what the model is before it runs it.
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"modelfile":"","parameters":"","template":"{{ .Prompt }}","details":{"format":"gguf","family":"llama","parameter_size":"260K","quantization_level":"F32"},"model_info":{"general.architecture":"llama"},"capabilities":["completion"]}`)
+		return
+	}
 	q.mu.Lock()
 	q.paths = append(q.paths, r.URL.Path)
 	q.mu.Unlock()
@@ -237,6 +248,7 @@ func TestE2EStreamClients(t *testing.T) {
 			select {
 			case firstLine = <-lines:
 			case <-ctx.Done():
+				_ = cmd.Wait()
 				t.Fatalf("%s reported nothing while the upstream held its last question (stderr: %s)", tt.client, stderr.String())
 			}
 			close(up.gate)
@@ -274,5 +286,70 @@ func TestE2EStreamClients(t *testing.T) {
 				t.Errorf("upstream calls %v, want one to %s", p, tt.path)
 			}
 		})
+	}
+}
+
+// TestE2EStreamOllamaCLI runs the real ollama CLI with OLLAMA_HOST at the
+// gateway: `ollama run` of a virtual model guarded by the mcq contract
+// prints the quiz's first questions while the paced upstream still holds
+// the last one, and its whole output is a document in contract.
+func TestE2EStreamOllamaCLI(t *testing.T) {
+	bin, err := ollamatest.FindBinary()
+	if err != nil {
+		if os.Getenv("CG_REQUIRE_OLLAMA") == "1" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v; skipping (set CG_REQUIRE_OLLAMA=1 to fail instead)", err)
+	}
+	v, err := packs.Builtin("mcq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := v.Params(nil)
+	up := newPacedQuiz(8)
+	ups := httptest.NewServer(up)
+	t.Cleanup(ups.Close)
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Upstream = ups.URL
+	cfg.Routes = []config.Route{{Model: "quiz", Upstream: "m", Contract: "mcq"}}
+	gw := startE2EGateway(t, cfg)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "quiz", "Write a quiz about Python lists")
+	cmd.Env = append(os.Environ(), "OLLAMA_HOST="+gw, "HOME="+t.TempDir(), "OLLAMA_NOHISTORY=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first read returns once the CLI printed something; the upstream
+	// holds its last question until then.
+	first := make([]byte, 64<<10)
+	n, err := out.Read(first)
+	if err != nil {
+		_ = cmd.Wait()
+		t.Fatalf("ollama run printed nothing while the upstream held its last question: %v (stderr: %s)", err, stderr.String())
+	}
+	printed := string(first[:n])
+	close(up.gate)
+	rest, err := io.ReadAll(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("ollama run: %v\nstderr: %s", err, stderr.String())
+	}
+	if strings.TrimSpace(printed) == "" {
+		t.Errorf("first output %q, want the quiz's first text", printed)
+	}
+	text := strings.TrimSpace(printed + string(rest))
+	if r := v.Validate(text, params); len(r.Report.Violations) != 0 {
+		t.Errorf("printed document has %d violations, first %+v\n%s", len(r.Report.Violations), r.Report.Violations[0], text)
 	}
 }
