@@ -353,3 +353,64 @@ func TestE2EStreamOllamaCLI(t *testing.T) {
 		t.Errorf("printed document has %d violations, first %+v\n%s", len(r.Report.Violations), r.Report.Violations[0], text)
 	}
 }
+
+// TestE2EStreamRealOllama streams a guarded answer of the real Ollama
+// (stories260K, which writes schema-valid text under a format) for a
+// contract whose items need only the schema (testdata/e2e/
+// stream-contracts/cast): the answer comes progressively, item by item,
+// and its deltas concatenate to a document of the schema, in contract.
+func TestE2EStreamRealOllama(t *testing.T) {
+	o := ollamatest.Start(t)
+	dir, err := filepath.Abs(filepath.Join("testdata", "e2e", "stream-contracts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cast := compileE2ESchema(t, "cast", readE2EFile(t, dir, "cast", "schema.json"))
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Upstream = o.URL
+	cfg.ContractsDir = dir
+	cfg.Routes = []config.Route{{Model: "cast-json", Upstream: ollamatest.ModelName, Contract: "cast", AddFormat: true}}
+	gw := startE2EGateway(t, cfg)
+
+	body := e2eRequest(pathGenerate, "cast-json", e2ePrompt, true, nil, e2eNumPredict)
+	resp, err := http.Post(gw+pathGenerate, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("status %d: %s", resp.StatusCode, b)
+	}
+	var text strings.Builder
+	deltas := 0
+	var last map[string]any
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if m["error"] != nil {
+			t.Fatalf("stream ended in an error: %s", sc.Text())
+		}
+		if s, _ := m["response"].(string); s != "" {
+			text.WriteString(s)
+			deltas++
+		}
+		last = m
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	checkDoc(t, cast, text.String())
+	if deltas < 2 {
+		t.Errorf("%d text deltas in %q, want the items and the close apart", deltas, text.String())
+	}
+	c, _ := last["contract"].(map[string]any)
+	if last["done"] != true || c == nil || c["status"] != "valid" {
+		t.Errorf("final chunk = %v, want done with a valid contract summary", last)
+	}
+}
