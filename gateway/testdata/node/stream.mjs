@@ -13,8 +13,9 @@
 //
 // It prints one line "first <n>" when the client reported its first text
 // or its first question (n: questions seen then, or 0 for text), then one
-// JSON line {"text": final document, "updates": partial updates,
-// "max_questions_before_end": …} or {"error": …}. gateway/e2e_stream_test.go
+// JSON line {"text": final document, "updates": updates received,
+// "question_counts": the lengths the questions array went through (the
+// structured clients)} or {"error": …}. gateway/e2e_stream_test.go
 // (TestE2EStreamClients) runs it once per client.
 //
 // Usage: node stream.mjs CLIENT
