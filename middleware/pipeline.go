@@ -597,6 +597,9 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	if res.report != nil {
 		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
 	}
+	if x.stream != nil && g.replay(x, res, cacheStatus) {
+		return nil
+	}
 	return x.codec.Encode(w, x.client, g.finalObj(x, res, cacheStatus), res.text)
 }
 

@@ -164,12 +164,36 @@ type streamRun struct {
 	body   string
 	events []streamEvent
 	logged []Event
+	writes []timedWrite
+}
+
+// timedRecorder records each write to the client with its time, keep-alives
+// and the stream writer's frames alike.
+type timedRecorder struct {
+	*httptest.ResponseRecorder
+	start  time.Time
+	mu     sync.Mutex
+	writes []timedWrite
+}
+
+func (r *timedRecorder) Write(b []byte) (int, error) {
+	r.mu.Lock()
+	r.writes = append(r.writes, timedWrite{at: time.Since(r.start), data: string(b)})
+	r.mu.Unlock()
+	return r.ResponseRecorder.Write(b)
 }
 
 // serveStream sends a guarded mcq stream request through a guard whose
 // stream writer is a fakeStream; leave, when set, ends the client's
 // request once the first item was written.
 func serveStream(t *testing.T, up Upstream, header map[string]string, leave bool) streamRun {
+	t.Helper()
+	return serveStreamEvery(t, up, header, leave, 0)
+}
+
+// serveStreamEvery is serveStream with the guard's keep-alive interval
+// (zero: the default).
+func serveStreamEvery(t *testing.T, up Upstream, header map[string]string, leave bool, keepAlive time.Duration) streamRun {
 	t.Helper()
 	var (
 		mu     sync.Mutex
@@ -178,6 +202,7 @@ func serveStream(t *testing.T, up Upstream, header map[string]string, leave bool
 	cfg := DefaultGuardConfig
 	cfg.Resolver = builtinRoutes(t)
 	cfg.Upstream = up
+	cfg.StreamKeepAlive = keepAlive
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.Observe = func(ev Event) { mu.Lock(); logged = append(logged, ev); mu.Unlock() }
 	fs := &fakeStream{start: time.Now(), first: make(chan struct{})}
@@ -206,14 +231,16 @@ func serveStream(t *testing.T, up Upstream, header map[string]string, leave bool
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	rec := httptest.NewRecorder()
+	rec := &timedRecorder{ResponseRecorder: httptest.NewRecorder(), start: fs.start}
 	e.ServeHTTP(rec, req)
 	synctest.Wait()
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
-	return streamRun{code: rec.Code, body: rec.Body.String(), events: fs.events, logged: logged}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return streamRun{code: rec.Code, body: rec.Body.String(), events: fs.events, logged: logged, writes: rec.writes}
 }
 
 // texts returns the times of the text events and their concatenation.

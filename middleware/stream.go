@@ -11,6 +11,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/progressive"
 	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
@@ -146,4 +147,23 @@ func (g *guard) endStream(c echo.Context, x *exchange, res *result, cacheStatus 
 	}
 	_ = s.w.End(g.finalObj(x, res, cacheStatus), res.text)
 	return nil
+}
+
+// replay releases a whole answer — a cache hit, a coalesced request's,
+// or one the ladder made whole before any item was released — item by
+// item through the stream's writer, as a live stream would, so that a
+// client of an item contract sees the same stream whatever answered it.
+// False when the text cannot be cut so; it then goes out as one piece.
+func (g *guard) replay(x *exchange, res *result, cacheStatus string) bool {
+	deltas, err := progressive.Replay(x.route.Validator.Contract.ItemArray, res.text)
+	if err != nil {
+		return false
+	}
+	for _, d := range deltas {
+		if x.stream.w.Text(d) != nil {
+			return true // the client left
+		}
+	}
+	_ = x.stream.w.End(g.finalObj(x, res, cacheStatus), res.text)
+	return true
 }

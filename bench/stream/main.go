@@ -8,9 +8,11 @@
 // #2577, #2623), unless its caller leaves. Then it times the progressive
 // release of an mcq quiz of 8, 20 and 50 questions written at -tps
 // tokens a second: the first question released validated against the
-// model closing it, the last delta against the model's last token.
+// model closing it, the last delta against the model's last token; and
+// the same on the wire, through the whole gateway, against the stream
+// straight from the upstream (p50 of -reps runs).
 //
-//	go run ./bench/stream [-items 8] [-d 4s] [-tail 3s] [-keepalive 1s] [-tps 1000]
+//	go run ./bench/stream [-items 8] [-d 4s] [-tail 3s] [-keepalive 1s] [-tps 1000] [-reps 3]
 package main
 
 import (
@@ -36,6 +38,7 @@ func main() {
 	tail := flag.Duration("tail", 3*time.Second, "whitespace the model writes after its JSON closed, under a schema format")
 	keepAlive := flag.Duration("keepalive", time.Second, "the gateway's stream_keepalive")
 	tps := flag.Int("tps", 1000, "tokens a second of the model in the progressive release's timings")
+	reps := flag.Int("reps", 3, "runs of each on-the-wire timing, of which the p50 is printed")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -120,6 +123,7 @@ func main() {
 	fmt.Printf("longest silence of a held stream / keep-alive interval: %.2f\n", ratio(results[1].gap, *keepAlive))
 	fmt.Printf("upstream calls cancelled by their caller: %d\n", cancelled.Load())
 	printProgressive(*tps)
+	printWire(*tps, *reps, *keepAlive)
 }
 
 type measured struct {

@@ -130,3 +130,44 @@ func (a *Assembler) open(b *strings.Builder) {
 	}
 	b.WriteByte('[')
 }
+
+// Replay returns the deltas that release text, a whole document already
+// in contract (a cache hit, or an answer the ladder made whole), item by
+// item as a live stream would: the item array's opening with its first
+// item, each further item, then the close. They concatenate to text byte
+// for byte, so the answer a client assembles is the one the cache and
+// the contract summary keep. An error when text is not in the canonical
+// form the Assembler writes, with the item array first on its path:
+// such a text goes out as one piece.
+func Replay(pointer, text string) ([]string, error) {
+	a, err := NewAssembler(pointer)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := strictjson.Parse([]byte(text))
+	if err != nil {
+		return nil, err
+	}
+	arr := doc
+	for _, seg := range a.path {
+		if arr == nil || arr.Kind != strictjson.KindObject || len(arr.Members) == 0 || arr.Members[0].Key != seg {
+			return nil, errors.New("the document does not hold the item array first")
+		}
+		arr = arr.Members[0].Value
+	}
+	if arr == nil || arr.Kind != strictjson.KindArray {
+		return nil, errors.New("the item array is not an array")
+	}
+	deltas := make([]string, 0, len(arr.Items)+1)
+	for _, item := range arr.Items {
+		deltas = append(deltas, a.Item(item))
+	}
+	last, err := a.Close(doc)
+	if err != nil {
+		return nil, err
+	}
+	if a.Text() != text {
+		return nil, errors.New("the document is not in canonical form")
+	}
+	return append(deltas, last), nil
+}

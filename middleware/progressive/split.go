@@ -51,6 +51,9 @@ const maxPreamble = 64 << 10
 // Strings, escapes and brackets are tracked by strictjson.ValueEnd, fed
 // one byte at a time; the splitter adds only the member names and the
 // commas and colons between values at the levels on the pointer's path.
+// A comma after the last item (`},]`, a habit of some models) is
+// followed: the released text is the assembler's, which has none, and the
+// final document is made of the items, so the stray comma costs nothing.
 // Anything else it cannot follow (a duplicate member on the path, the
 // member not an array, an item that is a number) ends in GaveUp: the
 // answer is then validated whole, as before.
@@ -333,7 +336,7 @@ func (s *Splitter) stepArray(c byte, pos int, lv *level, d1 int, str0, str1 bool
 	case expectValue:
 		switch {
 		case isSpace(c):
-		case c == ']' && d1 < d0 && s.items == 0:
+		case c == ']' && d1 < d0:
 			s.closeArray()
 		case c == '{' || c == '[' || (!str0 && str1):
 			s.itemStart, lv.state = pos, inValue

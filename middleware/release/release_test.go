@@ -72,8 +72,11 @@ func feed(r *Run, text string, n int) {
 func TestRunReleases(t *testing.T) {
 	item := func(doc *strictjson.Value, i int) *strictjson.Value { return doc.Get("questions").Items[i] }
 	tests := []struct {
-		name       string
-		edit       func(doc *strictjson.Value)
+		name string
+		edit func(doc *strictjson.Value)
+		// comma puts a trailing comma after the last item (DeepSeek's
+		// habit), which the splitter follows and local repair drops.
+		comma      bool
 		reply      string
 		wantStatus string
 		released   bool
@@ -98,11 +101,16 @@ func TestRunReleases(t *testing.T) {
 		{name: "first item beyond local repair: nothing released", edit: func(doc *strictjson.Value) {
 			item(doc, 0).Set("answer", strictjson.Int(9))
 		}, released: false},
+		{name: "trailing comma after the last item", comma: true, wantStatus: repair.StatusValid, released: true},
 	}
 	for _, tt := range tests {
 		text, good := mcqText(t, tt.edit)
 		// An unquoted key in the item: broken JSON local repair mends.
 		text = strings.Replace(text, `"topic": "TRAILING"`, `topic: "Lists"`, 1)
+		if tt.comma {
+			end := strings.LastIndex(text[:strings.LastIndex(text, "]")], "}") + 1
+			text = text[:end] + "," + text[end:]
+		}
 		reply := tt.reply
 		if reply == "GOOD" {
 			reply = `{"questions[3]":` + string(strictjson.Marshal(item(good, 3))) + `}`
