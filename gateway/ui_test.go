@@ -176,6 +176,9 @@ func TestDashboard(t *testing.T) {
 	}
 	check("routes", []string{"quiz llama3.2 json@1 upstream model missing OLLAMA_HOST=http://127.0.0.1:11435 ollama pull llama3.2"})
 	check("keys", []string{"anonymous 5 4 200, 1 422 294"})
+	if u := rows("upstreams"); len(u) != 1 || !strings.HasPrefix(u[0], "http://127.0.0.1:") || !strings.Contains(u[0], " healthy closed 0 ") {
+		t.Errorf("#upstreams rows = %q, want the one upstream, healthy, its breaker closed, nothing in flight", u)
+	}
 	check("by-code", []string{"ANSWER_RANGE 2", "JSON_SYNTAX 1"})
 	check("by-model", []string{"m 3"})
 	check("rungs", []string{"cache 1", "failed 1", "first 1", "llm_repair 1", "local 1"})

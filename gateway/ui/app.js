@@ -78,6 +78,14 @@
       return [el("td", r.model, "mono"), el("td", r.upstream_model, "mono"), el("td", r.contract, "mono"),
         el("td", label, "route-" + r.state), el("td", r.fix || "", "mono")];
     }), 5);
+    // The Ollama servers behind the gateway: which one is out (its last
+    // check's error says why), whose breaker is open, where the load is.
+    fill("upstreams", (s.upstreams || []).map(function (u) {
+      var health = u.healthy ? "healthy" : "unhealthy" + (u.last_error ? ": " + u.last_error : "");
+      return [el("td", u.url, "mono"), el("td", health, u.healthy ? "upstream-healthy" : "upstream-unhealthy"),
+        el("td", u.breaker, "mono"), el("td", u.in_flight, "num"), el("td", u.requests, "num"), el("td", u.errors, "num"),
+        el("td", (u.models || []).length + " (" + u.models_loaded + ")")];
+    }), 7);
     // Every request by API key, when access keys are configured: what
     // each key asked, what was refused and why, the tokens it was charged.
     var counts = function (m) {
