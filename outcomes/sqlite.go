@@ -22,7 +22,7 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("outcomes: sqlite: %w", err)
 	}
-	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("outcomes: sqlite %s: %w", path, err)
 	}
@@ -62,8 +62,17 @@ func (d sqliteDB) batch(ctx context.Context, stmts []stmt) error {
 	if err != nil {
 		return err
 	}
+	prepared := map[string]*sql.Stmt{}
 	for _, s := range stmts {
-		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {
+		ps := prepared[s.q]
+		if ps == nil {
+			if ps, err = tx.PrepareContext(ctx, s.q); err != nil {
+				tx.Rollback()
+				return err
+			}
+			prepared[s.q] = ps
+		}
+		if _, err := ps.ExecContext(ctx, s.args...); err != nil {
 			tx.Rollback()
 			return err
 		}
