@@ -14,7 +14,10 @@ import (
 // file at path and migrates its schema. The file is in WAL mode, so that
 // the dashboard's reads do not wait for the writer, with a busy timeout,
 // so that two processes on one file wait for each other instead of
-// failing.
+// failing. Two settings make the Writer's batches cheaper: the statement
+// journal of a multi-row INSERT stays in memory (temp_store), and the WAL
+// is checkpointed every 4,000 pages (16 MiB) instead of 1,000, so that an
+// index page rewritten by many batches is copied into the file once.
 func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("outcomes: sqlite: empty path")
@@ -22,7 +25,7 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("outcomes: sqlite: %w", err)
 	}
-	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	db, err := sql.Open("sqlite", path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)&_pragma=wal_autocheckpoint(4000)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("outcomes: sqlite %s: %w", path, err)
 	}
@@ -62,8 +65,17 @@ func (d sqliteDB) batch(ctx context.Context, stmts []stmt) error {
 	if err != nil {
 		return err
 	}
+	prepared := map[string]*sql.Stmt{}
 	for _, s := range stmts {
-		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {
+		ps := prepared[s.q]
+		if ps == nil {
+			if ps, err = tx.PrepareContext(ctx, s.q); err != nil {
+				tx.Rollback()
+				return err
+			}
+			prepared[s.q] = ps
+		}
+		if _, err := ps.ExecContext(ctx, s.args...); err != nil {
 			tx.Rollback()
 			return err
 		}

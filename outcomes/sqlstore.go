@@ -205,22 +205,74 @@ func (s *sqlStore) Write(ctx context.Context, records []Record) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	ins := `INSERT INTO outcomes (` + recordColumns + `) VALUES (` + s.placeholders(1, 21) + `) ON CONFLICT DO NOTHING`
-	insCode := `INSERT INTO outcome_codes (id, ts, stage, code) VALUES (` + s.placeholders(1, 4) + `) ON CONFLICT DO NOTHING`
-	stmts := make([]stmt, 0, len(records)*2)
+	recs := make([][]any, 0, len(records))
+	var codes [][]any
 	for _, r := range records {
 		ts := r.Time.UnixMicro()
-		stmts = append(stmts, stmt{q: ins, args: []any{r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
+		recs = append(recs, []any{r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
 			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), r.LLMCalls, r.LocalFixes,
 			r.Tokens.FirstPrompt, r.Tokens.FirstOutput, r.Tokens.RepairPrompt, r.Tokens.RepairOutput,
-			r.LatencyMS, r.Cache, r.FirstText, r.FinalText}})
-		for stage, codes := range map[string][]string{"before": r.CodesBefore, "after": r.CodesAfter} {
-			for _, c := range uniq(codes) {
-				stmts = append(stmts, stmt{q: insCode, args: []any{r.ID, ts, stage, c}})
+			r.LatencyMS, r.Cache, r.FirstText, r.FinalText})
+		for _, sc := range [...]struct {
+			stage string
+			codes []string
+		}{{"before", r.CodesBefore}, {"after", r.CodesAfter}} {
+			for _, c := range uniq(sc.codes) {
+				codes = append(codes, []any{r.ID, ts, sc.stage, c})
 			}
 		}
 	}
+	stmts := s.inserts(nil, `INSERT INTO outcomes (`+recordColumns+`) VALUES `, recs)
+	stmts = s.inserts(stmts, `INSERT INTO outcome_codes (id, ts, stage, code) VALUES `, codes)
 	return s.db.batch(ctx, stmts)
+}
+
+// maxParams is the most parameters one statement binds: SQLite's limit
+// is 32,766 and PostgreSQL's 65,535, so one bound serves both.
+const maxParams = 32766
+
+// maxRowsPerInsert caps the rows of one multi-row INSERT below what
+// maxParams allows: inside a transaction SQLite keeps a statement journal
+// for a multi-row INSERT, which grows with the statement, so past a few
+// dozen rows a longer statement measured no faster (BenchmarkSQLiteWrite).
+const maxRowsPerInsert = 64
+
+// inserts appends to stmts the multi-row INSERTs, prefix followed by
+// VALUES tuples, that write rows (all of one width) in chunks each under
+// maxParams: a batch is then a few statements instead of one per row,
+// which is most of its cost. Conflicting rows are skipped, as a single
+// row's INSERT would skip them.
+func (s *sqlStore) inserts(stmts []stmt, prefix string, rows [][]any) []stmt {
+	if len(rows) == 0 {
+		return stmts
+	}
+	width := len(rows[0])
+	per := min(maxParams/width, maxRowsPerInsert)
+	for len(rows) > 0 {
+		chunk := rows[:min(per, len(rows))]
+		rows = rows[len(chunk):]
+		var q strings.Builder
+		q.Grow(len(prefix) + len(chunk)*width*6 + 32)
+		q.WriteString(prefix)
+		args := make([]any, 0, len(chunk)*width)
+		for i, row := range chunk {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteByte('(')
+			for j, v := range row {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				args = append(args, v)
+				q.WriteString(s.db.placeholder(len(args)))
+			}
+			q.WriteByte(')')
+		}
+		q.WriteString(` ON CONFLICT DO NOTHING`)
+		stmts = append(stmts, stmt{q: q.String(), args: args})
+	}
+	return stmts
 }
 
 // List implements Store.
@@ -380,15 +432,6 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 
 // Close implements Store.
 func (s *sqlStore) Close() error { return s.db.close() }
-
-// placeholders lists the markers of parameters from to to, inclusive.
-func (s *sqlStore) placeholders(from, to int) string {
-	ps := make([]string, 0, to-from+1)
-	for i := from; i <= to; i++ {
-		ps = append(ps, s.db.placeholder(i))
-	}
-	return strings.Join(ps, ", ")
-}
 
 func jsonList(l []string) string {
 	if l == nil {
