@@ -198,6 +198,9 @@ func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	if kind := aggregateOf(req.Method, req.URL.Path); kind != aggNone {
 		return p.aggregate(req, kind)
 	}
+	if isBlob(req.URL.Path) {
+		return p.blob(req)
+	}
 	model, known := ModelFrom(req.Context())
 	if !known {
 		var err error
