@@ -131,8 +131,9 @@ type measured struct {
 	writes           int
 }
 
-// measure posts body and times the answer's reads.
-func measure(url, body string, h http.Header) measured {
+// postGenerate posts body to url's /api/generate with h's headers and
+// returns the answer and when it was asked.
+func postGenerate(url, body string, h http.Header) (*http.Response, time.Time) {
 	req, _ := http.NewRequest(http.MethodPost, url+"/api/generate", strings.NewReader(body))
 	for k, v := range h {
 		req.Header[k] = v
@@ -142,6 +143,12 @@ func measure(url, body string, h http.Header) measured {
 	if err != nil {
 		log.Fatal(err)
 	}
+	return resp, start
+}
+
+// measure posts body and times the answer's reads.
+func measure(url, body string, h http.Header) measured {
+	resp, start := postGenerate(url, body, h)
 	defer resp.Body.Close()
 	var m measured
 	prev := start

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/contractgateway/gateway/config"
@@ -80,15 +79,7 @@ func printWire(tps, reps int, keepAlive time.Duration) {
 
 // readWire reads one stream of /api/generate and times it.
 func readWire(url string, h http.Header) wireRun {
-	req, _ := http.NewRequest(http.MethodPost, url+"/api/generate", strings.NewReader(`{"model":"m","prompt":"quiz"}`))
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		log.Fatal(err)
-	}
+	resp, start := postGenerate(url, `{"model":"m","prompt":"quiz"}`, h)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		log.Fatalf("%s: status %d", url, resp.StatusCode)
