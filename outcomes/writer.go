@@ -192,14 +192,17 @@ func (w *Writer) run() {
 			batch = batch[:0]
 		}
 	}
+	add := func(r Record) {
+		batch = append(batch, r)
+		if len(batch) == w.cfg.Batch {
+			write()
+		}
+	}
 	drain := func() {
 		for {
 			select {
 			case r := <-w.queue:
-				batch = append(batch, r)
-				if len(batch) == w.cfg.Batch {
-					write()
-				}
+				add(r)
 			default:
 				write()
 				return
@@ -209,10 +212,7 @@ func (w *Writer) run() {
 	for {
 		select {
 		case r := <-w.queue:
-			batch = append(batch, r)
-			if len(batch) == w.cfg.Batch {
-				write()
-			}
+			add(r)
 		case <-tick.C:
 			write()
 		case reply := <-w.flush:

@@ -16,7 +16,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"time"
 
 	"github.com/contractgateway/gateway/config"
@@ -37,11 +36,7 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		io.WriteString(w, answer)
-	}))
+	up := benchload.FixedUpstream(answer)
 	defer up.Close()
 
 	type target struct {
@@ -64,9 +59,8 @@ func main() {
 	}
 
 	type row struct {
-		name     string
-		p50, p99 float64
-		rps      float64
+		name string
+		benchload.Figures
 	}
 	var rows []row
 	for _, t := range targets {
@@ -78,18 +72,12 @@ func main() {
 				log.Fatalf("%s: X-Cache %q after the first request, want hit", t.name, got)
 			}
 		}
-		seq := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-		lat := benchload.Sequential(*n, func() { send(seq, t.url, t.header) })
-		seq.CloseIdleConnections()
-		par := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *c}}
-		rps := benchload.Throughput(*c, *d, func() { send(par, t.url, t.header) })
-		par.CloseIdleConnections()
-		rows = append(rows, row{t.name, benchload.Percentile(lat, 50), benchload.Percentile(lat, 99), rps})
+		rows = append(rows, row{t.name, benchload.Measure(*n, *c, *d, func(cl *http.Client) { send(cl, t.url, t.header) })})
 	}
 	fmt.Printf("%-14s %10s %10s %10s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(*c), "p50 ratio", "rps ratio")
 	base := rows[0]
 	for _, r := range rows {
-		fmt.Printf("%-14s %10.3f %10.3f %10.0f %10.2f %10.2f\n", r.name, r.p50, r.p99, r.rps, r.p50/base.p50, r.rps/base.rps)
+		fmt.Printf("%-14s %10.3f %10.3f %10.0f %10.2f %10.2f\n", r.name, r.P50, r.P99, r.RPS, r.P50/base.P50, r.RPS/base.RPS)
 	}
 	fmt.Println("ratios are to pass-through (same request, unguarded, upstream answering at once)")
 }
@@ -110,23 +98,7 @@ func startGateway(upstream, redisURL string) *httptest.Server {
 	return httptest.NewServer(srv.Handler())
 }
 
-func newRequest(url string, h http.Header) *http.Request {
-	req, _ := http.NewRequest(http.MethodPost, url+"/api/generate", strings.NewReader(body))
-	for k, v := range h {
-		req.Header[k] = v
-	}
-	return req
-}
-
+// send sends the benchmark's request and returns its X-Cache.
 func send(client *http.Client, url string, h http.Header) string {
-	resp, err := client.Do(newRequest(url, h))
-	if err != nil {
-		log.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		log.Fatalf("%s: status %d", url, resp.StatusCode)
-	}
-	return resp.Header.Get("X-Cache")
+	return benchload.Send(client, url, body, h).Get("X-Cache")
 }

@@ -1,6 +1,7 @@
 // Package benchload holds what the side-by-side benchmark programs under
 // bench/ share: timing one request after another, throughput at a
-// concurrency, percentiles, and a throwaway redis-server.
+// concurrency, percentiles, a fake upstream answering at once, one request
+// and its figures, and a throwaway redis-server.
 package benchload
 
 import (
