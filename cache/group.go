@@ -22,6 +22,8 @@ type call[V any] struct {
 	err     error
 	waiters int
 	cancel  context.CancelFunc
+	// share is what DoShared's newShare made for the run, nil for Do.
+	share any
 }
 
 // Do runs fn once for all the calls with key k that overlap it, and
@@ -31,6 +33,21 @@ type call[V any] struct {
 // A caller whose ctx ends returns ctx.Err() at once. After fn returns, the
 // next call with k runs fn again.
 func (g *Group[V]) Do(ctx context.Context, k Key, fn func(ctx context.Context) (V, error)) (v V, shared bool, err error) {
+	return g.do(ctx, k, nil, nil, func(ctx context.Context, _ any) (V, error) { return fn(ctx) })
+}
+
+// DoShared is Do for a run that shows its callers how far it got:
+// newShare makes a value for the run before it starts (a feed of what it
+// made so far, say), fn gets it, and so does join, called for each caller
+// before Do waits, with shared saying whether the caller joined a run
+// already under way. A caller that joins late finds the very value of the
+// run it shares, never one of a run before or after it.
+func DoShared[V, S any](g *Group[V], ctx context.Context, k Key, newShare func() S, join func(s S, shared bool), fn func(ctx context.Context, s S) (V, error)) (v V, shared bool, err error) {
+	return g.do(ctx, k, func() any { return newShare() }, func(s any, shared bool) { join(s.(S), shared) },
+		func(ctx context.Context, s any) (V, error) { return fn(ctx, s.(S)) })
+}
+
+func (g *Group[V]) do(ctx context.Context, k Key, newShare func() any, join func(any, bool), fn func(context.Context, any) (V, error)) (v V, shared bool, err error) {
 	g.mu.Lock()
 	if g.calls == nil {
 		g.calls = map[Key]*call[V]{}
@@ -47,10 +64,16 @@ func (g *Group[V]) Do(ctx context.Context, k Key, fn func(ctx context.Context) (
 	} else {
 		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		c = &call[V]{done: make(chan struct{}), waiters: 1, cancel: cancel}
+		if newShare != nil {
+			c.share = newShare()
+		}
 		g.calls[k] = c
 		go g.run(runCtx, k, c, fn)
 	}
 	g.mu.Unlock()
+	if join != nil {
+		join(c.share, ok)
+	}
 
 	select {
 	case <-c.done:
@@ -67,9 +90,9 @@ func (g *Group[V]) Do(ctx context.Context, k Key, fn func(ctx context.Context) (
 	}
 }
 
-func (g *Group[V]) run(ctx context.Context, k Key, c *call[V], fn func(context.Context) (V, error)) {
+func (g *Group[V]) run(ctx context.Context, k Key, c *call[V], fn func(context.Context, any) (V, error)) {
 	defer c.cancel()
-	c.val, c.err = fn(ctx)
+	c.val, c.err = fn(ctx, c.share)
 	g.mu.Lock()
 	if g.calls[k] == c {
 		delete(g.calls, k)

@@ -3,6 +3,7 @@ package cache
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -134,6 +135,72 @@ func TestGroupAfterAllLeft(t *testing.T) {
 		v, shared, err := g.Do(context.Background(), key("k"), func(context.Context) (string, error) { return "new", nil })
 		if v != "new" || shared || err != nil {
 			t.Errorf("Do after all left = %q, %v, %v; want a fresh run", v, shared, err)
+		}
+		close(stuck)
+	})
+}
+
+// TestDoSharedJoinsTheRunsValue: every caller of one run gets the value
+// its first caller's newShare made, before the run ends; a caller after
+// every caller of a run left gets the value of its own, fresh run.
+func TestDoSharedJoinsTheRunsValue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var g Group[string]
+		made := 0
+		newShare := func() *[]string { made++; return &[]string{fmt.Sprint("share", made)} }
+		release := make(chan struct{})
+		fn := func(_ context.Context, s *[]string) (string, error) { <-release; return (*s)[0], nil }
+		type got struct {
+			joined string
+			shared bool
+			v      string
+		}
+		out := make(chan got, 3)
+		for range 3 {
+			go func() {
+				var joined string
+				v, shared, _ := DoShared(&g, context.Background(), key("k"), newShare,
+					func(s *[]string, _ bool) { joined = (*s)[0] }, fn)
+				out <- got{joined, shared, v}
+			}()
+		}
+		synctest.Wait()
+		if made != 1 {
+			t.Fatalf("newShare ran %d times for one run, want 1", made)
+		}
+		close(release)
+		leaders := 0
+		for range 3 {
+			r := <-out
+			if r.joined != "share1" || r.v != "share1" {
+				t.Errorf("caller joined %q and got %q; want the run's share1 both times", r.joined, r.v)
+			}
+			if !r.shared {
+				leaders++
+			}
+		}
+		if leaders != 1 {
+			t.Errorf("%d callers started the run, want 1", leaders)
+		}
+
+		// A run whose callers all left: the next caller gets a new run and
+		// a new value, not the abandoned run's.
+		stuck := make(chan struct{})
+		ctx1, cancel1 := context.WithCancel(context.Background())
+		done1 := make(chan struct{})
+		go func() {
+			DoShared(&g, ctx1, key("j"), newShare, func(*[]string, bool) {},
+				func(_ context.Context, s *[]string) (string, error) { <-stuck; return (*s)[0], nil })
+			close(done1)
+		}()
+		synctest.Wait()
+		cancel1()
+		<-done1
+		var joined string
+		v, shared, err := DoShared(&g, context.Background(), key("j"), newShare,
+			func(s *[]string, _ bool) { joined = (*s)[0] }, func(_ context.Context, s *[]string) (string, error) { return (*s)[0], nil })
+		if v != "share3" || joined != "share3" || shared || err != nil {
+			t.Errorf("after all left: joined %q, got %q, shared %v, err %v; want a fresh share3", joined, v, shared, err)
 		}
 		close(stuck)
 	})

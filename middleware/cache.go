@@ -9,6 +9,7 @@ import (
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/cache"
+	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/strictjson"
 )
 
@@ -69,10 +70,10 @@ func (c *Cache) Coalesced() uint64 { return c.group.Coalesced() }
 
 // answer serves x from the store, or from an identical request in flight,
 // or by run; it stores what run made when it is valid.
-func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Context, *exchange) *result, ev *Event) *result {
+func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Context, *exchange, *release.Feed) *result, ev *Event) *result {
 	ev.Cache = cacheBypass
 	if x.cache.noRead && x.cache.noWrite {
-		return run(ctx, x)
+		return run(ctx, x, nil)
 	}
 	key := x.cacheKey()
 	if !x.cache.noRead {
@@ -88,14 +89,17 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	}
 	if x.cache.noRead || x.cache.noWrite {
 		// This request wants an answer of its own: no sharing either.
-		res := run(ctx, x)
+		res := run(ctx, x, nil)
 		if !x.cache.noWrite && res.storable() {
 			c.set(ctx, key, res)
 		}
 		return res
 	}
-	res, shared, err := c.group.Do(ctx, key, func(ctx context.Context) (*result, error) {
-		res := run(ctx, x)
+	// Every request sharing the run follows the feed of the items it
+	// releases: those released before it came go out at once, the rest
+	// as they come.
+	res, shared, err := cache.DoShared(&c.group, ctx, key, release.NewFeed, func(f *release.Feed, _ bool) { x.follow(f) }, func(ctx context.Context, f *release.Feed) (*result, error) {
+		res := run(ctx, x, f)
 		if res.storable() {
 			c.set(ctx, key, res)
 		}

@@ -66,9 +66,11 @@ type exchange struct {
 	// corrections asks for the corrections in the contract summary.
 	corrections bool
 	// streamMode is X-Contract-Stream; stream the state of a progressive
-	// stream, nil for any other answer.
+	// stream, nil for any other answer; items the release of an item
+	// contract's answer as it arrives, nil for any other.
 	streamMode string
 	stream     *progressiveStream
+	items      *itemRelease
 }
 
 // report is what the answer's summary reports beyond the default: the
@@ -332,7 +334,7 @@ func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	ev.Key = caller(ctx)
 	var res *result
 	if g.Cache == nil {
-		res = g.run(ctx, x)
+		res = g.run(ctx, x, nil)
 	} else {
 		cctx, end := g.spans.Stage(ctx, "cache")
 		res = g.Cache.answer(cctx, x, g.run, &ev)
@@ -369,12 +371,13 @@ func fillEvent(ev *Event, res *result) {
 }
 
 // run asks the upstream and brings its answer into contract, within the
-// request's deadline.
-func (g *guard) run(ctx context.Context, x *exchange) *result {
+// request's deadline. feed, when not nil, is the feed the answer's items
+// go to, which the requests sharing the answer follow already.
+func (g *guard) run(ctx context.Context, x *exchange, feed *release.Feed) *result {
 	ctx, cancel := g.deadline(ctx)
 	defer cancel()
 	uctx, end := g.spans.Stage(ctx, "upstream")
-	g.startRelease(ctx, x)
+	g.startRelease(ctx, x, feed)
 	first, err := g.ask(uctx, x, x.up, "first")
 	end()
 	res := g.finishRelease(x, first, err)
@@ -441,8 +444,8 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 		}
 	}()
 	call := upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header, model: r.Model}
-	if phase == "first" && x.stream != nil && x.stream.rel != nil {
-		call.onDelta = x.stream.rel.Feed
+	if phase == "first" && x.items != nil && x.items.rel != nil {
+		call.onDelta = x.items.rel.Feed
 	}
 	return g.call(ctx, call, x.codec, r.FormatSchema)
 }
@@ -514,7 +517,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		return nil // the client left during the first answer: validate nothing
 	}
 	route := x.route
-	rp := g.startRepairs(x)
+	rp := g.ladderRepairs(x)
 	again := func(edit func(*codec.Request)) func(ctx context.Context) (repair.Reply, error) {
 		return func(ctx context.Context) (repair.Reply, error) {
 			r := x.up.Clone()
@@ -543,6 +546,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 	}
 	lctx, end := g.spans.Stage(ctx, "ladder")
 	out := rp.run(lctx, job)
+	x.items.addSpent(&out)
 	end()
 	if errors.Is(ctx.Err(), context.Canceled) {
 		rp.done(true)
@@ -578,7 +582,7 @@ func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *r
 // shape, streamed or not, its summary saying where it came from (cache
 // hit, miss or bypass).
 func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus string) error {
-	if x.stream != nil && x.stream.released {
+	if x.stream != nil && x.stream.wrote {
 		return g.endStream(c, x, res, cacheStatus)
 	}
 	if res.err != nil {

@@ -29,11 +29,12 @@ import (
 // itemUpstream is a paced model writing an MCQ document item by item on
 // /api/generate: chunk k at chunks[k].at after the call began. A repair
 // call (its prompt holds "Repair ONLY") is answered with repair after
-// repairDelay. cancelled is closed when the first call's context ends
+// repairDelay, or with repairSeq's n-th, the last for the rest, when set. cancelled is closed when the first call's context ends
 // before its last chunk: the client left and the call with it.
 type itemUpstream struct {
 	chunks      []pacedChunk
 	repair      string
+	repairSeq   []string
 	repairDelay time.Duration
 	cancelled   chan struct{}
 	repairs     int
@@ -60,12 +61,16 @@ func (u *itemUpstream) Do(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	if bytes.Contains(body, []byte("Repair ONLY")) {
 		u.mu.Lock()
+		reply := u.repair
+		if len(u.repairSeq) > 0 {
+			reply = u.repairSeq[min(u.repairs, len(u.repairSeq)-1)]
+		}
 		u.repairs++
 		u.mu.Unlock()
 		go func() {
 			select {
 			case <-time.After(u.repairDelay):
-				io.WriteString(pw, ndjsonChunk(u.repair, false)+ndjsonChunk("", true))
+				io.WriteString(pw, ndjsonChunk(reply, false)+ndjsonChunk("", true))
 				pw.Close()
 			case <-ctx.Done():
 				pw.CloseWithError(ctx.Err())
@@ -278,13 +283,15 @@ func TestProgressiveStream(t *testing.T) {
 		wantStatus  string
 		wantRepairs int
 	}{
-		{name: "valid", wantTexts: durations(1, 2, 3, 4, 5, 6), wantEnd: "end", wantStatus: "valid"},
+		// Each question goes out in two pieces (its opening, then the
+		// rest) at the same instant; the last delta is the array's close.
+		{name: "valid", wantTexts: durations(1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6), wantEnd: "end", wantStatus: "valid"},
 		{name: "broken question repaired in flight", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repair: "GOOD", wantTexts: durations(1, 2, 5, 5, 5, 6), wantEnd: "end", wantStatus: "repaired", wantRepairs: 1},
+		}, repair: "GOOD", wantTexts: durations(1, 1, 2, 2, 5, 5, 5, 5, 5, 5, 6), wantEnd: "end", wantStatus: "repaired", wantRepairs: 1},
 		{name: "question beyond repair after release", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repair: `{"nothing":true}`, wantTexts: durations(1, 2), wantEnd: "fail", wantStatus: "failed", wantRepairs: 1},
+		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantStatus: "failed", wantRepairs: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,8 +379,8 @@ func TestProgressiveStreamClientLeaves(t *testing.T) {
 		default:
 			t.Fatal("the model's call was not cancelled when the client left")
 		}
-		if at, _ := r.texts(); len(at) != 1 {
-			t.Errorf("text deltas at %v, want the first question only", at)
+		if at, text := r.texts(); len(at) != 2 || !strings.HasSuffix(text, "}") {
+			t.Errorf("text deltas at %v (%.60q), want the first question's two pieces only", at, text)
 		}
 		for _, e := range r.events {
 			if e.kind != "text" {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,38 +30,70 @@ type streamWriter interface {
 	Fail(e *apierr.Error) error
 }
 
-// progressiveStream is the state of a stream whose items are released as
-// they validate. The request's goroutine writes (w, wrote); the run sets
-// rel, and released, tail and gate (the repair gate its model asked) when
-// it released items, and signals ready once rel has deltas.
+// progressiveStream is the state of a stream whose items are written as
+// they validate. follow is its place in the feed of the run that releases
+// them — its own request's, or the one of an identical request in flight
+// whose answer it shares — set once it is known, and ready is signalled
+// when the feed has deltas for it. The request's goroutine writes (w,
+// sent, wrote).
 type progressiveStream struct {
-	w               streamWriter
-	ready           chan struct{}
-	rel             *release.Run
-	wrote, released bool
-	tail            string
-	gate            *repairs
+	w      streamWriter
+	ready  chan struct{}
+	follow atomic.Pointer[release.Follower]
+	// sent is the answer's text written so far.
+	sent  strings.Builder
+	wrote bool
 }
 
-// progressive decides whether x's answer is released item by item: the
-// client asked for a stream, the contract has an item array and bare
-// output, the request declares no tools, and neither the route nor the
-// header asks for a buffered stream.
+// itemRelease is the progressive release of an answer whose contract has
+// an item array, for stream clients and the others alike: items are
+// checked, and repaired in flight, while the model writes. feed is what
+// the run releases, rel the run, gate the repair gate its model asked
+// (nil until it calls), and spent what a run whose feed was retracted
+// spent, which the ladder's outcome adds. The run's goroutine writes them.
+type itemRelease struct {
+	feed  *release.Feed
+	rel   *release.Run
+	gate  *repairs
+	spent *repair.Outcome
+}
+
+// progressive decides how x's answer is released: item by item as they
+// validate when the contract has an item array and bare output and the
+// request declares no tools; to the client as they go when it asked for
+// a stream and neither the route nor the header asks for a buffered one.
+// Other clients get the run's in-flight repair, as one answer.
 func (g *guard) progressive(c echo.Context, x *exchange) {
-	if cmp.Or(x.streamMode, x.route.Stream) == release.Buffered || !x.client.Stream || x.route.toolsOnly ||
-		x.route.Validator.Contract.ItemArray == "" || x.route.output() != "bare" {
+	if x.route.toolsOnly || x.route.Validator.Contract.ItemArray == "" || x.route.output() != "bare" {
 		return
 	}
 	if tc, ok := x.codec.(codec.ToolCodec); ok && len(tc.Tools(x.client)) > 0 {
 		return
 	}
-	x.stream = &progressiveStream{w: g.newStreamWriter(x.codec, heldWriter{c.Response()}, x.client), ready: make(chan struct{}, 1)}
+	x.items = &itemRelease{}
+	if x.client.Stream && cmp.Or(x.streamMode, x.route.Stream) != release.Buffered {
+		x.stream = &progressiveStream{w: g.newStreamWriter(x.codec, heldWriter{c.Response()}, x.client), ready: make(chan struct{}, 1)}
+	}
 }
 
-// gatedModel asks the repair gate at its first call. A stream's run calls
-// the model only after it released items; a run that gives up before
-// goes to the ladder, which asks the gate itself, so the gate is asked
-// once either way.
+// follow makes x's stream follow feed: the deltas released so far go out
+// at once, the rest as they come.
+func (x *exchange) follow(feed *release.Feed) {
+	s := x.stream
+	if s == nil {
+		return
+	}
+	s.follow.Store(feed.Follow(s.ready))
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
+// gatedModel asks the repair gate at its first call. A run calls the
+// model only after it released items; a run that gives up before goes to
+// the ladder, which takes the gate the run asked or asks it itself, so
+// the gate is asked once either way.
 type gatedModel struct {
 	repair.Model
 	g *guard
@@ -66,44 +101,64 @@ type gatedModel struct {
 }
 
 func (m gatedModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
-	s := m.x.stream
-	if s.gate == nil {
-		s.gate = m.g.startRepairs(m.x)
+	it := m.x.items
+	if it.gate == nil {
+		it.gate = m.g.startRepairs(m.x)
 	}
-	if !s.gate.allow {
+	if !it.gate.allow {
 		return repair.Reply{}, errors.New("repair gate closed: local repair only")
 	}
 	return m.Model.Complete(ctx, req)
 }
 
-// startRelease starts the run that reads the first answer as it arrives.
-func (g *guard) startRelease(ctx context.Context, x *exchange) {
-	if x.stream == nil {
+// startRelease starts the run that reads the first answer as it arrives,
+// into feed: the one coalesced requests follow, or a new one.
+func (g *guard) startRelease(ctx context.Context, x *exchange, feed *release.Feed) {
+	it := x.items
+	if it == nil {
 		return
+	}
+	if it.feed = feed; feed == nil {
+		it.feed = release.NewFeed()
+		x.follow(it.feed)
 	}
 	job := repair.Job{Validator: x.route.Validator, Params: x.route.Params, ModelName: x.upstreamModel,
 		Model: gatedModel{Model: g.model(x), g: g, x: x}, MaxLLMCalls: g.MaxLLMCalls}
-	if rel, err := release.Start(ctx, job, x.stream.ready); err == nil {
-		x.stream.rel = rel
+	if rel, err := release.Start(ctx, job, it.feed); err == nil {
+		it.rel = rel
 	}
 }
 
 // finishRelease ends the run once the first answer is complete, and
-// returns the result of a stream that released items; nil when it
-// released none and the answer goes through the ladder as a whole.
+// returns the result of a run that released items; nil when the answer
+// goes through the ladder as a whole, as it would without the run: the
+// run released nothing, or nobody took an item and the run either called
+// no model (it is abandoned: its checks are the ladder's) or failed (the
+// ladder can do more with the whole answer).
 func (g *guard) finishRelease(x *exchange, first *codec.Answer, err error) *result {
-	s := x.stream
-	if s == nil || s.rel == nil {
+	it := x.items
+	if it == nil || it.rel == nil {
 		return nil
 	}
-	rr := s.rel.Finish()
+	if x.stream == nil && it.rel.Abandon() {
+		return nil
+	}
+	rr := it.rel.Finish()
 	if !rr.Released {
 		return nil
 	}
-	s.released, s.tail = true, rr.Tail
 	out := rr.Outcome
-	if s.gate != nil {
-		s.gate.done(out.Status == repair.StatusValid || out.Status == repair.StatusRepaired)
+	ok := out.Status == repair.StatusValid || out.Status == repair.StatusRepaired
+	if err == nil && it.feed.Retract() {
+		// Nobody saw an item: the answer goes out whole.
+		if !ok {
+			it.spent = &out
+			return nil
+		}
+		out.Doc = rr.Whole
+	}
+	if it.gate != nil {
+		it.gate.done(ok)
 	}
 	if err != nil {
 		return &result{err: apierr.From(err)}
@@ -111,24 +166,55 @@ func (g *guard) finishRelease(x *exchange, first *codec.Answer, err error) *resu
 	return g.settle(x, first, &out)
 }
 
-// flushReleased writes the deltas the run released, in order.
-func (g *guard) flushReleased(c echo.Context, x *exchange) {
-	s := x.stream
-	if s == nil || s.rel == nil {
+// ladderRepairs is the repairs of x's ladder: the gate its run asked,
+// with what the run spent taken from the budget, or a new one.
+func (g *guard) ladderRepairs(x *exchange) *repairs {
+	it := x.items
+	if it == nil || it.gate == nil {
+		return g.startRepairs(x)
+	}
+	if it.spent != nil {
+		it.gate.left = max(0, it.gate.left-it.spent.LLMCalls)
+	}
+	return it.gate
+}
+
+// addSpent adds to out the model calls and tokens of a run whose feed was
+// retracted: they were made for this answer, though the ladder made it.
+func (it *itemRelease) addSpent(out *repair.Outcome) {
+	if it == nil || it.spent == nil {
 		return
 	}
-	for _, d := range s.rel.Take() {
+	out.LLMCalls += it.spent.LLMCalls
+	out.Tokens.PromptTokens += it.spent.Tokens.PromptTokens
+	out.Tokens.OutputTokens += it.spent.Tokens.OutputTokens
+	out.Rungs = append(slices.Clone(it.spent.Rungs), slices.DeleteFunc(slices.Clone(out.Rungs), func(r string) bool { return slices.Contains(it.spent.Rungs, r) })...)
+}
+
+// flushReleased writes the deltas of the feed the stream follows, in
+// order.
+func (g *guard) flushReleased(c echo.Context, x *exchange) {
+	s := x.stream
+	if s == nil {
+		return
+	}
+	fl := s.follow.Load()
+	if fl == nil {
+		return
+	}
+	for _, d := range fl.Take() {
 		if !c.Response().Committed {
 			c.Response().Header().Set("X-Contract", x.route.Validator.Contract.ID())
 		}
 		_ = s.w.Text(d) // a client gone is the run's business: its context ends it
+		s.sent.WriteString(d)
 		s.wrote = true
 	}
 }
 
-// endStream ends a stream that released items: the last delta and the
-// answer object, or the API's error event with the contract failure
-// (never a silent pass) or the upstream's error.
+// endStream ends a stream that wrote items: the rest of the answer's text
+// and the answer object, or the API's error event with the contract
+// failure (never a silent pass) or the upstream's error.
 func (g *guard) endStream(c echo.Context, x *exchange, res *result, cacheStatus string) error {
 	s := x.stream
 	if res.err != nil {
@@ -142,7 +228,14 @@ func (g *guard) endStream(c echo.Context, x *exchange, res *result, cacheStatus 
 		_ = s.w.Fail(&apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
 		return nil
 	}
-	if err := s.w.Text(s.tail); err != nil {
+	rest, ok := strings.CutPrefix(res.text, s.sent.String())
+	if !ok {
+		// Cannot happen while a fed run answers whatever ends it; if it
+		// did, the items sent are not the answer's, and a failure says so.
+		_ = s.w.Fail(&apierr.Error{Code: http.StatusBadGateway, Msg: "the answer does not continue the items sent"})
+		return nil
+	}
+	if err := s.w.Text(rest); err != nil {
 		return nil
 	}
 	_ = s.w.End(g.finalObj(x, res, cacheStatus), res.text)

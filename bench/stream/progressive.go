@@ -28,7 +28,9 @@ func progressiveRelease(n, tps int) (modelFirst, guardFirst, modelLast, guardLas
 	}
 	params, _ := v.Params(nil)
 	ready := make(chan struct{}, 1)
-	run, err := release.Start(context.Background(), repair.Job{Validator: v, Params: params}, ready)
+	feed := release.NewFeed()
+	feed.Follow(ready)
+	run, err := release.Start(context.Background(), repair.Job{Validator: v, Params: params}, feed)
 	if err != nil {
 		log.Fatal(err)
 	}

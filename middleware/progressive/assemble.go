@@ -2,6 +2,7 @@ package progressive
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/contractgateway/gateway/strictjson"
@@ -34,19 +35,30 @@ func NewAssembler(pointer string) (*Assembler, error) {
 	return &Assembler{path: segs}, nil
 }
 
-// Item returns the delta that releases item: the array's opening before
-// the first item, a comma before every other.
-func (a *Assembler) Item(item *strictjson.Value) string {
+// Item returns the deltas that release item: the array's opening before
+// the first item, a comma before every other. An object or array item
+// goes out in two: up to its first byte, then the rest. A client that
+// reads the stream as partial JSON (the AI SDK's elementStream) takes an
+// element as complete once a later one opens, and the last once the
+// document has changed and parses whole; sent in one piece, the last
+// item would parse the same before the array's close as after it, and
+// such a client would never show it.
+func (a *Assembler) Item(item *strictjson.Value) []string {
 	var b strings.Builder
 	if len(a.items) == 0 {
 		a.open(&b)
 	} else {
 		b.WriteByte(',')
 	}
+	head := b.Len()
 	b.Write(strictjson.Marshal(item))
 	a.items = append(a.items, item)
 	a.text.WriteString(b.String())
-	return b.String()
+	d := b.String()
+	if item.Kind != strictjson.KindObject && item.Kind != strictjson.KindArray {
+		return []string{d}
+	}
+	return []string{d[:head+1], d[head+1:]}
 }
 
 // Items are the items released so far, in order.
@@ -82,6 +94,34 @@ func reorder(v *strictjson.Value, path []string, items []*strictjson.Value) (*st
 		}
 	}
 	return &out, nil
+}
+
+// InModelOrder is doc, a document Document made, with the item array
+// back where model had it in each object on its path: the order of an
+// answer that goes out whole, which has no reason to differ from the
+// model's.
+func (a *Assembler) InModelOrder(doc, model *strictjson.Value) *strictjson.Value {
+	return unmove(doc, model, a.path)
+}
+
+func unmove(doc, model *strictjson.Value, path []string) *strictjson.Value {
+	if doc == nil || model == nil || doc.Kind != strictjson.KindObject || model.Kind != strictjson.KindObject {
+		return doc
+	}
+	byKey := func(m strictjson.Member) bool { return m.Key == path[0] }
+	at, i := slices.IndexFunc(model.Members, byKey), slices.IndexFunc(doc.Members, byKey)
+	if at < 0 || i < 0 {
+		return doc
+	}
+	members := slices.Clone(doc.Members)
+	m := members[i]
+	if len(path) > 1 {
+		m.Value = unmove(m.Value, model.Members[at].Value, path[1:])
+	}
+	members = slices.Delete(members, i, i+1)
+	out := *doc
+	out.Members = slices.Insert(members, min(at, len(members)), m)
+	return &out
 }
 
 // Close returns the last delta: the array's close (its opening too, when
@@ -160,7 +200,7 @@ func Replay(pointer, text string) ([]string, error) {
 	}
 	deltas := make([]string, 0, len(arr.Items)+1)
 	for _, item := range arr.Items {
-		deltas = append(deltas, a.Item(item))
+		deltas = append(deltas, a.Item(item)...)
 	}
 	last, err := a.Close(doc)
 	if err != nil {

@@ -114,7 +114,7 @@ func TestAssembler(t *testing.T) {
 		items, _ := model.At(tt.pointer)
 		var deltas []string
 		for _, it := range items.Items {
-			deltas = append(deltas, a.Item(it))
+			deltas = append(deltas, a.Item(it)...)
 		}
 		doc, err := a.Document(model)
 		if err != nil {
@@ -127,6 +127,10 @@ func TestAssembler(t *testing.T) {
 		deltas = append(deltas, last)
 		if got := strings.Join(deltas, ""); got != tt.want || got != a.Text() || got != string(strictjson.Marshal(doc)) {
 			t.Errorf("%s: deltas %q, text %q, document %s; want %s", tt.name, got, a.Text(), strictjson.Marshal(doc), tt.want)
+		}
+		// Sent whole, the document keeps the model's member order.
+		if got, want := strictjson.Marshal(a.InModelOrder(doc, model)), strictjson.Marshal(model); string(got) != string(want) {
+			t.Errorf("%s: in the model's order %s, want %s", tt.name, got, want)
 		}
 	}
 }

@@ -15,7 +15,7 @@ func TestReplay(t *testing.T) {
 		want                []string // nil: an error, the text goes out whole
 	}{
 		{"items then members", "/questions", `{"questions":[{"a":1},{"a":2}],"meta":{"n":2}}`,
-			[]string{`{"questions":[{"a":1}`, `,{"a":2}`, `],"meta":{"n":2}}`}},
+			[]string{`{"questions":[{`, `"a":1}`, `,{`, `"a":2}`, `],"meta":{"n":2}}`}},
 		{"no item", "/questions", `{"questions":[],"meta":1}`, []string{`{"questions":[],"meta":1}`}},
 		{"nested array", "/a/b", `{"a":{"b":[1,2],"c":3},"d":4}`, []string{`{"a":{"b":[1`, `,2`, `],"c":3},"d":4}`}},
 		{"array not first", "/questions", `{"meta":1,"questions":[{"a":1}]}`, nil},

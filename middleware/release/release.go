@@ -45,10 +45,10 @@ func Mode(s string) (string, error) {
 
 // Result is how a run ended.
 type Result struct {
-	// Released says deltas went out (Take returned some): the answer is
-	// the stream's, and Tail, Doc, Text and Outcome say how it ends. When
-	// false nothing went out and the caller answers as it would without
-	// progressive release; Reason says why.
+	// Released says deltas went to the feed: Tail, Doc, Text and Outcome
+	// say how the answer they begin ends. When false nothing did and the
+	// caller answers as it would without progressive release; Reason says
+	// why.
 	Released bool
 	Reason   string
 	// Tail is the last delta: the array's close, the other members and
@@ -56,18 +56,22 @@ type Result struct {
 	Tail string
 	// Doc is the final document and Text its canonical text, the
 	// concatenation of every delta and Tail; nil and "" for a failure.
-	Doc  *strictjson.Value
-	Text string
+	// Whole is Doc with the item array where the model wrote it: the
+	// document of an answer that goes out whole instead.
+	Doc   *strictjson.Value
+	Text  string
+	Whole *strictjson.Value
 	// Outcome is what the run did, as the ladder reports it: status
 	// (valid, repaired or failed), the reports before and after, the local
 	// changes, the model calls and their tokens.
 	Outcome repair.Outcome
 }
 
-// Run is one stream's progressive release. Feed and Finish are called by
-// the goroutine reading the upstream answer, Ready and Take by the one
-// writing to the client; the checks and repairs run in a goroutine of
-// their own, so that neither waits for the other.
+// Run is one answer's progressive release. Feed and Finish are called by
+// the goroutine reading the upstream answer; the deltas it releases go to
+// its Feed, which the goroutines writing to clients follow; the checks
+// and repairs run in a goroutine of their own, so that none waits for
+// another.
 type Run struct {
 	job   repair.Job
 	split *progressive.Splitter
@@ -78,14 +82,16 @@ type Run struct {
 
 	mu sync.Mutex
 	// in holds the deltas fed and not yet read; ended says the answer is
-	// complete.
-	in    []string
-	ended bool
-	wake  chan struct{}
-	// out holds the deltas released and not yet taken.
-	out   []string
-	ready chan struct{}
-	done  chan struct{}
+	// complete; calling that the run called the model, abandoned that
+	// Abandon ended it before it did.
+	in        []string
+	ended     bool
+	calling   bool
+	abandoned bool
+	wake      chan struct{}
+	// out is where released deltas go.
+	out  *Feed
+	done chan struct{}
 
 	// The worker's own state.
 	all      strings.Builder
@@ -101,10 +107,10 @@ type Run struct {
 // Start starts the run of job's contract, whose item array it releases.
 // job is the ladder's job for the first answer: its validator, parameters
 // and model, its budget of model calls (MaxLLMCalls, -1 none) and gate
-// (LocalOnly). ctx bounds the repair calls. ready, when not nil, is the
-// channel Ready returns: a writer that waits on other events too can
-// create it before the run exists.
-func Start(ctx context.Context, job repair.Job, ready chan struct{}) (*Run, error) {
+// (LocalOnly). ctx bounds the repair calls. out is the feed the released
+// deltas go to, made before the run when others follow it already; nil
+// means a new one.
+func Start(ctx context.Context, job repair.Job, out *Feed) (*Run, error) {
 	split, err := progressive.NewSplitter(job.Validator.Contract.ItemArray)
 	if err != nil {
 		return nil, err
@@ -119,15 +125,15 @@ func Start(ctx context.Context, job repair.Job, ready chan struct{}) (*Run, erro
 	}
 	path, _ := strictjson.ParsePointer(job.Validator.Contract.ItemArray)
 	r := &Run{job: job, split: split, check: check, asm: asm, path: path, left: job.MaxLLMCalls,
-		wake: make(chan struct{}, 1), ready: make(chan struct{}, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), out: out, done: make(chan struct{})}
 	switch {
 	case r.left == 0:
 		r.left = repair.DefaultMaxLLMCalls
 	case r.left < 0:
 		r.left = 0
 	}
-	if ready != nil {
-		r.ready = ready
+	if r.out == nil {
+		r.out = NewFeed()
 	}
 	r.out0.Rungs = []string{"local"}
 	go r.work(ctx)
@@ -153,17 +159,27 @@ func (r *Run) Finish() Result {
 	return r.res
 }
 
-// Ready is signalled when Take has deltas; it has room for one signal.
-func (r *Run) Ready() <-chan struct{} { return r.ready }
-
-// Take returns the deltas released since the last Take, in order.
-func (r *Run) Take() []string {
+// Abandon ends a run once the answer is complete, when nobody took a
+// delta of its feed and it called no model: its work is then what the
+// ladder does on the whole answer, which goes there as it would without
+// the run (the feed retracted, nothing the run did is kept). False when
+// it called the model (the repair is under way or done) or a delta was
+// taken: Finish then says how it ends.
+func (r *Run) Abandon() bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.out
-	r.out = nil
-	return out
+	if r.calling || !r.out.Retract() {
+		r.mu.Unlock()
+		return false
+	}
+	r.abandoned, r.ended = true, true
+	r.mu.Unlock()
+	signal(r.wake)
+	<-r.done
+	return true
 }
+
+// Out is the feed of the deltas the run releases.
+func (r *Run) Out() *Feed { return r.out }
 
 func signal(c chan struct{}) {
 	select {
@@ -183,8 +199,15 @@ func (r *Run) work(ctx context.Context) {
 		for _, d := range in {
 			r.all.WriteString(d)
 			for _, e := range r.split.Feed(d) {
+				if r.isAbandoned() {
+					break
+				}
 				r.handle(ctx, e)
 			}
+		}
+		if r.isAbandoned() {
+			r.res = Result{Reason: "abandoned"}
+			return
 		}
 		if ended {
 			for _, e := range r.split.Close() {
@@ -207,9 +230,17 @@ func (r *Run) handle(ctx context.Context, e progressive.Event) {
 			return
 		}
 		if item, ok := r.judge(ctx, e.Raw); ok {
-			r.release(r.asm.Item(item))
+			for _, d := range r.asm.Item(item) {
+				r.release(d)
+			}
 		}
 	}
+}
+
+func (r *Run) isAbandoned() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.abandoned
 }
 
 // stop ends the release: before anything went out the caller answers as
@@ -225,10 +256,7 @@ func (r *Run) stop(reason string) {
 
 func (r *Run) release(delta string) {
 	r.released = true
-	r.mu.Lock()
-	r.out = append(r.out, delta)
-	r.mu.Unlock()
-	signal(r.ready)
+	r.out.publish(delta)
 }
 
 // judge decides the fate of the item that closed after those released:
@@ -269,6 +297,13 @@ func (r *Run) judge(ctx context.Context, raw string) (*strictjson.Value, bool) {
 		// Nothing went out yet: the whole ladder, after the answer, can do
 		// more for it than a call here.
 		r.stop("item " + strconv.Itoa(n-1) + " needs more than local repair")
+		return nil, false
+	}
+	r.mu.Lock()
+	abandoned := r.abandoned
+	r.calling = !abandoned
+	r.mu.Unlock()
+	if abandoned {
 		return nil, false
 	}
 	job := r.job
@@ -389,7 +424,7 @@ func (r *Run) finish() Result {
 	if len(out.Changes) > 0 || out.LLMCalls > 0 {
 		out.Status = repair.StatusRepaired
 	}
-	return Result{Released: true, Tail: tail, Doc: doc, Text: r.asm.Text(), Outcome: out}
+	return Result{Released: true, Tail: tail, Doc: doc, Text: r.asm.Text(), Whole: r.asm.InModelOrder(doc, model), Outcome: out}
 }
 
 // hasFixes reports whether some violation of r carries a local fix.

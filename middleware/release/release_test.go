@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,7 +49,15 @@ func mcqText(t *testing.T, edit func(doc *strictjson.Value)) (string, *strictjso
 	return string(strictjson.MarshalIndent(doc, " ")), good
 }
 
-func startRun(t *testing.T, m repair.Model) *Run {
+// testRun is a run and a follower of its feed from the start.
+type testRun struct {
+	*Run
+	fl *Follower
+}
+
+func (r testRun) Take() []string { return r.fl.Take() }
+
+func startRun(t *testing.T, m repair.Model) testRun {
 	t.Helper()
 	v, err := packs.Builtin("mcq")
 	if err != nil {
@@ -59,11 +68,11 @@ func startRun(t *testing.T, m repair.Model) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return testRun{r, r.Out().Follow(make(chan struct{}, 1))}
 }
 
 // feed gives the run text in pieces of n bytes.
-func feed(r *Run, text string, n int) {
+func feed(r testRun, text string, n int) {
 	for i := 0; i < len(text); i += n {
 		r.Feed(text[i:min(i+n, len(text))])
 	}
@@ -163,17 +172,21 @@ func TestRunOrder(t *testing.T) {
 	r := startRun(t, m)
 	feed(r, text, 5)
 	<-m.called
+	// Each question goes out in two pieces: its opening, then the rest.
 	before := r.Take()
-	if len(before) != 2 {
-		t.Fatalf("%d deltas out while item 2 is repaired, want 2", len(before))
+	if len(before) != 4 {
+		t.Fatalf("%d deltas out while item 2 is repaired, want 4", len(before))
 	}
 	close(m.gate)
 	res := r.Finish()
 	after := r.Take()
-	if len(after) != 3 || res.Outcome.Status != repair.StatusRepaired {
-		t.Fatalf("%d deltas after the repair, status %s; want 3, repaired", len(after), res.Outcome.Status)
+	if len(after) != 6 || res.Outcome.Status != repair.StatusRepaired {
+		t.Fatalf("%d deltas after the repair, status %s; want 6, repaired", len(after), res.Outcome.Status)
 	}
-	all := append(before, after...)
+	var all []string
+	for pair := range slices.Chunk(append(before, after...), 2) {
+		all = append(all, strings.Join(pair, ""))
+	}
 	for i, d := range all {
 		q, err := strictjson.ParseString(strings.TrimLeft(strings.TrimPrefix(d, `{"questions":[`), ","))
 		if err != nil {
@@ -192,5 +205,51 @@ func TestRunGivesUp(t *testing.T) {
 		if res := r.Finish(); res.Released || res.Reason == "" {
 			t.Errorf("%q: released %v, reason %q", text, res.Released, res.Reason)
 		}
+	}
+}
+
+// TestRunAbandon: a run nobody follows that called no model is abandoned
+// at the answer's end (its feed retracted); one that called the model,
+// or whose feed a follower took from, is not, and Finish says how it
+// ended.
+func TestRunAbandon(t *testing.T) {
+	text, good := mcqText(t, nil)
+	r := startRun(t, nil)
+	fresh := testRun{r.Run, r.Out().Follow(nil)} // a follower that never takes
+	feed(fresh, text, 9)
+	if !fresh.Abandon() {
+		t.Fatal("a run nobody took from, without a model call, was not abandoned")
+	}
+	if got := fresh.Take(); got != nil {
+		t.Errorf("deltas %v after the run was abandoned", got)
+	}
+
+	r = startRun(t, nil)
+	feed(r, text[:len(text)/2], 9)
+	for len(r.Take()) == 0 {
+		<-r.fl.ready
+	}
+	feed(r, text[len(text)/2:], 9)
+	if r.Abandon() {
+		t.Fatal("a run a follower took from was abandoned")
+	}
+	if res := r.Finish(); res.Outcome.Status != repair.StatusValid {
+		t.Errorf("the run ended %s, want valid", res.Outcome.Status)
+	}
+
+	text, _ = mcqText(t, func(doc *strictjson.Value) {
+		doc.Get("questions").Items[2].Set("answer", strictjson.Int(9))
+	})
+	m := &itemModel{reply: `{"questions[2]":` + string(strictjson.Marshal(good.Get("questions").Items[2])) + `}`,
+		gate: make(chan struct{}), called: make(chan struct{}, 1)}
+	r = startRun(t, m)
+	feed(r, text, 9)
+	<-m.called
+	if r.Abandon() {
+		t.Fatal("a run whose repair call is under way was abandoned")
+	}
+	close(m.gate)
+	if res := r.Finish(); res.Outcome.Status != repair.StatusRepaired || res.Outcome.LLMCalls != 1 {
+		t.Errorf("the run ended %s after %d calls, want repaired after 1", res.Outcome.Status, res.Outcome.LLMCalls)
 	}
 }
