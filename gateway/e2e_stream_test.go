@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/internal/ollamatest"
+	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators/packs"
 )
 
@@ -31,32 +32,47 @@ import (
 // /v1/chat/completions, /v1/messages). It holds its last question until
 // the test closes gate, so that whatever a client has before then
 // arrived before the model ended — the proof that a guarded stream
-// streams, without a clock in the assertion.
+// streams, without a clock in the assertion. Other texts hold at more
+// places (holds, each until its gate closes) and answer item-scoped
+// repair calls (newPacedElements).
 type pacedQuiz struct {
-	text   string
-	holdAt int // offset of the last question: nothing from here on is written before gate closes
-	gate   chan struct{}
+	text string
+	// holds are offsets into text, in order: nothing from holds[i] on is
+	// written before gates[i] closes.
+	holds []int
+	gates []chan struct{}
+	// gate is the one gate of newPacedQuiz, before its last question.
+	gate chan struct{}
+	// repair, when set, is the answer to a repair call (an /api/generate
+	// with the repair system prompt), written at the same pace without
+	// holds; repairPrompts records the prompts of those calls.
+	repair string
 	pace   time.Duration
 	piece  int
 
-	mu    sync.Mutex
-	paths []string
+	mu            sync.Mutex
+	paths         []string
+	repairPrompts []string
 }
 
 func newPacedQuiz(n int) *pacedQuiz {
 	text := mcqgen.Questions(n)
+	gate := make(chan struct{})
 	return &pacedQuiz{
-		text:   text,
-		holdAt: strings.Index(text, fmt.Sprintf(`{"question_id":"Q%03d"`, n)),
-		gate:   make(chan struct{}),
-		pace:   2 * time.Millisecond,
-		piece:  8,
+		text:  text,
+		holds: []int{strings.Index(text, fmt.Sprintf(`{"question_id":"Q%03d"`, n))},
+		gates: []chan struct{}{gate},
+		gate:  gate,
+		pace:  2 * time.Millisecond,
+		piece: 8,
 	}
 }
 
 func (q *pacedQuiz) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
-		Model string `json:"model"`
+		Model  string `json:"model"`
+		System string `json:"system"`
+		Prompt string `json:"prompt"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	if r.URL.Path == "/" {
@@ -69,8 +85,13 @@ func (q *pacedQuiz) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"modelfile":"","parameters":"","template":"{{ .Prompt }}","details":{"format":"gguf","family":"llama","parameter_size":"260K","quantization_level":"F32"},"model_info":{"general.architecture":"llama"},"capabilities":["completion"]}`)
 		return
 	}
+	text, holds, gates := q.text, q.holds, q.gates
 	q.mu.Lock()
 	q.paths = append(q.paths, r.URL.Path)
+	if q.repair != "" && r.URL.Path == "/api/generate" && req.System == repair.RepairSystemPrompt {
+		text, holds, gates = q.repair, nil, nil
+		q.repairPrompts = append(q.repairPrompts, req.Prompt)
+	}
 	q.mu.Unlock()
 	enc := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	var piece func(s string) string
@@ -133,30 +154,29 @@ func (q *pacedQuiz) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(q.pace)
 	defer tick.Stop()
-	for off := 0; off < len(q.text); off += q.piece {
-		if off <= q.holdAt && q.holdAt < off+q.piece {
-			// Write up to the last question, then hold it.
-			if !write(piece(q.text[off:q.holdAt])) {
-				return
-			}
+	for off, next := 0, 0; off < len(text); {
+		if next < len(holds) && holds[next] == off {
 			select {
-			case <-q.gate:
+			case <-gates[next]:
 			case <-r.Context().Done():
 				return
 			}
-			if !write(piece(q.text[q.holdAt:min(off+q.piece, len(q.text))])) {
-				return
-			}
+			next++
 			continue
+		}
+		to := min(off+q.piece, len(text))
+		if next < len(holds) && holds[next] < to {
+			to = holds[next] // write up to the hold, then wait there
 		}
 		select {
 		case <-tick.C:
 		case <-r.Context().Done():
 			return
 		}
-		if !write(piece(q.text[off:min(off+q.piece, len(q.text))])) {
+		if !write(piece(text[off:to])) {
 			return
 		}
+		off = to
 	}
 	write(end)
 }
@@ -165,6 +185,67 @@ func (q *pacedQuiz) seen() []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return append([]string(nil), q.paths...)
+}
+
+// repairCalls returns the prompts of the repair calls answered so far.
+func (q *pacedQuiz) repairCalls() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.repairPrompts...)
+}
+
+// nodeStream is a run of stream.mjs: its stdout line by line as the
+// client writes them (closed at its end), and its stderr.
+type nodeStream struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr strings.Builder
+}
+
+// startNodeStream starts `node stream.mjs client` in dir with env added to
+// the environment; ctx bounds the run.
+func startNodeStream(t *testing.T, ctx context.Context, node, dir, client string, env ...string) *nodeStream {
+	t.Helper()
+	ns := &nodeStream{cmd: exec.CommandContext(ctx, node, "stream.mjs", client), lines: make(chan string)}
+	ns.cmd.Dir = dir
+	ns.cmd.Env = append(os.Environ(), env...)
+	ns.cmd.Stderr = &ns.stderr
+	out, err := ns.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(ns.lines)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			ns.lines <- sc.Text()
+		}
+	}()
+	return ns
+}
+
+// next returns the client's next line; false when it ended or ctx did.
+func (ns *nodeStream) next(ctx context.Context) (string, bool) {
+	select {
+	case l, ok := <-ns.lines:
+		return l, ok
+	case <-ctx.Done():
+		return "", false
+	}
+}
+
+// rest returns the client's remaining lines once it exited, and its exit
+// error.
+func (ns *nodeStream) rest() ([]string, error) {
+	var out []string
+	for l := range ns.lines {
+		out = append(out, l)
+	}
+	return out, ns.cmd.Wait()
 }
 
 // streamClientResult is stream.mjs's last line.
@@ -220,48 +301,28 @@ func TestE2EStreamClients(t *testing.T) {
 
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "stream.mjs", tt.client)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "CG_GATEWAY_URL="+gw, "CG_GUARDED_MODEL=quiz", "CG_SCHEMA="+schema)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			lines := make(chan string)
-			go func() {
-				defer close(lines)
-				sc := bufio.NewScanner(out)
-				sc.Buffer(nil, 1<<20)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-			}()
+			ns := startNodeStream(t, ctx, node, dir, tt.client, "CG_GATEWAY_URL="+gw, "CG_GUARDED_MODEL=quiz", "CG_SCHEMA="+schema)
 			// The upstream holds the last question until the client has
 			// reported its first piece: a client that gets nothing before
 			// the end never reports and the test times out here.
-			var firstLine string
-			select {
-			case firstLine = <-lines:
-			case <-ctx.Done():
-				_ = cmd.Wait()
-				t.Fatalf("%s reported nothing while the upstream held its last question (stderr: %s)", tt.client, stderr.String())
+			firstLine, ok := ns.next(ctx)
+			if !ok {
+				cancel()
+				_, _ = ns.rest()
+				t.Fatalf("%s reported nothing while the upstream held its last question (stderr: %s)", tt.client, ns.stderr.String())
 			}
 			close(up.gate)
-			last := <-lines
-			for l := range lines {
-				last = l
+			more, err := ns.rest()
+			if err != nil {
+				t.Fatalf("node stream.mjs %s: %v\nstderr: %s", tt.client, err, ns.stderr.String())
 			}
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("node stream.mjs %s: %v\nstderr: %s", tt.client, err, stderr.String())
+			last := firstLine
+			if len(more) > 0 {
+				last = more[len(more)-1]
 			}
 			n, ok := strings.CutPrefix(firstLine, "first ")
 			if !ok {
-				t.Fatalf("first line %q, want the client's first piece before the model ended (stderr: %s)", firstLine, stderr.String())
+				t.Fatalf("first line %q, want the client's first piece before the model ended (stderr: %s)", firstLine, ns.stderr.String())
 			}
 			if got, _ := strconv.Atoi(n); tt.structured && (got < 1 || got > 7) {
 				t.Errorf("questions at the first update = %s, want 1 to 7 while the model held its last question", n)

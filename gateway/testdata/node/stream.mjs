@@ -9,7 +9,10 @@
 //   ai_stream_object: the Vercel AI SDK's streamObject with the contract's
 //                     JSON Schema, its partialObjectStream (a growing
 //                     questions array);
-//   langchain:        ChatOllama withStructuredOutput(...).stream().
+//   langchain:        ChatOllama withStructuredOutput(...).stream();
+//   ai_element_stream: the Vercel AI SDK's streamObject with output 'array'
+//                     and the item schema of the contract's /elements
+//                     array, its elementStream (one element at a time).
 //
 // It prints one line "first <n>" when the client reported its first text
 // or its first question (n: questions seen then, or 0 for text), then one
@@ -18,9 +21,17 @@
 // structured clients)} or {"error": …}. gateway/e2e_stream_test.go
 // (TestE2EStreamClients) runs it once per client.
 //
+// ai_element_stream prints instead one line "element <json>" the moment
+// elementStream yields each element, so that the test can hold the
+// upstream until the client has an element, then the JSON line with
+// "text" (the array the result's object promise gives) and "updates"
+// (the elements yielded). gateway/e2e_element_test.go runs it.
+//
 // Usage: node stream.mjs CLIENT
 // Environment: CG_GATEWAY_URL (required), CG_GUARDED_MODEL, CG_SCHEMA (file
-// of the contract's JSON Schema, for ai_stream_object and langchain).
+// of the contract's JSON Schema, for ai_stream_object, langchain and
+// ai_element_stream), CG_OLLAMA_OPTIONS (JSON of Ollama options that
+// ai_element_stream sends, for a deterministic real model).
 import { readFileSync } from 'node:fs';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
@@ -115,6 +126,32 @@ const clients = {
       first(n);
     }
     return { text: JSON.stringify(last), updates, question_counts: lengths };
+  },
+  async ai_element_stream() {
+    const ollama = createOllama({ baseURL: `${base}/api` });
+    // The SDK wraps the item schema itself: it asks for {"elements": [...]}.
+    const item = schema().properties.elements.items;
+    const options = process.env.CG_OLLAMA_OPTIONS ? JSON.parse(process.env.CG_OLLAMA_OPTIONS) : undefined;
+    let failure;
+    const r = streamObject({
+      model: ollama(model),
+      output: 'array',
+      schema: jsonSchema(item),
+      prompt,
+      maxRetries: 0,
+      providerOptions: options ? { ollama: { options } } : undefined,
+      onError: ({ error }) => {
+        failure = error;
+      },
+    });
+    let updates = 0;
+    for await (const element of r.elementStream) {
+      updates++;
+      process.stdout.write(`element ${JSON.stringify(element)}\n`);
+    }
+    if (failure) throw failure;
+    const obj = await r.object;
+    return { text: JSON.stringify(obj), updates };
   },
 };
 
