@@ -510,6 +510,12 @@ func (g *guard) model(x *exchange) repair.Model {
 	return model{call: g.call, name: x.upstreamModel, header: x.header, span: g.spans.ModelCall}
 }
 
+// repairModel is the model of x's repair and regeneration calls: the
+// route's repair_model, else its contract's, else the route's model.
+func (x *exchange) repairModel() string {
+	return cmp.Or(x.route.RepairModel, x.route.Validator.Contract.Policy.RepairModel, x.upstreamModel)
+}
+
 // ladder runs the repair ladder on the first answer. It returns nil when
 // the caller went away: nothing was learnt about the model.
 func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *repair.Outcome {
@@ -535,7 +541,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		Text:           first.Text,
 		Prompt:         x.codec.Prompt(x.up),
 		Model:          g.model(x),
-		ModelName:      cmp.Or(route.RepairModel, route.Validator.Contract.Policy.RepairModel, x.upstreamModel),
+		ModelName:      x.repairModel(),
 		FirstScheduled: x.firstScheduled,
 		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
 			return again(func(r *codec.Request) { r.SetModel(m) })(ctx)

@@ -160,7 +160,9 @@ func TestNonStreamRepairInFlight(t *testing.T) {
 		wantCalls int
 	}{
 		{name: "repaired in flight", repairs: []string{"GOOD"}, wantAt: 6 * time.Second, wantCalls: 1},
-		{name: "ladder after a failed in-flight repair", repairs: []string{`{"nothing":true}`, "GOOD"}, wantAt: 8 * time.Second, wantCalls: 2},
+		// In flight: a scoped repair and a regeneration, both useless; then
+		// the ladder's scoped repair mends it.
+		{name: "ladder after a failed in-flight repair", repairs: []string{`{"nothing":true}`, `{"nothing":true}`, "GOOD"}, wantAt: 9 * time.Second, wantCalls: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package middleware
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -28,7 +29,8 @@ import (
 
 // itemUpstream is a paced model writing an MCQ document item by item on
 // /api/generate: chunk k at chunks[k].at after the call began. A repair
-// call (its prompt holds "Repair ONLY") is answered with repair after
+// or regeneration call (its prompt holds "Repair ONLY" or "Replace ONLY")
+// is answered with repair after
 // repairDelay, or with repairSeq's n-th, the last for the rest, when set. cancelled is closed when the first call's context ends
 // before its last chunk: the client left and the call with it.
 type itemUpstream struct {
@@ -59,7 +61,7 @@ func (u *itemUpstream) Do(req *http.Request) (*http.Response, error) {
 	body, _ := io.ReadAll(req.Body)
 	pr, pw := io.Pipe()
 	ctx := req.Context()
-	if bytes.Contains(body, []byte("Repair ONLY")) {
+	if bytes.Contains(body, []byte("Repair ONLY")) || bytes.Contains(body, []byte("Replace ONLY")) {
 		u.mu.Lock()
 		reply := u.repair
 		if len(u.repairSeq) > 0 {
@@ -277,9 +279,11 @@ func TestProgressiveStream(t *testing.T) {
 	tests := []struct {
 		name        string
 		edit        func(qs []*strictjson.Value)
-		repair      string // "GOOD": the valid question 2
+		repair      string   // "GOOD": the valid question 2
+		repairSeq   []string // each call's reply; "ITEM": the valid question 2 alone
 		wantTexts   []time.Duration
-		wantEnd     string // end or fail
+		wantEnd     string        // end or fail
+		wantEndAt   time.Duration // 0: 6 s, the model's end
 		wantStatus  string
 		wantRepairs int
 	}{
@@ -291,7 +295,12 @@ func TestProgressiveStream(t *testing.T) {
 		}, repair: "GOOD", wantTexts: durations(1, 1, 2, 2, 5, 5, 5, 5, 5, 5, 6), wantEnd: "end", wantStatus: "repaired", wantRepairs: 1},
 		{name: "question beyond repair after release", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantStatus: "failed", wantRepairs: 1},
+		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantEndAt: 7 * time.Second, wantStatus: "failed", wantRepairs: 2},
+		// The scoped repair gives nothing usable: the question is written
+		// anew (partial regeneration), still before any later one goes out.
+		{name: "question regenerated in flight", edit: func(qs []*strictjson.Value) {
+			qs[2].Set("answer", strictjson.Int(9))
+		}, repairSeq: []string{`{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 7, 7, 7, 7, 7, 7, 7), wantEnd: "end", wantEndAt: 7 * time.Second, wantStatus: "repaired", wantRepairs: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -300,6 +309,12 @@ func TestProgressiveStream(t *testing.T) {
 				up := &itemUpstream{chunks: chunks, repair: tt.repair, repairDelay: 2 * time.Second}
 				if tt.repair == "GOOD" {
 					up.repair = `{"questions[2]":` + string(strictjson.Marshal(good[2])) + `}`
+				}
+				for _, r := range tt.repairSeq {
+					if r == "ITEM" {
+						r = string(strictjson.Marshal(good[2]))
+					}
+					up.repairSeq = append(up.repairSeq, r)
 				}
 				r := serveStream(t, up, nil, false)
 				at, text := r.texts()
@@ -312,8 +327,8 @@ func TestProgressiveStream(t *testing.T) {
 					}
 				}
 				last := r.events[len(r.events)-1]
-				if last.kind != tt.wantEnd || last.at != 6*time.Second {
-					t.Fatalf("stream ends with %s at %v, want %s at 6s", last.kind, last.at, tt.wantEnd)
+				if endAt := cmp.Or(tt.wantEndAt, 6*time.Second); last.kind != tt.wantEnd || last.at != endAt {
+					t.Fatalf("stream ends with %s at %v, want %s at %v", last.kind, last.at, tt.wantEnd, endAt)
 				}
 				if up.repairs != tt.wantRepairs {
 					t.Errorf("%d repair calls, want %d", up.repairs, tt.wantRepairs)

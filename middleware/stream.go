@@ -122,8 +122,8 @@ func (g *guard) startRelease(ctx context.Context, x *exchange, feed *release.Fee
 		it.feed = release.NewFeed()
 		x.follow(it.feed)
 	}
-	job := repair.Job{Validator: x.route.Validator, Params: x.route.Params, ModelName: x.upstreamModel,
-		Model: gatedModel{Model: g.model(x), g: g, x: x}, MaxLLMCalls: g.MaxLLMCalls}
+	job := repair.Job{Validator: x.route.Validator, Params: x.route.Params, ModelName: x.repairModel(),
+		Prompt: x.codec.Prompt(x.up), Model: gatedModel{Model: g.model(x), g: g, x: x}, MaxLLMCalls: g.MaxLLMCalls}
 	if rel, err := release.Start(ctx, job, it.feed); err == nil {
 		it.rel = rel
 	}

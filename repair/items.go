@@ -32,3 +32,24 @@ func RepairItems(ctx context.Context, job Job, doc *strictjson.Value, report val
 	}
 	return l.finish(a, StatusRepaired)
 }
+
+// RegenerateItems is RepairItems with rung 3 instead: one partial
+// regeneration call writes the items at indices anew from the task
+// (job.Prompt), for a stream whose item-scoped repair could not mend
+// them. Only those items are taken from the reply; every other item stays
+// byte-identical. It runs only where the contract's policy allows
+// partial regeneration. The caller judges the report, as for RepairItems.
+func RegenerateItems(ctx context.Context, job Job, doc *strictjson.Value, report validators.Report, indices []int) Outcome {
+	l := newLadder(job)
+	l.out.Rungs = []string{}
+	l.out.Before = report
+	base := attempt{doc: doc, report: report}
+	if job.LocalOnly || !l.policy.PartialRegeneration || len(indices) == 0 {
+		return l.finish(base, StatusFailed)
+	}
+	a, ok := l.regenerate(ctx, base, indices)
+	if !ok {
+		return l.finish(base, StatusFailed)
+	}
+	return l.finish(a, StatusRepaired)
+}

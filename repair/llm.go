@@ -439,22 +439,40 @@ func sameErrors(a, b validators.Report) bool {
 // (temperature 0, top_p 1): the violations shown say what to write, and a
 // deterministic answer keeps the rung reproducible.
 func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
-	if l.job.Model == nil || !l.policy.PartialRegeneration || l.array == "" || l.best.doc == nil {
+	if !l.policy.PartialRegeneration || l.best.doc == nil {
 		return attempt{}, false
 	}
 	indices, ok := itemErrors(l.array, l.best.report)
 	if !ok {
 		return attempt{}, false
 	}
-	arr, err := l.best.doc.At(l.array)
+	a, ok := l.regenerate(ctx, l.best, indices)
+	if !ok {
+		return attempt{}, false
+	}
+	if a.valid() {
+		return a, true
+	}
+	l.consider(a)
+	return attempt{}, false
+}
+
+// regenerate makes the partial regeneration call for the items of base
+// at indices and returns base with them spliced in and rung 1 run again;
+// false when no call was made or its reply gave no usable items.
+func (l *ladder) regenerate(ctx context.Context, base attempt, indices []int) (attempt, bool) {
+	if l.job.Model == nil || l.array == "" || base.doc == nil {
+		return attempt{}, false
+	}
+	arr, err := base.doc.At(l.array)
 	if err != nil || arr.Kind != strictjson.KindArray {
 		return attempt{}, false
 	}
 	if !l.canCall(ctx) {
 		return attempt{}, false
 	}
-	current := l.best.original()
-	prompt := PartialPrompt(l.job.Prompt, itemArrayName(l.array), indices, violationsIn(l.array, l.best.report, indices), current)
+	current := base.original()
+	prompt := PartialPrompt(l.job.Prompt, itemArrayName(l.array), indices, violationsIn(l.array, base.report, indices), current)
 	reply, _, ok := l.complete(ctx, "partial_regeneration", ModelRequest{
 		Model:       l.job.ModelName,
 		Prompt:      prompt,
@@ -474,18 +492,13 @@ func (l *ladder) partialRegeneration(ctx context.Context) (attempt, bool) {
 	if !ok {
 		return attempt{}, false
 	}
-	doc, ok := splice(l.array, l.best.doc, repl)
+	doc, ok := splice(l.array, base.doc, repl)
 	if !ok {
 		return attempt{}, false
 	}
-	// The other items are still those of the best attempt, and so are its
-	// local fixes: its change log carries over.
-	a := l.recheck(doc, slices.Clone(l.best.changes))
-	if a.valid() {
-		return a, true
-	}
-	l.consider(a)
-	return attempt{}, false
+	// The other items are still those of base, and so are its local
+	// fixes: its change log carries over.
+	return l.recheck(doc, slices.Clone(base.changes)), true
 }
 
 // parseReply reads the JSON value of a regeneration reply, which need not

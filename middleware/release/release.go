@@ -1,8 +1,9 @@
 // Package release runs the progressive release of one guarded stream: it
 // reads the model's answer as it arrives, checks each item of the
 // contract's item array the moment it closes, repairs a broken one in
-// flight (local fixes, then one item-scoped repair call) while later
-// items wait behind it in order, and hands the deltas to release to the
+// flight (local fixes, then one item-scoped repair call, then one call
+// writing it anew where the contract allows partial regeneration) while
+// later items wait behind it in order, and hands the deltas to release to the
 // caller, who writes them in the client's stream format. At the end it
 // brings the members derived from the items into contract (local repair)
 // and says whether the document the deltas make is valid. It does no I/O
@@ -306,20 +307,25 @@ func (r *Run) judge(ctx context.Context, raw string) (*strictjson.Value, bool) {
 	if abandoned {
 		return nil, false
 	}
-	job := r.job
-	job.MaxLLMCalls = r.left
-	if r.left == 0 {
-		job.MaxLLMCalls = -1
-	}
-	out := repair.RepairItems(ctx, job, doc, report, []int{n - 1})
-	r.left = max(0, r.left-out.LLMCalls)
-	r.out0.LLMCalls += out.LLMCalls
-	r.out0.Tokens.PromptTokens += out.Tokens.PromptTokens
-	r.out0.Tokens.OutputTokens += out.Tokens.OutputTokens
-	r.out0.Rungs = appendNew(r.out0.Rungs, out.Rungs...)
-	if out.Status == repair.StatusRepaired {
-		if item, ok := r.accept(out.Doc, out.Report, out.Changes, n); ok {
-			return item, true
+	// One item-scoped repair call, then (where the contract's policy
+	// allows it) one call writing the item anew: neither touches an item
+	// released before it.
+	for _, rung := range []func(context.Context, repair.Job, *strictjson.Value, validators.Report, []int) repair.Outcome{repair.RepairItems, repair.RegenerateItems} {
+		job := r.job
+		job.MaxLLMCalls = r.left
+		if r.left == 0 {
+			job.MaxLLMCalls = -1
+		}
+		out := rung(ctx, job, doc, report, []int{n - 1})
+		r.left = max(0, r.left-out.LLMCalls)
+		r.out0.LLMCalls += out.LLMCalls
+		r.out0.Tokens.PromptTokens += out.Tokens.PromptTokens
+		r.out0.Tokens.OutputTokens += out.Tokens.OutputTokens
+		r.out0.Rungs = appendNew(r.out0.Rungs, out.Rungs...)
+		if out.Status == repair.StatusRepaired {
+			if item, ok := r.accept(out.Doc, out.Report, out.Changes, n); ok {
+				return item, true
+			}
 		}
 	}
 	r.stop("item " + strconv.Itoa(n-1) + " could not be repaired")
