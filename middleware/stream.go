@@ -149,8 +149,10 @@ func (g *guard) finishRelease(x *exchange, first *codec.Answer, err error) *resu
 	}
 	out := rr.Outcome
 	ok := out.Status == repair.StatusValid || out.Status == repair.StatusRepaired
-	if err == nil && it.feed.Retract() {
-		// Nobody saw an item: the answer goes out whole.
+	// A failure nobody saw an item of goes through the ladder; a valid
+	// answer nobody streams goes out whole, in the model's member order.
+	// A stream keeps the order it releases in, which a replay can cut.
+	if err == nil && (!ok || x.stream == nil) && it.feed.Retract() {
 		if !ok {
 			it.spent = &out
 			return nil
