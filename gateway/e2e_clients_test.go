@@ -38,22 +38,29 @@ type pathRecorder struct {
 
 func newPathRecorder(t *testing.T, target string) *pathRecorder {
 	t.Helper()
+	return newPathRecorderOver(t, target, &http.Transport{})
+}
+
+// newPathRecorderOver is newPathRecorder reaching target through tr.
+func newPathRecorderOver(t *testing.T, target string, tr http.RoundTripper) *pathRecorder {
+	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &http.Transport{}
 	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }, Transport: tr, FlushInterval: -1}
 	p := &pathRecorder{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(wholeBody(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		p.paths = append(p.paths, r.Method+" "+r.URL.Path)
 		p.mu.Unlock()
 		rp.ServeHTTP(w, r)
-	}))
+	})))
 	t.Cleanup(func() {
 		srv.Close()
-		tr.CloseIdleConnections()
+		if c, ok := tr.(interface{ CloseIdleConnections() }); ok {
+			c.CloseIdleConnections()
+		}
 	})
 	p.URL = srv.URL
 	return p

@@ -23,12 +23,12 @@ func TestE2EOllamaKilledMidRequest(t *testing.T) {
 	o := ollamatest.Start(t)
 	target, _ := url.Parse(o.URL)
 	arrived := make(chan struct{}, 16)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := httptest.NewServer(wholeBody(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/generate" {
 			arrived <- struct{}{}
 		}
 		httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
-	}))
+	})))
 	defer front.Close()
 	cfg := e2eConfig(t, front.URL)
 	cfg.Deadline = 30 * time.Second

@@ -49,7 +49,7 @@ func newFirstAnswerProxy(t *testing.T, target, first string) *firstAnswerProxy {
 	p := &firstAnswerProxy{first: first}
 	tr := &http.Transport{}
 	rp := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }, Transport: tr}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(wholeBody(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != pathGenerate {
 			rp.ServeHTTP(w, r)
 			return
@@ -77,7 +77,7 @@ func newFirstAnswerProxy(t *testing.T, target, first string) *firstAnswerProxy {
 		}
 		w.WriteHeader(rec.Code)
 		w.Write(rec.Body.Bytes())
-	}))
+	})))
 	p.URL = srv.URL
 	t.Cleanup(func() {
 		srv.Close()

@@ -944,7 +944,7 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 			return nil
 		},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(wholeBody(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Counted before the call is forwarded, so that a call is counted
 		// by the time its answer reaches the gateway.
 		i := -1
@@ -966,7 +966,7 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 			p.calls[i] += fmt.Sprintf(" (%s)", time.Since(start).Round(time.Millisecond))
 			p.mu.Unlock()
 		}
-	}))
+	})))
 	t.Cleanup(func() {
 		srv.Close()
 		tr.CloseIdleConnections()
