@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/corrections"
+	"github.com/contractgateway/gateway/middleware/errwrite"
 	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/repair"
@@ -130,7 +131,7 @@ func (r *result) storable() bool {
 
 func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) error {
 	start := time.Now()
-	c.Set(ctxKeyCodec, cd)
+	errwrite.SetCodec(c, cd)
 	x, pass, err := g.decode(c, cd)
 	decoded := time.Now()
 	if err != nil {

@@ -87,6 +87,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"middleware/release", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"middleware/schemacache", []string{module + "/middleware", module + "/middleware/codec", module + "/repair", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"middleware/spans", []string{module + "/middleware", module + "/middleware/codec", module + "/repair", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "github.com/labstack/echo/v4"}},
+		{"middleware/errwrite", []string{module + "/middleware", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", module + "/repair"}},
 		{"middleware/corrections", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/cache", module + "/config", "net/http", "github.com/labstack/echo/v4"}},
 		{"middleware/codec/frame", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/repair", module + "/validators", "github.com/labstack/echo/v4"}},
 		{"middleware/codec/assemble", []string{module + "/middleware", module + "/middleware/codec", module + "/gateway", module + "/upstream", module + "/repair", module + "/validators", "github.com/labstack/echo/v4"}},
