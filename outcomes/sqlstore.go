@@ -20,8 +20,14 @@ type backend interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	// query runs one query.
 	query(ctx context.Context, q string, args ...any) (rows, error)
-	// batch runs stmts in one transaction.
+	// batch runs stmts in one transaction. They may all be prepared
+	// before the first runs, so none may use a table an earlier one
+	// creates.
 	batch(ctx context.Context, stmts []stmt) error
+	// sequence runs stmts in one transaction one after the other, each
+	// prepared once those before it ran: a migration's statements use
+	// the tables its earlier ones create.
+	sequence(ctx context.Context, stmts []stmt) error
 	// placeholder is the n-th (1-based) parameter's marker.
 	placeholder(n int) string
 	// migrationLock serialises migrations across processes sharing the
@@ -104,6 +110,64 @@ var migrations = []migration{
 		`CREATE INDEX IF NOT EXISTS outcome_codes_code ON outcome_codes (code, ts)`,
 		`CREATE INDEX IF NOT EXISTS outcome_codes_ts ON outcome_codes (ts)`,
 	}},
+	// Version 2 keys both tables by time first: (ts, id) and (ts, id,
+	// stage, code) instead of (id, ts) and (id, ts, stage, code). The
+	// same pairs are unique, so the same records are skipped as written
+	// before, but a request id is random: keyed by it, every record of a
+	// batch landed on another page of the key's B-tree, and each commit
+	// rewrote about one page per record (most of a batch's cost in SQLite,
+	// and growing with the table), where keyed by time a batch appends to
+	// the last few pages. The time-first keys also serve every query the
+	// indexes on (ts, id) and (ts) served, so those two go.
+	//
+	// Neither database can change a primary key in place with the same
+	// SQL, so each table is copied into a new one in key order, dropped
+	// and replaced. Run twice (two replicas starting at once on a database
+	// of version 1), the second run copies the new table into another new
+	// one and ends in the same schema.
+	{version: 2, stmts: []string{
+		`CREATE TABLE IF NOT EXISTS outcomes_v2 (
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			route TEXT NOT NULL,
+			contract TEXT NOT NULL,
+			model TEXT NOT NULL,
+			upstream TEXT NOT NULL,
+			access_key TEXT NOT NULL,
+			status TEXT NOT NULL,
+			codes_before TEXT NOT NULL,
+			codes_after TEXT NOT NULL,
+			rungs TEXT NOT NULL,
+			llm_calls INTEGER NOT NULL,
+			local_fixes INTEGER NOT NULL,
+			first_prompt_tokens INTEGER NOT NULL,
+			first_output_tokens INTEGER NOT NULL,
+			repair_prompt_tokens INTEGER NOT NULL,
+			repair_output_tokens INTEGER NOT NULL,
+			latency_ms DOUBLE PRECISION NOT NULL,
+			cache TEXT NOT NULL,
+			first_text TEXT NOT NULL,
+			final_text TEXT NOT NULL,
+			PRIMARY KEY (ts, id)
+		)`,
+		`INSERT INTO outcomes_v2 (` + recordColumns + `) SELECT ` + recordColumns + ` FROM outcomes ORDER BY ts, id`,
+		`DROP TABLE outcomes`,
+		`ALTER TABLE outcomes_v2 RENAME TO outcomes`,
+		`CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_contract ON outcomes (contract, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_model ON outcomes (model, ts)`,
+		`CREATE TABLE IF NOT EXISTS outcome_codes_v2 (
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			stage TEXT NOT NULL,
+			code TEXT NOT NULL,
+			PRIMARY KEY (ts, id, stage, code)
+		)`,
+		`INSERT INTO outcome_codes_v2 (id, ts, stage, code) SELECT id, ts, stage, code FROM outcome_codes ORDER BY ts, id, stage, code`,
+		`DROP TABLE outcome_codes`,
+		`ALTER TABLE outcome_codes_v2 RENAME TO outcome_codes`,
+		`CREATE INDEX IF NOT EXISTS outcome_codes_code ON outcome_codes (code, ts)`,
+	}},
 }
 
 // SchemaVersion is the newest schema version this build knows.
@@ -132,12 +196,19 @@ func (s *sqlStore) ready(ctx context.Context) error {
 	return nil
 }
 
+// migrateTimeout bounds one migration's transaction. A migration that
+// copies a table takes seconds per million records; it runs to its end
+// whatever the caller's deadline (a batch's write, a gateway's start),
+// since a transaction cut short is rolled back and would start over, and
+// never finish, at every later call.
+const migrateTimeout = 30 * time.Minute
+
 // migrate brings the schema to the newest version, each version in one
 // transaction that records it in schema_migrations.
 func (s *sqlStore) migrate(ctx context.Context) error {
 	// Even CREATE TABLE IF NOT EXISTS races in PostgreSQL: two replicas
 	// starting at once take the lock for it too.
-	if err := s.db.batch(ctx, s.locked(`CREATE TABLE IF NOT EXISTS schema_migrations (
+	if err := s.db.sequence(ctx, s.locked(`CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
 		applied_at BIGINT NOT NULL
 	)`)); err != nil {
@@ -158,7 +229,10 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			q:    `INSERT INTO schema_migrations (version, applied_at) VALUES (` + s.db.placeholder(1) + `, ` + s.db.placeholder(2) + `) ON CONFLICT DO NOTHING`,
 			args: []any{m.version, time.Now().UnixMicro()},
 		})
-		if err := s.db.batch(ctx, stmts); err != nil {
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), migrateTimeout)
+		err := s.db.sequence(mctx, stmts)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("outcomes: migration %d: %w", m.version, err)
 		}
 	}
