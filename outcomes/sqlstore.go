@@ -279,27 +279,33 @@ func (s *sqlStore) Write(ctx context.Context, records []Record) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	recs := make([][]any, 0, len(records))
-	var codes [][]any
+	// One flat slice of arguments per table, which the statements share
+	// in slices of whole rows; the integers are int64 already, so that
+	// database/sql need not convert each by reflection.
+	recs := make([]any, 0, len(records)*recordWidth)
+	var codes []any
 	for _, r := range records {
 		ts := r.Time.UnixMicro()
-		recs = append(recs, []any{r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
-			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), r.LLMCalls, r.LocalFixes,
-			r.Tokens.FirstPrompt, r.Tokens.FirstOutput, r.Tokens.RepairPrompt, r.Tokens.RepairOutput,
-			r.LatencyMS, r.Cache, r.FirstText, r.FinalText})
+		recs = append(recs, r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
+			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), int64(r.LLMCalls), int64(r.LocalFixes),
+			int64(r.Tokens.FirstPrompt), int64(r.Tokens.FirstOutput), int64(r.Tokens.RepairPrompt), int64(r.Tokens.RepairOutput),
+			r.LatencyMS, r.Cache, r.FirstText, r.FinalText)
 		for _, sc := range [...]struct {
 			stage string
 			codes []string
 		}{{"before", r.CodesBefore}, {"after", r.CodesAfter}} {
 			for _, c := range uniq(sc.codes) {
-				codes = append(codes, []any{r.ID, ts, sc.stage, c})
+				codes = append(codes, r.ID, ts, sc.stage, c)
 			}
 		}
 	}
-	stmts := s.inserts(nil, `INSERT INTO outcomes (`+recordColumns+`) VALUES `, recs)
-	stmts = s.inserts(stmts, `INSERT INTO outcome_codes (id, ts, stage, code) VALUES `, codes)
+	stmts := s.inserts(nil, `INSERT INTO outcomes (`+recordColumns+`) VALUES `, recordWidth, recs)
+	stmts = s.inserts(stmts, `INSERT INTO outcome_codes (id, ts, stage, code) VALUES `, 4, codes)
 	return s.db.batch(ctx, stmts)
 }
+
+// recordWidth is the number of recordColumns.
+const recordWidth = 21
 
 // maxParams is the most parameters one statement binds: SQLite's limit
 // is 32,766 and PostgreSQL's 65,535, so one bound serves both.
@@ -312,41 +318,50 @@ const maxParams = 32766
 const maxRowsPerInsert = 64
 
 // inserts appends to stmts the multi-row INSERTs, prefix followed by
-// VALUES tuples, that write rows (all of one width) in chunks each under
-// maxParams: a batch is then a few statements instead of one per row,
-// which is most of its cost. Conflicting rows are skipped, as a single
-// row's INSERT would skip them.
-func (s *sqlStore) inserts(stmts []stmt, prefix string, rows [][]any) []stmt {
-	if len(rows) == 0 {
-		return stmts
-	}
-	width := len(rows[0])
+// VALUES tuples, that write args, rows of width values one after the
+// other, in chunks each under maxParams: a batch is then a few statements
+// instead of one per row, which is most of its cost. Every full chunk has
+// the same text, built once, so that SQLite prepares it once per batch.
+// Conflicting rows are skipped, as a single row's INSERT would skip them.
+func (s *sqlStore) inserts(stmts []stmt, prefix string, width int, args []any) []stmt {
 	per := min(maxParams/width, maxRowsPerInsert)
-	for len(rows) > 0 {
-		chunk := rows[:min(per, len(rows))]
-		rows = rows[len(chunk):]
-		var q strings.Builder
-		q.Grow(len(prefix) + len(chunk)*width*6 + 32)
-		q.WriteString(prefix)
-		args := make([]any, 0, len(chunk)*width)
-		for i, row := range chunk {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteByte('(')
-			for j, v := range row {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				args = append(args, v)
-				q.WriteString(s.db.placeholder(len(args)))
-			}
-			q.WriteByte(')')
+	var full string
+	for len(args) >= width {
+		n := min(per, len(args)/width)
+		chunk := args[: n*width : n*width]
+		args = args[len(chunk):]
+		q := full
+		if q == "" || n != per {
+			q = s.insertText(prefix, width, n)
 		}
-		q.WriteString(` ON CONFLICT DO NOTHING`)
-		stmts = append(stmts, stmt{q: q.String(), args: args})
+		if n == per {
+			full = q
+		}
+		stmts = append(stmts, stmt{q: q, args: chunk})
 	}
 	return stmts
+}
+
+// insertText is prefix followed by n tuples of width placeholders.
+func (s *sqlStore) insertText(prefix string, width, n int) string {
+	var q strings.Builder
+	q.Grow(len(prefix) + n*width*6 + 32)
+	q.WriteString(prefix)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteByte('(')
+		for j := range width {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(s.db.placeholder(i*width + j + 1))
+		}
+		q.WriteByte(')')
+	}
+	q.WriteString(` ON CONFLICT DO NOTHING`)
+	return q.String()
 }
 
 // List implements Store.
@@ -507,9 +522,11 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 // Close implements Store.
 func (s *sqlStore) Close() error { return s.db.close() }
 
+// jsonList is l as a JSON array; an empty or nil list, most records'
+// codes and rungs, is "[]" without encoding.
 func jsonList(l []string) string {
-	if l == nil {
-		l = []string{}
+	if len(l) == 0 {
+		return "[]"
 	}
 	b, _ := json.Marshal(l)
 	return string(b)
