@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -15,39 +16,44 @@ import (
 // a few pages, not an empty file.
 const benchPrefill = 100_000
 
-// BenchmarkSQLiteWrite times one batch of DefaultBatch records written to
-// SQLite holding benchPrefill records already, what the Writer does
-// several times a second under load; its cost is CPU the requests do not
-// get. The records are what the soak's requests leave: random request
-// ids, as the gateway makes them, and times a few microseconds apart.
+// BenchmarkSQLiteWrite times batches of records written to SQLite
+// holding benchPrefill records already, what the Writer does under load;
+// its cost is CPU the requests do not get. The records are what the
+// soak's requests leave: random request ids, as the gateway makes them,
+// and times a few microseconds apart. Sizes around DefaultBatch show what
+// a commit costs besides its records.
 func BenchmarkSQLiteWrite(b *testing.B) {
-	ctx := context.Background()
-	s, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "o.db"))
-	if err != nil {
-		b.Fatal(err)
+	for _, batch := range []int{256, DefaultBatch, 4096} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "o.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			at := time.Now().UTC().Truncate(time.Second)
+			next := func(n int) []Record {
+				recs := benchRecords(n, at)
+				at = at.Add(time.Second)
+				return recs
+			}
+			for range benchPrefill / 1000 {
+				if err := s.Write(ctx, next(1000)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				recs := next(batch)
+				b.StartTimer()
+				if err := s.Write(ctx, recs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1000/float64(b.N*batch), "µs/record")
+		})
 	}
-	defer s.Close()
-	at := time.Now().UTC().Truncate(time.Second)
-	next := func(n int) []Record {
-		recs := benchRecords(n, at)
-		at = at.Add(time.Second)
-		return recs
-	}
-	for range benchPrefill / DefaultBatch {
-		if err := s.Write(ctx, next(DefaultBatch)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		b.StopTimer()
-		recs := next(DefaultBatch)
-		b.StartTimer()
-		if err := s.Write(ctx, recs); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1000/float64(b.N*DefaultBatch), "µs/record")
 }
 
 // benchRecords are n records of valid answers, a microsecond apart from
