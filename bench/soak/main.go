@@ -12,13 +12,17 @@
 //	go run ./bench/soak -n 200 -d 20s
 //	go run ./bench/soak -n 1000 -d 30s -rounds 2 -idle 0   # off, on, off, on
 //	go run ./bench/soak -n 1000 -d 30s -idle 0 -profile /tmp/prof
+//	go run ./bench/soak -n 1000 -d 30s -rounds 4 -idle 0 -paired
 //
 // Beside wall-clock figures it prints the gateway process's CPU time per
-// request (user and system, from /proc): on a machine that other work
-// shares, throughput and p99 move with that work, while the CPU a request
-// costs the gateway barely does, so the store's own cost shows there
-// first. With -profile the gateway is built with net/http/pprof on a
-// second loopback listener (a file added to the build by an overlay, so
+// request (user and system, from /proc), and each round's ratios: on a
+// machine that other work shares, throughput and p99 move with that
+// work, the CPU a request costs less so. With -paired both gateways take
+// their load at the same time, each from its own n connections, so that
+// a busy machine slows both alike and their ratio shows the store's cost
+// rather than the other work's drift (each gets about half the CPU: the
+// figures are not those of one gateway alone). With -profile the gateway
+// is built with net/http/pprof on a second loopback listener (a file added to the build by an overlay, so
 // the gateway's own code has no such listener) and each run's CPU profile
 // over its load and its allocation profile after it are saved in the
 // directory, for go tool pprof.
@@ -54,6 +58,7 @@ func main() {
 	idle := flag.Duration("idle", 5*time.Minute, "how long to sample the last gateway idle after its load")
 	rounds := flag.Int("rounds", 1, "rounds of store off then on; more rounds average out a machine whose other load drifts")
 	profile := flag.String("profile", "", "directory for each run's CPU and allocation profiles of the gateway; empty: none")
+	paired := flag.Bool("paired", false, "load both gateways at once, each with n connections, so that they share the machine's other load alike")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -79,7 +84,13 @@ func main() {
 		{"store on", []string{"GATEWAY_OUTCOMES_SQLITE=" + filepath.Join(dir, "outcomes.db")}},
 	}
 	results := make([]result, len(runs))
+	var roundRatios [][2]float64
 	for round := range max(*rounds, 1) {
+		this := make([]result, len(runs))
+		// Paired, each load starts once both gateways are up and warm.
+		var started sync.WaitGroup
+		started.Add(len(runs))
+		var wg sync.WaitGroup
 		for i, r := range runs {
 			idleFor := time.Duration(0)
 			if round == *rounds-1 && i == len(runs)-1 {
@@ -89,10 +100,39 @@ func main() {
 			if *profile != "" {
 				prof = filepath.Join(*profile, fmt.Sprintf("%s-%d", strings.ReplaceAll(r.name, " ", "-"), round+1))
 			}
-			results[i] = results[i].merge(soak(bin, up, r.name, r.env, *n, *d, idleFor, prof))
+			if !*paired {
+				this[i] = soak(bin, up, r.name, r.env, *n, *d, idleFor, prof, func() {})
+				continue
+			}
+			wg.Go(func() {
+				this[i] = soak(bin, up, r.name, r.env, *n, *d, idleFor, prof, func() { started.Done(); started.Wait() })
+			})
+		}
+		wg.Wait()
+		// A round's ratios are taken before merging (merge appends to
+		// the first round's maps).
+		rps, cpu := this[1].rps()/this[0].rps(), float64(this[1].cpuPerRequest())/float64(this[0].cpuPerRequest())
+		roundRatios = append(roundRatios, [2]float64{rps, cpu})
+		fmt.Printf("round %d: store on/off rps ratio %.3f, gateway CPU per request ratio %.3f\n", round+1, rps, cpu)
+		for i := range runs {
+			results[i] = results[i].merge(this[i])
 		}
 	}
 	report(results)
+	if len(roundRatios) > 1 {
+		med := func(k int) float64 {
+			v := make([]float64, len(roundRatios))
+			for i, r := range roundRatios {
+				v[i] = r[k]
+			}
+			slices.Sort(v)
+			if len(v)%2 == 1 {
+				return v[len(v)/2]
+			}
+			return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		fmt.Printf("median of %d rounds: store on/off rps ratio %.3f, gateway CPU per request ratio %.3f\n", len(roundRatios), med(0), med(1))
+	}
 }
 
 // merge adds o, another round of the same gateway, to r.
@@ -147,8 +187,10 @@ func (r result) cpuPerRequest() time.Duration {
 // soak starts a gateway with env, holds n connections of mixed traffic
 // against it for d, samples it idle for idle, and stops it. With prof set
 // it saves the gateway's CPU profile over the load at prof.cpu.pprof and
-// its allocations at prof.allocs.pprof.
-func soak(bin, up, name string, env []string, n int, d, idle time.Duration, prof string) result {
+// its allocations at prof.allocs.pprof. It calls begin once the gateway
+// is up and warm, just before the load: paired runs wait there for each
+// other.
+func soak(bin, up, name string, env []string, n int, d, idle time.Duration, prof string, begin func()) result {
 	gw, pprofURL, pid, stop := startGateway(bin, up, env, prof != "")
 	defer stop()
 
@@ -165,6 +207,7 @@ func soak(bin, up, name string, env []string, n int, d, idle time.Duration, prof
 		fmt.Printf("%-9s rss %7.1f MiB  heap in use %7.1f MiB  goroutines %6d\n", when, float64(rssKiB(pid))/1024, heap/(1<<20), g)
 	}
 	sample("before")
+	begin()
 
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
