@@ -33,17 +33,11 @@ func TestInsertsChunks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &sqlStore{db: tt.db}
-			var rows [][]any
 			var want []any
-			for i := range tt.n {
-				row := make([]any, tt.width)
-				for j := range row {
-					row[j] = i*tt.width + j
-				}
-				rows = append(rows, row)
-				want = append(want, row...)
+			for i := range tt.n * tt.width {
+				want = append(want, i)
 			}
-			stmts := s.inserts([]stmt{{q: "earlier"}}, "INSERT INTO t VALUES ", rows)
+			stmts := s.inserts([]stmt{{q: "earlier"}}, "INSERT INTO t VALUES ", tt.width, slices.Clone(want))
 			if stmts[0].q != "earlier" {
 				t.Fatalf("inserts dropped the statements before it: %q", stmts[0].q)
 			}

@@ -69,6 +69,20 @@ func (d pgDB) batch(ctx context.Context, stmts []stmt) error {
 	})
 }
 
+// sequence runs stmts one round trip each: a batch is prepared whole
+// before it runs, so a statement could not use a table an earlier one in
+// it creates.
+func (d pgDB) sequence(ctx context.Context, stmts []stmt) error {
+	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
+		for _, s := range stmts {
+			if _, err := tx.Exec(ctx, s.q, s.args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (pgDB) placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
 // migrationLock takes a transaction-scoped advisory lock: replicas that

@@ -83,6 +83,9 @@ func (d sqliteDB) batch(ctx context.Context, stmts []stmt) error {
 	return tx.Commit()
 }
 
+// sequence is batch: batch prepares each statement when it comes to it.
+func (d sqliteDB) sequence(ctx context.Context, stmts []stmt) error { return d.batch(ctx, stmts) }
+
 func (sqliteDB) placeholder(int) string { return "?" }
 
 // migrationLock is empty: a transaction taken with _txlock=immediate

@@ -20,8 +20,14 @@ type backend interface {
 	exec(ctx context.Context, q string, args ...any) (int64, error)
 	// query runs one query.
 	query(ctx context.Context, q string, args ...any) (rows, error)
-	// batch runs stmts in one transaction.
+	// batch runs stmts in one transaction. They may all be prepared
+	// before the first runs, so none may use a table an earlier one
+	// creates.
 	batch(ctx context.Context, stmts []stmt) error
+	// sequence runs stmts in one transaction one after the other, each
+	// prepared once those before it ran: a migration's statements use
+	// the tables its earlier ones create.
+	sequence(ctx context.Context, stmts []stmt) error
 	// placeholder is the n-th (1-based) parameter's marker.
 	placeholder(n int) string
 	// migrationLock serialises migrations across processes sharing the
@@ -104,6 +110,64 @@ var migrations = []migration{
 		`CREATE INDEX IF NOT EXISTS outcome_codes_code ON outcome_codes (code, ts)`,
 		`CREATE INDEX IF NOT EXISTS outcome_codes_ts ON outcome_codes (ts)`,
 	}},
+	// Version 2 keys both tables by time first: (ts, id) and (ts, id,
+	// stage, code) instead of (id, ts) and (id, ts, stage, code). The
+	// same pairs are unique, so the same records are skipped as written
+	// before, but a request id is random: keyed by it, every record of a
+	// batch landed on another page of the key's B-tree, and each commit
+	// rewrote about one page per record (most of a batch's cost in SQLite,
+	// and growing with the table), where keyed by time a batch appends to
+	// the last few pages. The time-first keys also serve every query the
+	// indexes on (ts, id) and (ts) served, so those two go.
+	//
+	// Neither database can change a primary key in place with the same
+	// SQL, so each table is copied into a new one in key order, dropped
+	// and replaced. Run twice (two replicas starting at once on a database
+	// of version 1), the second run copies the new table into another new
+	// one and ends in the same schema.
+	{version: 2, stmts: []string{
+		`CREATE TABLE IF NOT EXISTS outcomes_v2 (
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			route TEXT NOT NULL,
+			contract TEXT NOT NULL,
+			model TEXT NOT NULL,
+			upstream TEXT NOT NULL,
+			access_key TEXT NOT NULL,
+			status TEXT NOT NULL,
+			codes_before TEXT NOT NULL,
+			codes_after TEXT NOT NULL,
+			rungs TEXT NOT NULL,
+			llm_calls INTEGER NOT NULL,
+			local_fixes INTEGER NOT NULL,
+			first_prompt_tokens INTEGER NOT NULL,
+			first_output_tokens INTEGER NOT NULL,
+			repair_prompt_tokens INTEGER NOT NULL,
+			repair_output_tokens INTEGER NOT NULL,
+			latency_ms DOUBLE PRECISION NOT NULL,
+			cache TEXT NOT NULL,
+			first_text TEXT NOT NULL,
+			final_text TEXT NOT NULL,
+			PRIMARY KEY (ts, id)
+		)`,
+		`INSERT INTO outcomes_v2 (` + recordColumns + `) SELECT ` + recordColumns + ` FROM outcomes ORDER BY ts, id`,
+		`DROP TABLE outcomes`,
+		`ALTER TABLE outcomes_v2 RENAME TO outcomes`,
+		`CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_contract ON outcomes (contract, ts)`,
+		`CREATE INDEX IF NOT EXISTS outcomes_model ON outcomes (model, ts)`,
+		`CREATE TABLE IF NOT EXISTS outcome_codes_v2 (
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			stage TEXT NOT NULL,
+			code TEXT NOT NULL,
+			PRIMARY KEY (ts, id, stage, code)
+		)`,
+		`INSERT INTO outcome_codes_v2 (id, ts, stage, code) SELECT id, ts, stage, code FROM outcome_codes ORDER BY ts, id, stage, code`,
+		`DROP TABLE outcome_codes`,
+		`ALTER TABLE outcome_codes_v2 RENAME TO outcome_codes`,
+		`CREATE INDEX IF NOT EXISTS outcome_codes_code ON outcome_codes (code, ts)`,
+	}},
 }
 
 // SchemaVersion is the newest schema version this build knows.
@@ -132,12 +196,19 @@ func (s *sqlStore) ready(ctx context.Context) error {
 	return nil
 }
 
+// migrateTimeout bounds one migration's transaction. A migration that
+// copies a table takes seconds per million records; it runs to its end
+// whatever the caller's deadline (a batch's write, a gateway's start),
+// since a transaction cut short is rolled back and would start over, and
+// never finish, at every later call.
+const migrateTimeout = 30 * time.Minute
+
 // migrate brings the schema to the newest version, each version in one
 // transaction that records it in schema_migrations.
 func (s *sqlStore) migrate(ctx context.Context) error {
 	// Even CREATE TABLE IF NOT EXISTS races in PostgreSQL: two replicas
 	// starting at once take the lock for it too.
-	if err := s.db.batch(ctx, s.locked(`CREATE TABLE IF NOT EXISTS schema_migrations (
+	if err := s.db.sequence(ctx, s.locked(`CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,
 		applied_at BIGINT NOT NULL
 	)`)); err != nil {
@@ -158,7 +229,10 @@ func (s *sqlStore) migrate(ctx context.Context) error {
 			q:    `INSERT INTO schema_migrations (version, applied_at) VALUES (` + s.db.placeholder(1) + `, ` + s.db.placeholder(2) + `) ON CONFLICT DO NOTHING`,
 			args: []any{m.version, time.Now().UnixMicro()},
 		})
-		if err := s.db.batch(ctx, stmts); err != nil {
+		mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), migrateTimeout)
+		err := s.db.sequence(mctx, stmts)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("outcomes: migration %d: %w", m.version, err)
 		}
 	}
@@ -205,27 +279,33 @@ func (s *sqlStore) Write(ctx context.Context, records []Record) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	recs := make([][]any, 0, len(records))
-	var codes [][]any
+	// One flat slice of arguments per table, which the statements share
+	// in slices of whole rows; the integers are int64 already, so that
+	// database/sql need not convert each by reflection.
+	recs := make([]any, 0, len(records)*recordWidth)
+	var codes []any
 	for _, r := range records {
 		ts := r.Time.UnixMicro()
-		recs = append(recs, []any{r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
-			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), r.LLMCalls, r.LocalFixes,
-			r.Tokens.FirstPrompt, r.Tokens.FirstOutput, r.Tokens.RepairPrompt, r.Tokens.RepairOutput,
-			r.LatencyMS, r.Cache, r.FirstText, r.FinalText})
+		recs = append(recs, r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
+			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), int64(r.LLMCalls), int64(r.LocalFixes),
+			int64(r.Tokens.FirstPrompt), int64(r.Tokens.FirstOutput), int64(r.Tokens.RepairPrompt), int64(r.Tokens.RepairOutput),
+			r.LatencyMS, r.Cache, r.FirstText, r.FinalText)
 		for _, sc := range [...]struct {
 			stage string
 			codes []string
 		}{{"before", r.CodesBefore}, {"after", r.CodesAfter}} {
 			for _, c := range uniq(sc.codes) {
-				codes = append(codes, []any{r.ID, ts, sc.stage, c})
+				codes = append(codes, r.ID, ts, sc.stage, c)
 			}
 		}
 	}
-	stmts := s.inserts(nil, `INSERT INTO outcomes (`+recordColumns+`) VALUES `, recs)
-	stmts = s.inserts(stmts, `INSERT INTO outcome_codes (id, ts, stage, code) VALUES `, codes)
+	stmts := s.inserts(nil, `INSERT INTO outcomes (`+recordColumns+`) VALUES `, recordWidth, recs)
+	stmts = s.inserts(stmts, `INSERT INTO outcome_codes (id, ts, stage, code) VALUES `, 4, codes)
 	return s.db.batch(ctx, stmts)
 }
+
+// recordWidth is the number of recordColumns.
+const recordWidth = 21
 
 // maxParams is the most parameters one statement binds: SQLite's limit
 // is 32,766 and PostgreSQL's 65,535, so one bound serves both.
@@ -238,41 +318,50 @@ const maxParams = 32766
 const maxRowsPerInsert = 64
 
 // inserts appends to stmts the multi-row INSERTs, prefix followed by
-// VALUES tuples, that write rows (all of one width) in chunks each under
-// maxParams: a batch is then a few statements instead of one per row,
-// which is most of its cost. Conflicting rows are skipped, as a single
-// row's INSERT would skip them.
-func (s *sqlStore) inserts(stmts []stmt, prefix string, rows [][]any) []stmt {
-	if len(rows) == 0 {
-		return stmts
-	}
-	width := len(rows[0])
+// VALUES tuples, that write args, rows of width values one after the
+// other, in chunks each under maxParams: a batch is then a few statements
+// instead of one per row, which is most of its cost. Every full chunk has
+// the same text, built once, so that SQLite prepares it once per batch.
+// Conflicting rows are skipped, as a single row's INSERT would skip them.
+func (s *sqlStore) inserts(stmts []stmt, prefix string, width int, args []any) []stmt {
 	per := min(maxParams/width, maxRowsPerInsert)
-	for len(rows) > 0 {
-		chunk := rows[:min(per, len(rows))]
-		rows = rows[len(chunk):]
-		var q strings.Builder
-		q.Grow(len(prefix) + len(chunk)*width*6 + 32)
-		q.WriteString(prefix)
-		args := make([]any, 0, len(chunk)*width)
-		for i, row := range chunk {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteByte('(')
-			for j, v := range row {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				args = append(args, v)
-				q.WriteString(s.db.placeholder(len(args)))
-			}
-			q.WriteByte(')')
+	var full string
+	for len(args) >= width {
+		n := min(per, len(args)/width)
+		chunk := args[: n*width : n*width]
+		args = args[len(chunk):]
+		q := full
+		if q == "" || n != per {
+			q = s.insertText(prefix, width, n)
 		}
-		q.WriteString(` ON CONFLICT DO NOTHING`)
-		stmts = append(stmts, stmt{q: q.String(), args: args})
+		if n == per {
+			full = q
+		}
+		stmts = append(stmts, stmt{q: q, args: chunk})
 	}
 	return stmts
+}
+
+// insertText is prefix followed by n tuples of width placeholders.
+func (s *sqlStore) insertText(prefix string, width, n int) string {
+	var q strings.Builder
+	q.Grow(len(prefix) + n*width*6 + 32)
+	q.WriteString(prefix)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteByte('(')
+		for j := range width {
+			if j > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(s.db.placeholder(i*width + j + 1))
+		}
+		q.WriteByte(')')
+	}
+	q.WriteString(` ON CONFLICT DO NOTHING`)
+	return q.String()
 }
 
 // List implements Store.
@@ -433,9 +522,11 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 // Close implements Store.
 func (s *sqlStore) Close() error { return s.db.close() }
 
+// jsonList is l as a JSON array; an empty or nil list, most records'
+// codes and rungs, is "[]" without encoding.
 func jsonList(l []string) string {
-	if l == nil {
-		l = []string{}
+	if len(l) == 0 {
+		return "[]"
 	}
 	b, _ := json.Marshal(l)
 	return string(b)

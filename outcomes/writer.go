@@ -11,7 +11,7 @@ import (
 // Defaults of a WriterConfig.
 const (
 	DefaultQueue     = 10000
-	DefaultBatch     = 256
+	DefaultBatch     = 1024
 	DefaultInterval  = time.Second
 	DefaultRetention = 168 * time.Hour
 	// writeTimeout bounds one batch's write, so that a database that
@@ -27,7 +27,12 @@ type WriterConfig struct {
 	// and counted.
 	Queue int
 	// Batch is the most records written in one transaction. Zero means
-	// DefaultBatch (256).
+	// DefaultBatch (1,024). Under load a batch fills before Interval
+	// passes, so Batch sets how often the database commits: every commit
+	// costs the same besides its records (SQLite rewrites the last pages
+	// of each index and may checkpoint), so fewer, larger ones leave the
+	// requests more of the CPU; 1,024 records cost about 13% less CPU
+	// each than 256 did (BenchmarkSQLiteWrite), and hold about 300 KiB.
 	Batch int
 	// Interval is the longest a record waits for its batch to fill. Zero
 	// means DefaultInterval (1s).

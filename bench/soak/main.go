@@ -11,11 +11,29 @@
 //	make soak                       # N=1000, D=60s
 //	go run ./bench/soak -n 200 -d 20s
 //	go run ./bench/soak -n 1000 -d 30s -rounds 2 -idle 0   # off, on, off, on
+//	go run ./bench/soak -n 1000 -d 30s -idle 0 -profile /tmp/prof
+//	go run ./bench/soak -n 1000 -d 30s -rounds 4 -idle 0 -paired
+//
+// Beside wall-clock figures it prints the gateway process's CPU time per
+// request (user and system, from /proc), and each round's ratios: on a
+// machine that other work shares, throughput and p99 move with that
+// work, the CPU a request costs less so. With -paired both gateways take
+// their load at the same time, each from its own n connections, so that
+// a busy machine slows both alike and their ratio shows the store's cost
+// rather than the other work's drift (each gets about half the CPU: the
+// figures are not those of one gateway alone). With -profile the gateway
+// is built with net/http/pprof on a second loopback listener (a file added to the build by an overlay, so
+// the gateway's own code has no such listener) and each run's CPU profile
+// over its load and its allocation profile after it are saved in the
+// directory, for go tool pprof.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	_ "embed"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,11 +57,18 @@ func main() {
 	d := flag.Duration("d", 60*time.Second, "duration of the load, per gateway")
 	idle := flag.Duration("idle", 5*time.Minute, "how long to sample the last gateway idle after its load")
 	rounds := flag.Int("rounds", 1, "rounds of store off then on; more rounds average out a machine whose other load drifts")
+	profile := flag.String("profile", "", "directory for each run's CPU and allocation profiles of the gateway; empty: none")
+	paired := flag.Bool("paired", false, "load both gateways at once, each with n connections, so that they share the machine's other load alike")
 	flag.Parse()
 	log.SetFlags(0)
 
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			log.Fatal(err)
+		}
+	}
 	up := startUpstream()
-	bin, dir, cleanup := buildGateway()
+	bin, dir, cleanup := buildGateway(*profile != "")
 	defer cleanup()
 	// Off first: a store's file cache then cannot favour the run without
 	// it.
@@ -59,16 +84,55 @@ func main() {
 		{"store on", []string{"GATEWAY_OUTCOMES_SQLITE=" + filepath.Join(dir, "outcomes.db")}},
 	}
 	results := make([]result, len(runs))
+	var roundRatios [][2]float64
 	for round := range max(*rounds, 1) {
+		this := make([]result, len(runs))
+		// Paired, each load starts once both gateways are up and warm.
+		var started sync.WaitGroup
+		started.Add(len(runs))
+		var wg sync.WaitGroup
 		for i, r := range runs {
 			idleFor := time.Duration(0)
 			if round == *rounds-1 && i == len(runs)-1 {
 				idleFor = *idle
 			}
-			results[i] = results[i].merge(soak(bin, up, r.name, r.env, *n, *d, idleFor))
+			var prof string
+			if *profile != "" {
+				prof = filepath.Join(*profile, fmt.Sprintf("%s-%d", strings.ReplaceAll(r.name, " ", "-"), round+1))
+			}
+			if !*paired {
+				this[i] = soak(bin, up, r.name, r.env, *n, *d, idleFor, prof, func() {})
+				continue
+			}
+			wg.Go(func() {
+				this[i] = soak(bin, up, r.name, r.env, *n, *d, idleFor, prof, func() { started.Done(); started.Wait() })
+			})
+		}
+		wg.Wait()
+		// A round's ratios are taken before merging (merge appends to
+		// the first round's maps).
+		rps, cpu := this[1].rps()/this[0].rps(), float64(this[1].cpuPerRequest())/float64(this[0].cpuPerRequest())
+		roundRatios = append(roundRatios, [2]float64{rps, cpu})
+		fmt.Printf("round %d: store on/off rps ratio %.3f, gateway CPU per request ratio %.3f\n", round+1, rps, cpu)
+		for i := range runs {
+			results[i] = results[i].merge(this[i])
 		}
 	}
 	report(results)
+	if len(roundRatios) > 1 {
+		med := func(k int) float64 {
+			v := make([]float64, len(roundRatios))
+			for i, r := range roundRatios {
+				v[i] = r[k]
+			}
+			slices.Sort(v)
+			if len(v)%2 == 1 {
+				return v[len(v)/2]
+			}
+			return (v[len(v)/2-1] + v[len(v)/2]) / 2
+		}
+		fmt.Printf("median of %d rounds: store on/off rps ratio %.3f, gateway CPU per request ratio %.3f\n", len(roundRatios), med(0), med(1))
+	}
 }
 
 // merge adds o, another round of the same gateway, to r.
@@ -86,6 +150,7 @@ func (r result) merge(o result) result {
 		r.outcomes[k] += v
 	}
 	r.elapsed += o.elapsed
+	r.cpu += o.cpu
 	return r
 }
 
@@ -95,6 +160,8 @@ type result struct {
 	lat     map[string][]time.Duration
 	errs    map[string]int
 	elapsed time.Duration
+	// cpu is the gateway process's user and system time over the load.
+	cpu time.Duration
 	// outcomes are the Writer's counters after the load, from /metrics.
 	outcomes map[string]float64
 }
@@ -109,10 +176,22 @@ func (r result) all() []time.Duration {
 
 func (r result) rps() float64 { return float64(len(r.all())) / r.elapsed.Seconds() }
 
+// cpuPerRequest is the gateway's CPU time per request answered.
+func (r result) cpuPerRequest() time.Duration {
+	if n := len(r.all()); n > 0 {
+		return r.cpu / time.Duration(n)
+	}
+	return 0
+}
+
 // soak starts a gateway with env, holds n connections of mixed traffic
-// against it for d, samples it idle for idle, and stops it.
-func soak(bin, up, name string, env []string, n int, d, idle time.Duration) result {
-	gw, pid, stop := startGateway(bin, up, env)
+// against it for d, samples it idle for idle, and stops it. With prof set
+// it saves the gateway's CPU profile over the load at prof.cpu.pprof and
+// its allocations at prof.allocs.pprof. It calls begin once the gateway
+// is up and warm, just before the load: paired runs wait there for each
+// other.
+func soak(bin, up, name string, env []string, n int, d, idle time.Duration, prof string, begin func()) result {
+	gw, pprofURL, pid, stop := startGateway(bin, up, env, prof != "")
 	defer stop()
 
 	tr := &http.Transport{MaxIdleConns: n, MaxIdleConnsPerHost: n, MaxConnsPerHost: n, DisableCompression: true}
@@ -128,12 +207,24 @@ func soak(bin, up, name string, env []string, n int, d, idle time.Duration) resu
 		fmt.Printf("%-9s rss %7.1f MiB  heap in use %7.1f MiB  goroutines %6d\n", when, float64(rssKiB(pid))/1024, heap/(1<<20), g)
 	}
 	sample("before")
+	begin()
 
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	var mu sync.Mutex
 	res := result{name: name, lat: map[string][]time.Duration{}, errs: map[string]int{}}
 	var wg sync.WaitGroup
+	profiled := make(chan struct{})
+	go func() {
+		defer close(profiled)
+		if prof != "" {
+			// The profile ends a second before the load does, so that it
+			// holds load only.
+			secs := max(int(d.Seconds())-1, 1)
+			save(pprofURL+"/debug/pprof/profile?seconds="+strconv.Itoa(secs), prof+".cpu.pprof")
+		}
+	}()
+	cpu0 := cpuTime(pid)
 	start := time.Now()
 	for i := range n {
 		wg.Go(func() {
@@ -168,6 +259,11 @@ func soak(bin, up, name string, env []string, n int, d, idle time.Duration) resu
 	wg.Wait()
 	tick.Stop()
 	res.elapsed = time.Since(start)
+	res.cpu = cpuTime(pid) - cpu0
+	<-profiled
+	if prof != "" {
+		save(pprofURL+"/debug/pprof/allocs", prof+".allocs.pprof")
+	}
 	tr.CloseIdleConnections()
 	// The Writer writes a batch every second at the latest: what the load
 	// queued is written (or counted as failed) once two have passed.
@@ -217,8 +313,9 @@ func report(rs []result) {
 		for _, c := range r.errs {
 			nerr += c
 		}
-		fmt.Printf("%-10s rps %8.0f (ratio %.3f), errors %d, outcome records written %.0f, dropped %.0f, failed %.0f\n",
-			r.name, r.rps(), r.rps()/rs[0].rps(), nerr, r.outcomes["written"], r.outcomes["dropped"], r.outcomes["failed"])
+		fmt.Printf("%-10s rps %8.0f (ratio %.3f), gateway CPU %4.0f µs/request (ratio %.3f), errors %d, outcome records written %.0f, dropped %.0f, failed %.0f\n",
+			r.name, r.rps(), r.rps()/rs[0].rps(), float64(r.cpuPerRequest())/float64(time.Microsecond),
+			float64(r.cpuPerRequest())/float64(rs[0].cpuPerRequest()), nerr, r.outcomes["written"], r.outcomes["dropped"], r.outcomes["failed"])
 		for e, c := range r.errs {
 			fmt.Printf("  %6d  %s\n", c, e)
 		}
@@ -321,13 +418,34 @@ func startUpstream() string {
 	return "http://" + ln.Addr().String()
 }
 
-func buildGateway() (string, string, func()) {
+// pprofSource is added to the gateway's main package when profiling: it
+// serves net/http/pprof on a loopback listener of its own.
+//
+//go:embed pprof.go.txt
+var pprofSource []byte
+
+// buildGateway builds the gateway of this checkout into a temp dir; with
+// profile, with pprofSource added to its main package by an overlay.
+func buildGateway(profile bool) (string, string, func()) {
 	dir, err := os.MkdirTemp("", "soak")
 	if err != nil {
 		log.Fatal(err)
 	}
 	bin := filepath.Join(dir, "gateway")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gateway")
+	args := []string{"build", "-o", bin}
+	if profile {
+		src, overlay := filepath.Join(dir, "pprof.go"), filepath.Join(dir, "overlay.json")
+		target, err := filepath.Abs(filepath.Join("cmd", "gateway", "zz_soak_pprof.go"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		spec, _ := json.Marshal(map[string]map[string]string{"Replace": {target: src}})
+		if err := errors.Join(os.WriteFile(src, pprofSource, 0o600), os.WriteFile(overlay, spec, 0o600)); err != nil {
+			log.Fatal(err)
+		}
+		args = append(args, "-overlay", overlay)
+	}
+	cmd := exec.Command("go", append(args, "./cmd/gateway")...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		log.Fatalf("build: %v", err)
@@ -335,11 +453,16 @@ func buildGateway() (string, string, func()) {
 	return bin, dir, func() { os.RemoveAll(dir) }
 }
 
-func startGateway(bin, upstream string, env []string) (string, int, func()) {
+// startGateway starts bin against upstream and returns its address, its
+// pprof listener's (with profile), its pid and how to stop it.
+func startGateway(bin, upstream string, env []string, profile bool) (string, string, int, func()) {
 	cmd := exec.Command(bin, "serve", "--listen", "127.0.0.1:0", "--upstream", upstream)
 	// The request log is off: at tens of thousands of requests a second
 	// it would measure the terminal.
 	cmd.Env = append(append(os.Environ(), "GATEWAY_LOG_LEVEL=warn"), env...)
+	if profile {
+		cmd.Env = append(cmd.Env, "CG_SOAK_PPROF=127.0.0.1:0")
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		log.Fatal(err)
@@ -347,23 +470,69 @@ func startGateway(bin, upstream string, env []string) (string, int, func()) {
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
-	addr := make(chan string, 1)
+	addr, pprofAddr := make(chan string, 1), make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
 				addr <- a
 			}
+			if a, ok := strings.CutPrefix(sc.Text(), "soak pprof on "); ok {
+				pprofAddr <- "http://" + a
+			}
 		}
 	}()
-	select {
-	case a := <-addr:
-		return a, cmd.Process.Pid, func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		log.Fatal("the gateway did not start")
+	timeout := time.After(30 * time.Second)
+	var a, p string
+	for a == "" || (profile && p == "") {
+		select {
+		case a = <-addr:
+		case p = <-pprofAddr:
+		case <-timeout:
+			cmd.Process.Kill()
+			log.Fatal("the gateway did not start")
+		}
 	}
-	return "", 0, nil
+	return a, p, cmd.Process.Pid, func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
+}
+
+// save writes what url answers to path.
+func save(url, path string) {
+	resp, err := http.Get(url)
+	if err != nil {
+		log.Printf("profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		log.Printf("profile: %v", err)
+	}
+}
+
+// cpuTime is the user and system time process pid has used, from
+// /proc/PID/stat (in clock ticks of 1/100 s, the USER_HZ of Linux).
+func cpuTime(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name in parentheses may hold spaces; the fields after
+	// it are space-separated, utime and stime the 12th and 13th.
+	_, after, ok := bytes.Cut(b, []byte(") "))
+	f := strings.Fields(string(after))
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
 func rssKiB(pid int) int {
