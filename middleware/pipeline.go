@@ -492,15 +492,8 @@ func (rp *repairs) run(ctx context.Context, job repair.Job) repair.Outcome {
 	out := repair.Run(ctx, job)
 	rp.left = max(0, rp.left-out.LLMCalls)
 	s := &rp.spent
-	for _, r := range out.Rungs {
-		if !slices.Contains(s.Rungs, r) {
-			s.Rungs = append(s.Rungs, r)
-		}
-	}
-	s.LLMCalls += out.LLMCalls
+	s.AddCalls(out)
 	s.Changes = append(s.Changes, out.Changes...)
-	s.Tokens.PromptTokens += out.Tokens.PromptTokens
-	s.Tokens.OutputTokens += out.Tokens.OutputTokens
 	s.Before.Violations = append(s.Before.Violations, out.Before.Violations...)
 	return out
 }

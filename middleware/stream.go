@@ -187,10 +187,11 @@ func (it *itemRelease) addSpent(out *repair.Outcome) {
 	if it == nil || it.spent == nil {
 		return
 	}
-	out.LLMCalls += it.spent.LLMCalls
-	out.Tokens.PromptTokens += it.spent.Tokens.PromptTokens
-	out.Tokens.OutputTokens += it.spent.Tokens.OutputTokens
-	out.Rungs = append(slices.Clone(it.spent.Rungs), slices.DeleteFunc(slices.Clone(out.Rungs), func(r string) bool { return slices.Contains(it.spent.Rungs, r) })...)
+	// The run's calls came first: its rungs lead.
+	all := *it.spent
+	all.Rungs = slices.Clone(all.Rungs)
+	all.AddCalls(*out)
+	out.LLMCalls, out.Tokens, out.Rungs = all.LLMCalls, all.Tokens, all.Rungs
 }
 
 // flushReleased writes the deltas of the feed the stream follows, in

@@ -32,7 +32,8 @@ type WriterConfig struct {
 	// costs the same besides its records (SQLite rewrites the last pages
 	// of each index and may checkpoint), so fewer, larger ones leave the
 	// requests more of the CPU; 1,024 records cost about 13% less CPU
-	// each than 256 did (BenchmarkSQLiteWrite), and hold about 300 KiB.
+	// time each than 256 did (measured per record over many batches on a
+	// store of 100k records), and hold about 300 KiB.
 	Batch int
 	// Interval is the longest a record waits for its batch to fill. Zero
 	// means DefaultInterval (1s).

@@ -3,6 +3,7 @@ package repair
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/contractgateway/gateway/internal/mcqgen"
@@ -59,5 +60,16 @@ func TestRepairItems(t *testing.T) {
 		if first := string(strictjson.Marshal(out.Doc.Get("questions").Items[0])); first != string(strictjson.Marshal(good.Get("questions").Items[0])) {
 			t.Errorf("%s: item 0 changed: %s", tt.name, first)
 		}
+	}
+}
+
+// TestAddCalls: the calls, tokens and rungs of several runs add up, each
+// rung named once, in the order first used.
+func TestAddCalls(t *testing.T) {
+	o := Outcome{LLMCalls: 1, Tokens: Usage{PromptTokens: 10, OutputTokens: 3}, Rungs: []string{"local", "llm_repair_scoped"}}
+	o.AddCalls(Outcome{LLMCalls: 2, Tokens: Usage{PromptTokens: 5, OutputTokens: 4}, Rungs: []string{"local", "llm_repair_scoped", "partial_regeneration"}})
+	want := Outcome{LLMCalls: 3, Tokens: Usage{PromptTokens: 15, OutputTokens: 7}, Rungs: []string{"local", "llm_repair_scoped", "partial_regeneration"}}
+	if o.LLMCalls != want.LLMCalls || o.Tokens != want.Tokens || !slices.Equal(o.Rungs, want.Rungs) {
+		t.Errorf("AddCalls = %d calls, %+v, %v; want %d, %+v, %v", o.LLMCalls, o.Tokens, o.Rungs, want.LLMCalls, want.Tokens, want.Rungs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/strictjson"
@@ -149,6 +150,21 @@ type Outcome struct {
 	// wrapping context.DeadlineExceeded for the deadline, context.Canceled
 	// when the caller went away. Nil otherwise.
 	Err error
+}
+
+// AddCalls adds the model calls of other to o: their count, their tokens,
+// and the rungs that made them, each named once in the order first used.
+// A request whose answer more than one run worked on (a stream's items,
+// then the ladder; the arguments of several tool calls) reports them all.
+func (o *Outcome) AddCalls(other Outcome) {
+	o.LLMCalls += other.LLMCalls
+	o.Tokens.PromptTokens += other.Tokens.PromptTokens
+	o.Tokens.OutputTokens += other.Tokens.OutputTokens
+	for _, r := range other.Rungs {
+		if !slices.Contains(o.Rungs, r) {
+			o.Rungs = append(o.Rungs, r)
+		}
+	}
 }
 
 // Run brings one answer into contract, cheapest rung first, and applies the

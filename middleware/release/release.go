@@ -318,10 +318,7 @@ func (r *Run) judge(ctx context.Context, raw string) (*strictjson.Value, bool) {
 		}
 		out := rung(ctx, job, doc, report, []int{n - 1})
 		r.left = max(0, r.left-out.LLMCalls)
-		r.out0.LLMCalls += out.LLMCalls
-		r.out0.Tokens.PromptTokens += out.Tokens.PromptTokens
-		r.out0.Tokens.OutputTokens += out.Tokens.OutputTokens
-		r.out0.Rungs = appendNew(r.out0.Rungs, out.Rungs...)
+		r.out0.AddCalls(out)
 		if out.Status == repair.StatusRepaired {
 			if item, ok := r.accept(out.Doc, out.Report, out.Changes, n); ok {
 				return item, true
@@ -441,17 +438,4 @@ func hasFixes(r validators.Report) bool {
 		}
 	}
 	return false
-}
-
-func appendNew(list []string, more ...string) []string {
-	for _, s := range more {
-		found := false
-		for _, t := range list {
-			found = found || t == s
-		}
-		if !found {
-			list = append(list, s)
-		}
-	}
-	return list
 }
