@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +52,18 @@ type pacedQuiz struct {
 	mu            sync.Mutex
 	paths         []string
 	repairPrompts []string
+}
+
+// startQuizGateway serves up and starts a gateway in front of it whose
+// virtual model quiz guards the upstream's model m with mcq; it returns
+// the gateway's URL.
+func startQuizGateway(t *testing.T, up *pacedQuiz) string {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Upstream = startPaced(t, up)
+	cfg.Routes = []config.Route{{Model: "quiz", Upstream: "m", Contract: "mcq"}}
+	return startE2EGateway(t, cfg)
 }
 
 func newPacedQuiz(n int) *pacedQuiz {
@@ -291,13 +302,7 @@ func TestE2EStreamClients(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.client, func(t *testing.T) {
 			up := newPacedQuiz(8)
-			ups := httptest.NewServer(up)
-			t.Cleanup(ups.Close)
-			cfg := config.Default()
-			cfg.Listen = "127.0.0.1:0"
-			cfg.Upstream = ups.URL
-			cfg.Routes = []config.Route{{Model: "quiz", Upstream: "m", Contract: "mcq"}}
-			gw := startE2EGateway(t, cfg)
+			gw := startQuizGateway(t, up)
 
 			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 			defer cancel()
@@ -368,13 +373,7 @@ func TestE2EStreamOllamaCLI(t *testing.T) {
 	}
 	params, _ := v.Params(nil)
 	up := newPacedQuiz(8)
-	ups := httptest.NewServer(up)
-	t.Cleanup(ups.Close)
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Upstream = ups.URL
-	cfg.Routes = []config.Route{{Model: "quiz", Upstream: "m", Contract: "mcq"}}
-	gw := startE2EGateway(t, cfg)
+	gw := startQuizGateway(t, up)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
