@@ -42,11 +42,9 @@ func TestOutcomeStoreRecordsGuardedRequests(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state", "outcomes.db")
-			mark := func(name string) string {
-				return strings.Replace(readFixture(t, name), "Python basics", answerMarker+" Python basics", 1)
-			}
-			valid, fault := mark("mcq_valid.json"), mark("mcq_content_fault.json")
-			up := &scriptedUpstream{answers: []string{valid, mark("mcq_derivable.txt"), fault, valid, fault}}
+			up := statsScript(t, func(answer string) string {
+				return strings.Replace(answer, "Python basics", answerMarker+" Python basics", 1)
+			})
 			ups := httptest.NewServer(up)
 			defer ups.Close()
 			start := func() (*Server, *httptest.Server) {
@@ -61,13 +59,7 @@ func TestOutcomeStoreRecordsGuardedRequests(t *testing.T) {
 				return srv, httptest.NewServer(srv.Handler())
 			}
 			srv, gw := start()
-			for i, prompt := range []string{"one", "two", "three", "four", "one"} {
-				resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","stream":false,"prompt":"`+promptMarker+` `+prompt+`"}`,
-					map[string]string{"X-Contract": "mcq"})
-				if want := map[bool]int{true: 422, false: 200}[i == 3]; resp.StatusCode != want {
-					t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
-				}
-			}
+			sendStatsScript(t, gw.URL, promptMarker+" ")
 			gw.Close()
 			srv.Close() // writes what is queued
 

@@ -38,8 +38,7 @@ func TestAdminStatsFromOutcomeStore(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			store := tt.store(t)
-			valid, fault := readFixture(t, "mcq_valid.json"), readFixture(t, "mcq_content_fault.json")
-			up := &scriptedUpstream{answers: []string{valid, readFixture(t, "mcq_derivable.txt"), fault, valid, fault}}
+			up := statsScript(t, nil)
 			ups := httptest.NewServer(up)
 			defer ups.Close()
 			start := func() (*Server, *httptest.Server) {
@@ -53,13 +52,7 @@ func TestAdminStatsFromOutcomeStore(t *testing.T) {
 				return srv, httptest.NewServer(srv.Handler())
 			}
 			srvA, gwA := start()
-			for i, prompt := range []string{"one", "two", "three", "four", "one"} {
-				resp, body := post(t, gwA.URL+"/api/generate", `{"model":"m","stream":false,"prompt":"`+prompt+`"}`,
-					map[string]string{"X-Contract": "mcq"})
-				if want := map[bool]int{true: 422, false: 200}[i == 3]; resp.StatusCode != want {
-					t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
-				}
-			}
+			sendStatsScript(t, gwA.URL, "")
 			gwA.Close()
 			srvA.Close() // writes what is queued
 
@@ -71,25 +64,7 @@ func TestAdminStatsFromOutcomeStore(t *testing.T) {
 			if got.Source != "outcomes" || got.Requests != 5 || got.Until == nil || !got.Since.Before(*got.Until) {
 				t.Fatalf("stats source %q, requests %d, window %v to %v; want 5 from the outcome store", got.Source, got.Requests, got.Since, got.Until)
 			}
-			wantCounts := []stats.Count{
-				{Contract: "mcq@1", Model: "m", Status: "failed", Count: 1},
-				{Contract: "mcq@1", Model: "m", Status: "repaired", Count: 2},
-				{Contract: "mcq@1", Model: "m", Status: "valid", Count: 2},
-			}
-			if diff := cmp.Diff(wantCounts, got.Counts); diff != "" {
-				t.Errorf("counts (-want +got):\n%s", diff)
-			}
-			wantViolations := []stats.Count{
-				{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "failed", Count: 1},
-				{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "repaired", Count: 1},
-				{Contract: "mcq@1", Model: "m", Code: "JSON_SYNTAX", Status: "repaired", Count: 1},
-			}
-			if diff := cmp.Diff(wantViolations, got.Violations); diff != "" {
-				t.Errorf("violations (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(map[string]int{"ANSWER_RANGE": 2, "JSON_SYNTAX": 1}, got.ByCode); diff != "" {
-				t.Errorf("by code (-want +got):\n%s", diff)
-			}
+			checkStatsScriptCounts(t, got)
 			if diff := cmp.Diff(map[string]int{"m": 3}, got.ByModel); diff != "" {
 				t.Errorf("by model (-want +got):\n%s", diff)
 			}

@@ -19,8 +19,7 @@ const statsToken = "s3cret"
 // first again from the cache.
 func scriptedStatsGateway(t *testing.T, edit func(*config.Config)) (gwURL string, up *scriptedUpstream) {
 	t.Helper()
-	valid, fault := readFixture(t, "mcq_valid.json"), readFixture(t, "mcq_content_fault.json")
-	up = &scriptedUpstream{answers: []string{valid, readFixture(t, "mcq_derivable.txt"), fault, valid, fault}}
+	up = statsScript(t, nil)
 	gw := newGuardedGateway(t, up, func(c *config.Config) {
 		c.MaxLLMCalls = 1
 		c.AdminToken = statsToken
@@ -28,9 +27,31 @@ func scriptedStatsGateway(t *testing.T, edit func(*config.Config)) (gwURL string
 			edit(c)
 		}
 	})
+	sendStatsScript(t, gw.URL, "")
+	return gw.URL, up
+}
+
+// statsScript is the upstream of the stats script: valid, derivable (a
+// local fix), a content fault, valid, and the fault again (the fifth
+// request, a repeat of the first prompt, is a cache hit). mark, when set,
+// edits each answer.
+func statsScript(t *testing.T, mark func(string) string) *scriptedUpstream {
+	t.Helper()
+	if mark == nil {
+		mark = func(s string) string { return s }
+	}
+	valid, fault := mark(readFixture(t, "mcq_valid.json")), mark(readFixture(t, "mcq_content_fault.json"))
+	return &scriptedUpstream{answers: []string{valid, mark(readFixture(t, "mcq_derivable.txt")), fault, valid, fault}}
+}
+
+// sendStatsScript sends the stats script's five mcq requests to the
+// gateway at url, each prompt after prefix: the fourth fails (422), the
+// others are answered.
+func sendStatsScript(t *testing.T, url, prefix string) {
+	t.Helper()
 	hdr := map[string]string{"X-Contract": "mcq"}
 	for i, prompt := range []string{"one", "two", "three", "four", "one"} {
-		resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","stream":false,"prompt":"`+prompt+`"}`, hdr)
+		resp, body := post(t, url+"/api/generate", `{"model":"m","stream":false,"prompt":"`+prefix+prompt+`"}`, hdr)
 		want := http.StatusOK
 		if i == 3 {
 			want = http.StatusUnprocessableEntity
@@ -39,7 +60,31 @@ func scriptedStatsGateway(t *testing.T, edit func(*config.Config)) (gwURL string
 			t.Fatalf("request %d: status %d: %s", i, resp.StatusCode, body)
 		}
 	}
-	return gw.URL, up
+}
+
+// checkStatsScriptCounts checks what the stats script counts in got:
+// statuses, violations by status, and codes.
+func checkStatsScriptCounts(t *testing.T, got StatsReport) {
+	t.Helper()
+	wantCounts := []stats.Count{
+		{Contract: "mcq@1", Model: "m", Status: "failed", Count: 1},
+		{Contract: "mcq@1", Model: "m", Status: "repaired", Count: 2},
+		{Contract: "mcq@1", Model: "m", Status: "valid", Count: 2},
+	}
+	if diff := cmp.Diff(wantCounts, got.Counts); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	wantViolations := []stats.Count{
+		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "failed", Count: 1},
+		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "repaired", Count: 1},
+		{Contract: "mcq@1", Model: "m", Code: "JSON_SYNTAX", Status: "repaired", Count: 1},
+	}
+	if diff := cmp.Diff(wantViolations, got.Violations); diff != "" {
+		t.Errorf("violations (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]int{"ANSWER_RANGE": 2, "JSON_SYNTAX": 1}, got.ByCode); diff != "" {
+		t.Errorf("by code (-want +got):\n%s", diff)
+	}
 }
 
 func adminGet(t *testing.T, url string, out any) {
@@ -72,25 +117,7 @@ func TestAdminStatsCounts(t *testing.T) {
 	if got.Requests != 5 {
 		t.Errorf("requests = %d, want 5", got.Requests)
 	}
-	wantCounts := []stats.Count{
-		{Contract: "mcq@1", Model: "m", Status: "failed", Count: 1},
-		{Contract: "mcq@1", Model: "m", Status: "repaired", Count: 2},
-		{Contract: "mcq@1", Model: "m", Status: "valid", Count: 2},
-	}
-	if diff := cmp.Diff(wantCounts, got.Counts); diff != "" {
-		t.Errorf("counts (-want +got):\n%s", diff)
-	}
-	wantViolations := []stats.Count{
-		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "failed", Count: 1},
-		{Contract: "mcq@1", Model: "m", Code: "ANSWER_RANGE", Status: "repaired", Count: 1},
-		{Contract: "mcq@1", Model: "m", Code: "JSON_SYNTAX", Status: "repaired", Count: 1},
-	}
-	if diff := cmp.Diff(wantViolations, got.Violations); diff != "" {
-		t.Errorf("violations (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(map[string]int{"ANSWER_RANGE": 2, "JSON_SYNTAX": 1}, got.ByCode); diff != "" {
-		t.Errorf("by code (-want +got):\n%s", diff)
-	}
+	checkStatsScriptCounts(t, got)
 	wantRungs := map[string]int{"first": 1, "local": 1, "llm_repair": 1, "failed": 1, "cache": 1}
 	if diff := cmp.Diff(wantRungs, got.Rungs); diff != "" {
 		t.Errorf("rungs (-want +got):\n%s", diff)
