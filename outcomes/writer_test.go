@@ -8,32 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contractgateway/gateway/internal/logcount"
+
 	"github.com/contractgateway/gateway/internal/pgtest"
 )
-
-// logCounter counts log records by level.
-type logCounter struct {
-	mu     sync.Mutex
-	levels map[slog.Level]int
-}
-
-func (c *logCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.levels == nil {
-		c.levels = map[slog.Level]int{}
-	}
-	c.levels[r.Level]++
-	return nil
-}
-func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *logCounter) WithGroup(string) slog.Handler      { return c }
-func (c *logCounter) count(l slog.Level) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.levels[l]
-}
 
 // blockingStore's Write reports that it started, then waits for release:
 // a database that hangs.
@@ -128,7 +106,7 @@ func TestWriterDatabaseDown(t *testing.T) {
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)
 	s := mustOpen(t, func(ctx context.Context) (Store, error) { return OpenPostgres(ctx, dsn) })
-	logs := &logCounter{}
+	logs := &logcount.Counter{}
 	w := NewWriter(s, WriterConfig{Interval: time.Hour, Retention: -1, Logger: slog.New(logs)})
 	defer w.Close(t.Context())
 	recs := sample(12)
@@ -148,7 +126,7 @@ func TestWriterDatabaseDown(t *testing.T) {
 	if got := w.Failed(); got != 6 {
 		t.Errorf("Failed() while down = %d, want 6", got)
 	}
-	if got := logs.count(slog.LevelWarn); got != 1 {
+	if got := logs.Count(slog.LevelWarn); got != 1 {
 		t.Errorf("warnings while down = %d, want 1", got)
 	}
 	pg.Restart(t)
@@ -158,10 +136,10 @@ func TestWriterDatabaseDown(t *testing.T) {
 	if err := w.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if got := logs.count(slog.LevelInfo); got != 1 {
+	if got := logs.Count(slog.LevelInfo); got != 1 {
 		t.Errorf("recovered lines = %d, want 1", got)
 	}
-	if got := logs.count(slog.LevelWarn); got != 1 {
+	if got := logs.Count(slog.LevelWarn); got != 1 {
 		t.Errorf("warnings after recovery = %d, want 1", got)
 	}
 	page, err := s.List(t.Context(), Query{})

@@ -1,13 +1,13 @@
 package guardlog
 
 import (
-	"context"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/contractgateway/gateway/internal/logcount"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -81,30 +81,6 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// logCounter counts log records by level.
-type logCounter struct {
-	mu     sync.Mutex
-	levels map[slog.Level]int
-}
-
-func (c *logCounter) Enabled(context.Context, slog.Level) bool { return true }
-func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.levels == nil {
-		c.levels = map[slog.Level]int{}
-	}
-	c.levels[r.Level]++
-	return nil
-}
-func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *logCounter) WithGroup(string) slog.Handler      { return c }
-func (c *logCounter) count(l slog.Level) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.levels[l]
-}
-
 // TestOpenWhilePostgresDown checks that a gateway starting while its
 // PostgreSQL is down starts anyway, with one warning for the outage, and
 // writes its records once the database is back.
@@ -112,7 +88,7 @@ func TestOpenWhilePostgresDown(t *testing.T) {
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)
 	pg.Stop()
-	logs := &logCounter{}
+	logs := &logcount.Counter{}
 	l, err := Open(Options{Postgres: dsn, Logger: slog.New(logs)})
 	if err != nil || l == nil {
 		t.Fatalf("Open with PostgreSQL down = %v, %v; want a store", l, err)
@@ -122,8 +98,8 @@ func TestOpenWhilePostgresDown(t *testing.T) {
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if l.w.Failed() != 1 || logs.count(slog.LevelWarn) != 1 {
-		t.Errorf("while down: Failed() = %d, warnings = %d; want 1, 1", l.w.Failed(), logs.count(slog.LevelWarn))
+	if l.w.Failed() != 1 || logs.Count(slog.LevelWarn) != 1 {
+		t.Errorf("while down: Failed() = %d, warnings = %d; want 1, 1", l.w.Failed(), logs.Count(slog.LevelWarn))
 	}
 	pg.Restart(t)
 	l.Observe(middleware.Event{RequestID: "kept", Status: "valid"})
@@ -134,8 +110,8 @@ func TestOpenWhilePostgresDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Records) != 1 || page.Records[0].ID != "kept" || logs.count(slog.LevelInfo) != 1 || logs.count(slog.LevelWarn) != 1 {
+	if len(page.Records) != 1 || page.Records[0].ID != "kept" || logs.Count(slog.LevelInfo) != 1 || logs.Count(slog.LevelWarn) != 1 {
 		t.Errorf("after restart: records %+v, info lines %d, warnings %d; want [kept], 1, 1",
-			page.Records, logs.count(slog.LevelInfo), logs.count(slog.LevelWarn))
+			page.Records, logs.Count(slog.LevelInfo), logs.Count(slog.LevelWarn))
 	}
 }
