@@ -73,3 +73,16 @@ func TestAddCalls(t *testing.T) {
 		t.Errorf("AddCalls = %d calls, %+v, %v; want %d, %+v, %v", o.LLMCalls, o.Tokens, o.Rungs, want.LLMCalls, want.Tokens, want.Rungs)
 	}
 }
+
+// TestRungKind: both repair calls are llm_repair, every re-run is rerun,
+// and any other rung is its own kind.
+func TestRungKind(t *testing.T) {
+	for rung, want := range map[string]string{
+		"llm_repair": "llm_repair", "llm_repair_scoped": "llm_repair", "partial_regeneration": "regeneration",
+		"rerun:0.3": "rerun", "local": "local", "merge": "merge", "fallback:model": "fallback:model",
+	} {
+		if got := RungKind(rung); got != want {
+			t.Errorf("RungKind(%q) = %q, want %q", rung, got, want)
+		}
+	}
+}

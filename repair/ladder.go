@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/strictjson"
@@ -150,6 +151,21 @@ type Outcome struct {
 	// wrapping context.DeadlineExceeded for the deadline, context.Canceled
 	// when the caller went away. Nil otherwise.
 	Err error
+}
+
+// RungKind is the family of a rung as Outcome.Rungs names it: llm_repair
+// for either kind of repair call, regeneration for partial regeneration,
+// rerun for a re-run at any temperature; any other rung is its own.
+func RungKind(rung string) string {
+	switch {
+	case rung == "llm_repair", rung == "llm_repair_scoped":
+		return "llm_repair"
+	case rung == "partial_regeneration":
+		return "regeneration"
+	case strings.HasPrefix(rung, "rerun:"):
+		return "rerun"
+	}
+	return rung
 }
 
 // AddCalls adds the model calls of other to o: their count, their tokens,

@@ -9,7 +9,6 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -93,17 +92,8 @@ func AcceptedRung(ev middleware.Event) string {
 		return "first"
 	}
 	for i := len(ev.Rungs) - 1; i >= 0; i-- {
-		switch r := ev.Rungs[i]; {
-		case r == "merge":
-			continue
-		case r == "llm_repair", r == "llm_repair_scoped":
-			return "llm_repair"
-		case r == "partial_regeneration":
-			return "regeneration"
-		case strings.HasPrefix(r, "rerun:"):
-			return "rerun"
-		default:
-			return r
+		if r := ev.Rungs[i]; r != "merge" {
+			return repair.RungKind(r)
 		}
 	}
 	return "local"

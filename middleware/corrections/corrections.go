@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
@@ -81,14 +80,10 @@ func List(v *validators.Validator, params validators.Params, first string, out *
 // call of the ladder, "" when none was made.
 func modelRung(rungs []string) string {
 	for i := len(rungs) - 1; i >= 0; i-- {
-		switch r := rungs[i]; {
-		case r == "llm_repair", r == "llm_repair_scoped":
-			return "llm_repair"
-		case r == "partial_regeneration":
-			return "regeneration"
-		case strings.HasPrefix(r, "rerun:"):
-			return "rerun"
-		case r == "fallback:model":
+		switch k := repair.RungKind(rungs[i]); k {
+		case "llm_repair", "regeneration", "rerun":
+			return k
+		case "fallback:model":
 			return "fallback"
 		}
 	}
