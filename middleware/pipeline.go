@@ -72,6 +72,19 @@ type exchange struct {
 	streamMode string
 	stream     *progressiveStream
 	items      *itemRelease
+	// task is the upstream request's prompt as repair calls quote it,
+	// made once (taskMade) by the first that needs it.
+	task     string
+	taskMade bool
+}
+
+// taskPrompt is x's task: the prompt of its upstream request, which the
+// run of a stream's items and the ladder after it both quote.
+func (x *exchange) taskPrompt() string {
+	if !x.taskMade {
+		x.task, x.taskMade = x.codec.Prompt(x.up), true
+	}
+	return x.task
 }
 
 // report is what the answer's summary reports beyond the default: the
@@ -533,7 +546,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		Validator:      route.Validator,
 		Params:         route.Params,
 		Text:           first.Text,
-		Prompt:         x.codec.Prompt(x.up),
+		Prompt:         x.taskPrompt(),
 		Model:          g.model(x),
 		ModelName:      x.repairModel(),
 		FirstScheduled: x.firstScheduled,

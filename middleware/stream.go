@@ -123,7 +123,7 @@ func (g *guard) startRelease(ctx context.Context, x *exchange, feed *release.Fee
 		x.follow(it.feed)
 	}
 	job := repair.Job{Validator: x.route.Validator, Params: x.route.Params, ModelName: x.repairModel(),
-		Prompt: x.codec.Prompt(x.up), Model: gatedModel{Model: g.model(x), g: g, x: x}, MaxLLMCalls: g.MaxLLMCalls}
+		Prompt: x.taskPrompt(), Model: gatedModel{Model: g.model(x), g: g, x: x}, MaxLLMCalls: g.MaxLLMCalls}
 	if rel, err := release.Start(ctx, job, it.feed); err == nil {
 		it.rel = rel
 	}

@@ -89,7 +89,7 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, 
 			Validator: v,
 			Params:    validators.Params{},
 			Text:      call.Args,
-			Prompt:    x.codec.Prompt(x.up) + "\n\nArguments of a call of the function " + call.Name + ".",
+			Prompt:    x.taskPrompt() + "\n\nArguments of a call of the function " + call.Name + ".",
 			Model:     g.model(x),
 			ModelName: x.upstreamModel,
 		})
