@@ -44,6 +44,11 @@ type Request struct {
 	// Body is the request as sent upstream, model already the upstream
 	// model.
 	Body *strictjson.Value
+	// Partition is whose answers these are: the name of the caller's key
+	// when answers are kept per key, "" when they are shared by every
+	// caller. Two keys asking the same prompt get two entries, so that one
+	// tenant cannot learn from a hit what another asked.
+	Partition string
 }
 
 // ignoredTop are the body members that do not change the answer: whether
@@ -64,8 +69,10 @@ var ignoredOptions = []string{"num_batch", "num_gpu", "main_gpu", "use_mmap", "n
 // to change the answer.
 func NewKey(r Request) Key {
 	w := keyWriter{b: make([]byte, 0, 4096)}
-	// v2: the output mode and the report are part of the key.
-	w.str("contract-gateway/cache/v2")
+	// v2: the output mode and the report are part of the key; v3: the
+	// partition.
+	w.str("contract-gateway/cache/v3")
+	w.str(r.Partition)
 	w.str(r.Endpoint)
 	w.str(r.Contract)
 	keys := make([]string, 0, len(r.Params))

@@ -308,6 +308,13 @@ type Cache struct {
 	// RedisPrefix is prepended to every key, one per deployment sharing a
 	// Redis. Empty means "cg:".
 	RedisPrefix string `yaml:"redis_prefix"`
+
+	// SharedAcrossKeys lets requests of different API keys (access.keys)
+	// answer one another from the cache and share runs in flight. False,
+	// the default, keeps each key's entries to that key: a hit would tell
+	// one tenant what another asked. Requests without a key share one
+	// partition either way.
+	SharedAcrossKeys bool `yaml:"shared_across_keys"`
 }
 
 // Breaker configures the upstream circuit breaker. The zero value of every

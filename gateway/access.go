@@ -389,12 +389,23 @@ func (w *accessWriter) finish() {
 
 // CheckProtected is the protected mode: it refuses a configuration that
 // listens on an address other than loopback with no access keys, unless
-// access.allow_anonymous says so (see access.CheckProtected). The command
-// calls it before it starts serving.
+// access.allow_anonymous says so (see access.CheckProtected), and one
+// that guards its models with keys there but leaves the admin surface
+// open: without admin_token, /admin/requests/{id} (the debug store's
+// texts), /admin/stats, /admin/outcomes and /metrics would answer anyone
+// on the network. The command calls it before it starts serving.
 func CheckProtected(cfg config.Config) error {
 	ac := access.Config{AllowAnonymous: cfg.Access.AllowAnonymous}
 	for _, k := range cfg.Access.Keys {
 		ac.Keys = append(ac.Keys, access.Key{Name: k.Name})
 	}
-	return access.CheckProtected(cfg.Listen, ac)
+	if err := access.CheckProtected(cfg.Listen, ac); err != nil {
+		return err
+	}
+	if len(ac.Keys) > 0 && cfg.AdminToken == "" && !access.Loopback(cfg.Listen) {
+		return fmt.Errorf("protected mode: listen %q is reachable from other machines and access has keys but no admin_token, so anyone could read "+
+			"the admin routes (/admin/requests/{id} with the debug store's texts, /admin/stats, /admin/outcomes, /ui) and /metrics; "+
+			"set admin_token (or $GATEWAY_ADMIN_TOKEN), or listen on 127.0.0.1", cfg.Listen)
+	}
+	return nil
 }

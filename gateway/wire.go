@@ -294,10 +294,12 @@ type guardMetrics struct {
 	latency    *prometheus.HistogramVec
 	cache      *prometheus.CounterVec
 	tokens     *prometheus.CounterVec
+	models     *stats.ModelLabels
 }
 
 func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 	return &guardMetrics{
+		models: stats.NewModelLabels(stats.MaxModels),
 		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gateway_guarded_requests_total",
 			Help: "Guarded requests by contract (\"schema\" for ad-hoc schemas), upstream model and final status (valid, repaired, fallback, failed, or error when the upstream failed).",
@@ -332,9 +334,11 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 
 // observe counts one guarded request. Label values stay bounded although
 // clients choose schemas and model names: every ad-hoc schema contract
-// (one id per schema) counts as "schema", and a request that ended in an
+// (one id per schema) counts as "schema", a request that ended in an
 // upstream error — perhaps for a model the upstream does not have — has
-// model "".
+// model "", every spelling of one model is its canonical name
+// (middleware.ModelName), and past stats.MaxModels names the rest count as
+// "other".
 func (m *guardMetrics) observe(ev middleware.Event) {
 	contract, model := ev.Contract, ev.Model
 	if ev.Route == middleware.RouteAdHoc {
@@ -343,6 +347,7 @@ func (m *guardMetrics) observe(ev middleware.Event) {
 	if ev.Status == middleware.StatusError {
 		model = ""
 	}
+	model = m.models.Label(model)
 	m.requests.WithLabelValues(contract, model, ev.Status).Inc()
 	for _, c := range ev.CodesBefore {
 		m.violations.WithLabelValues(contract, model, c, "before").Inc()
@@ -445,6 +450,7 @@ func newCache(cfg config.Cache, logger *slog.Logger, reg *prometheus.Registry) (
 		return nil, noop, nil
 	}
 	stage := middleware.NewCache(store)
+	stage.SharedAcrossKeys = cfg.SharedAcrossKeys
 	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "gateway_cache_coalesced_total",
 		Help: "Guarded requests that shared an identical request's upstream call and ladder.",

@@ -57,6 +57,11 @@ type CacheStore interface {
 type Cache struct {
 	store CacheStore
 	group cache.Group[*result]
+	// SharedAcrossKeys lets callers of different API keys share entries
+	// and runs in flight. Off (the default), the caller's key name
+	// (WithCaller) is part of the cache key: a hit would otherwise tell
+	// one tenant what another asked, and hand it the answer.
+	SharedAcrossKeys bool
 }
 
 // NewCache returns the cache stage over store.
@@ -75,7 +80,7 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	if x.cache.noRead && x.cache.noWrite {
 		return run(ctx, x, nil)
 	}
-	key := x.cacheKey()
+	key := x.cacheKey(c.partition(ctx))
 	if !x.cache.noRead {
 		ev.Cache = cacheMiss
 		if v, ok, err := c.store.Get(ctx, key); err == nil && ok {
@@ -112,13 +117,22 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	return res
 }
 
-// cacheKey is the key of x's answer: everything that changes its bytes.
-// The body as sent upstream holds the model, the format and the options;
-// the route adds the contract, its parameters, and how the answer is
-// rendered and reported.
-func (x *exchange) cacheKey() cache.Key {
+// partition is whose entries a request of ctx may read and write: its
+// caller's, or everyone's when entries are shared across keys.
+func (c *Cache) partition(ctx context.Context) string {
+	if c.SharedAcrossKeys {
+		return ""
+	}
+	return caller(ctx)
+}
+
+// cacheKey is the key of x's answer in partition: everything that changes
+// its bytes. The body as sent upstream holds the model, the format and the
+// options; the route adds the contract, its parameters, and how the
+// answer is rendered and reported.
+func (x *exchange) cacheKey(partition string) cache.Key {
 	return cache.NewKey(cache.Request{Endpoint: x.codec.Path(), Contract: x.route.Validator.Contract.ID(),
-		Params: x.route.Params, Output: x.route.output(), Report: x.report(), Body: x.up.Body})
+		Params: x.route.Params, Output: x.route.output(), Report: x.report(), Body: x.up.Body, Partition: partition})
 }
 
 func (c *Cache) set(ctx context.Context, key cache.Key, res *result) {

@@ -130,7 +130,7 @@ type Event struct {
 	RequestID   string
 	Route       string
 	Contract    string
-	Model       string
+	Model       string // the upstream model, as ModelName writes it
 	Upstream    string // the URL of the Ollama that answered the last model call
 	Status      string
 	Rungs       []string

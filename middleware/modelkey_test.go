@@ -77,3 +77,27 @@ func TestResolveVirtualModelOllamaNames(t *testing.T) {
 		t.Error("NewRoutes accepted quiz and library/quiz, the same model twice")
 	}
 }
+
+// TestModelName: every spelling of one model is counted under one name,
+// Ollama's shortest, lower case and without the default tag.
+func TestModelName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"alpha", "alpha"},
+		{"AlPhA", "alpha"},
+		{"alpha:latest", "alpha"},
+		{"ALPHA:LATEST", "alpha"},
+		{"library/alpha", "alpha"},
+		{"registry.ollama.ai/library/alpha:latest", "alpha"},
+		{"alpha:7B", "alpha:7b"},
+		{"ns/scorer", "ns/scorer"},
+		{"registry.ollama.ai/ns/scorer:latest", "ns/scorer"},
+		{"hf.co/org/m:Q4", "hf.co/org/m:q4"},
+		{"", ""},
+		{"not a valid name!", "not a valid name!"},
+	}
+	for _, tt := range tests {
+		if got := ModelName(tt.in); got != tt.want {
+			t.Errorf("ModelName(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -344,7 +344,7 @@ func forwardHeader(requestID string) http.Header {
 // it returns the result and the request's log event.
 func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	ev := Event{RequestID: x.requestID, Route: x.route.Name, Contract: x.route.Validator.Contract.ID(),
-		Model: x.upstreamModel, Cache: cacheBypass}
+		Model: ModelName(x.upstreamModel), Cache: cacheBypass}
 	ev.Key = caller(ctx)
 	var res *result
 	if g.Cache == nil {

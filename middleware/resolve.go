@@ -13,6 +13,7 @@ import (
 	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
+	ollamamodel "github.com/ollama/ollama/types/model"
 )
 
 // Lookup is what the guard knows about a request when it asks which
@@ -297,6 +298,21 @@ func mergeParams(a, b validators.Params) validators.Params {
 // names (see upstream.ModelKey): a virtual model matched on any other rule
 // would let a client reach the upstream model of the same name unguarded.
 func ModelKey(m string) string { return upstream.ModelKey(m) }
+
+// ModelName is the name a model is counted under in logs, metrics, stats
+// and the outcome store: one name per model whatever the client's
+// spelling ("AlPhA", "library/alpha", "alpha:latest" and
+// "registry.ollama.ai/library/alpha:latest" are all "alpha"), so that
+// spellings make neither new series nor new rows. It is Ollama's shortest
+// display of the name, lower case, without the default tag "latest"; a
+// name Ollama does not take as valid keeps its text.
+func ModelName(m string) string {
+	n := ollamamodel.ParseName(m)
+	if !n.IsValid() {
+		return m
+	}
+	return strings.TrimSuffix(strings.ToLower(n.DisplayShortest()), ":latest")
+}
 
 // VirtualModel is one route of the configuration as clients see it: a
 // model of its own, answered by an upstream model.

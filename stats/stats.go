@@ -30,6 +30,8 @@ type Stats struct {
 	now   func() time.Time
 	start time.Time
 
+	models *ModelLabels
+
 	mu         sync.Mutex
 	requests   map[statsKey]int // contract, model, status
 	violations map[statsKey]int // contract, model, code (before repair), status
@@ -72,7 +74,7 @@ func New(now func() time.Time) *Stats {
 	if now == nil {
 		now = time.Now
 	}
-	return &Stats{now: now, start: now(), requests: map[statsKey]int{}, violations: map[statsKey]int{},
+	return &Stats{now: now, start: now(), models: NewModelLabels(MaxModels), requests: map[statsKey]int{}, violations: map[statsKey]int{},
 		rungs: map[string]int{}, cache: map[string]int{}, rand: rand.New(rand.NewPCG(1, 2))}
 }
 
@@ -108,6 +110,7 @@ func (s *Stats) Observe(ev middleware.Event) {
 	if ev.Status == middleware.StatusError {
 		model = ""
 	}
+	model = s.models.Label(model)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total++

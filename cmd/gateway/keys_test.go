@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -69,5 +70,60 @@ func TestServeProtectedMode(t *testing.T) {
 	cfg.Access.AllowAnonymous = false
 	if err := gateway.CheckProtected(cfg); err == nil {
 		t.Errorf("CheckProtected(0.0.0.0, no keys) = nil, want the protected mode's refusal")
+	}
+}
+
+// TestServeProtectedAdmin: serve refuses a non-loopback listen address
+// whose models are guarded by keys while its admin routes and /metrics
+// have no admin token, saying which setting is missing; an admin token
+// (from the file or $GATEWAY_ADMIN_TOKEN) or a loopback listen lets it
+// through.
+func TestServeProtectedAdmin(t *testing.T) {
+	const keyed = "upstream: http://127.0.0.1:1\naccess:\n  keys:\n    - name: app\n      sha256: \"" +
+		"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\"\n"
+	tests := []struct {
+		name   string
+		config string
+		env    map[string]string
+		ok     bool
+	}{
+		{"keys, no admin token, every address", "listen: 0.0.0.0:0\n" + keyed, nil, false},
+		{"keys, no admin token, a LAN address", "listen: 10.0.0.7:11435\n" + keyed, nil, false},
+		{"keys, no admin token, IPv6 wildcard", "listen: \"[::]:0\"\n" + keyed, nil, false},
+		{"keys, admin token in the file", "listen: 0.0.0.0:0\nadmin_token: t0k\n" + keyed, nil, true},
+		{"keys, admin token from the environment", "listen: 0.0.0.0:0\n" + keyed, map[string]string{"GATEWAY_ADMIN_TOKEN": "t0k"}, true},
+		{"keys, no admin token, loopback", "listen: 127.0.0.1:0\n" + keyed, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "c.yaml")
+			mustWrite(t, path, tt.config)
+			cfg, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := config.FromEnv(&cfg, func(k string) string { return tt.env[k] }); err != nil {
+				t.Fatal(err)
+			}
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			err = gateway.CheckProtected(cfg)
+			if (err == nil) != tt.ok {
+				t.Fatalf("CheckProtected = %v, want ok %v", err, tt.ok)
+			}
+			if err != nil && (!strings.Contains(err.Error(), "admin_token") || !strings.Contains(err.Error(), "/metrics")) {
+				t.Errorf("CheckProtected = %v, want it to name admin_token and /metrics", err)
+			}
+		})
+	}
+	var out, errb bytes.Buffer
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	mustWrite(t, path, "listen: 0.0.0.0:0\n"+keyed)
+	err := run(t.Context(), []string{"serve", "--config", path}, func(k string) string { return map[string]string{"XDG_STATE_HOME": dir}[k] },
+		strings.NewReader(""), &out, &errb)
+	if code := exitCode(err, &errb); code != 2 || !strings.Contains(errb.String(), "admin_token") {
+		t.Errorf("serve with keys on 0.0.0.0 and no admin token: exit %d, stderr %q; want 2 naming admin_token", code, errb.String())
 	}
 }

@@ -169,11 +169,25 @@ var csvHeader = []string{"id", "time", "route", "contract", "model", "upstream",
 	"repair_output_tokens", "latency_ms", "cache", "first_text", "final_text"}
 
 // csvRow is r in csvHeader's order; lists are space-separated (no code or
-// rung holds a space).
+// rung holds a space). Every text cell goes through csvText: a request id
+// is the client's X-Request-Id and a model name is the client's too.
 func csvRow(r outcomes.Record) []string {
 	n := strconv.Itoa
-	return []string{r.ID, r.Time.Format(time.RFC3339Nano), r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
-		strings.Join(r.CodesBefore, " "), strings.Join(r.CodesAfter, " "), strings.Join(r.Rungs, " "),
+	t := csvText
+	return []string{t(r.ID), r.Time.Format(time.RFC3339Nano), t(r.Route), t(r.Contract), t(r.Model), t(r.Upstream), t(r.Key), t(r.Status),
+		t(strings.Join(r.CodesBefore, " ")), t(strings.Join(r.CodesAfter, " ")), t(strings.Join(r.Rungs, " ")),
 		n(r.LLMCalls), n(r.LocalFixes), n(r.Tokens.FirstPrompt), n(r.Tokens.FirstOutput), n(r.Tokens.RepairPrompt),
-		n(r.Tokens.RepairOutput), strconv.FormatFloat(r.LatencyMS, 'f', -1, 64), r.Cache, r.FirstText, r.FinalText}
+		n(r.Tokens.RepairOutput), strconv.FormatFloat(r.LatencyMS, 'f', -1, 64), t(r.Cache), t(r.FirstText), t(r.FinalText)}
+}
+
+// csvText keeps a spreadsheet from reading a text cell as a formula
+// (OWASP's CSV injection rule): a cell that starts with =, +, -, @, a tab
+// or a carriage return gets a leading single quote, which spreadsheets
+// show as text and do not evaluate. Quotes and separators inside the cell
+// are encoding/csv's to escape.
+func csvText(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +74,58 @@ func TestOutcomesExport(t *testing.T) {
 			if !strings.HasPrefix(lines[i], want) {
 				t.Errorf("%s: line %d = %q, want it to start with %q", tt.name, i, lines[i], want)
 			}
+		}
+	}
+}
+
+// TestOutcomesExportCSVFormulas exports records whose client-chosen cells
+// (the request id, the model name) start with what a spreadsheet reads as
+// a formula; each comes out as text, with a leading single quote.
+func TestOutcomesExportCSVFormulas(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outcomes.db")
+	store, err := outcomes.OpenSQLite(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		id, model       string
+		wantID, wantMod string
+	}{
+		{`=HYPERLINK("http://x","y")`, "m", `'=HYPERLINK(""http://x"",""y"")`, "m"},
+		{"+1", "=cmd|' /C calc'!A0", "'+1", "'=cmd|' /C calc'!A0"},
+		{"-2", "@SUM(A1)", "'-2", "'@SUM(A1)"},
+		{"\tx", "\rm", "'\tx", "'\rm"},
+		{"plain", "llama3.2:latest", "plain", "llama3.2:latest"},
+	}
+	var recs []outcomes.Record
+	for i, tt := range tests {
+		recs = append(recs, outcomes.Record{ID: tt.id, Time: t0.Add(-time.Duration(i) * time.Minute), Model: tt.model,
+			Status: "valid", CodesBefore: []string{}, CodesAfter: []string{}, Rungs: []string{}, Cache: "miss"})
+	}
+	if err := store.Write(t.Context(), recs); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+
+	var out, errb bytes.Buffer
+	err = run(context.Background(), []string{"outcomes", "export", "--since", "2026-03-10T00:00:00Z", "--format", "csv"},
+		func(k string) string { return map[string]string{"GATEWAY_OUTCOMES_SQLITE": path}[k] }, strings.NewReader(""), &out, &errb)
+	if err != nil {
+		t.Fatalf("export: %v (%s)", err, errb.String())
+	}
+	rows, err := csv.NewReader(&out).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(tests)+1 {
+		t.Fatalf("%d rows, want %d:\n%q", len(rows), len(tests)+1, rows)
+	}
+	for i, tt := range tests {
+		row := rows[i+1]
+		if row[0] != strings.ReplaceAll(tt.wantID, `""`, `"`) || row[4] != tt.wantMod {
+			t.Errorf("csvRow(id %q, model %q) = id %q, model %q; want %q, %q", tt.id, tt.model, row[0], row[4],
+				strings.ReplaceAll(tt.wantID, `""`, `"`), tt.wantMod)
 		}
 	}
 }
