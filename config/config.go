@@ -103,8 +103,9 @@ type Config struct {
 	AllowedOrigins []string `yaml:"allowed_origins"`
 
 	// AdminToken, when set, is required as "Authorization: Bearer TOKEN" on
-	// every admin route except /healthz. Empty leaves admin routes open
-	// (fine on loopback, not on a shared network).
+	// every admin route except /healthz. Empty leaves admin routes open:
+	// fine on loopback; on another listen address with access keys the
+	// gateway refuses to start without one (protected mode).
 	AdminToken string `yaml:"admin_token"`
 
 	// MaxBodyBytes bounds a client's request body, in bytes; a larger body

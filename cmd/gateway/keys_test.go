@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -121,7 +122,11 @@ func TestServeProtectedAdmin(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.yaml")
 	mustWrite(t, path, "listen: 0.0.0.0:0\n"+keyed)
-	err := run(t.Context(), []string{"serve", "--config", path}, func(k string) string { return map[string]string{"XDG_STATE_HOME": dir}[k] },
+	// A cancelled context: a serve that wrongly starts stops at once
+	// instead of serving until the test's deadline.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := run(ctx, []string{"serve", "--config", path}, func(k string) string { return map[string]string{"XDG_STATE_HOME": dir}[k] },
 		strings.NewReader(""), &out, &errb)
 	if code := exitCode(err, &errb); code != 2 || !strings.Contains(errb.String(), "admin_token") {
 		t.Errorf("serve with keys on 0.0.0.0 and no admin token: exit %d, stderr %q; want 2 naming admin_token", code, errb.String())
