@@ -79,6 +79,8 @@ func TestRepairLossless(t *testing.T) {
 
 		// Refusals: text of the value would be lost.
 		{name: "digits no token can take", in: `{"a": 2 5}`, lossy: true},
+		{name: "three quotes that nothing closes", in: `{"a": """x"}`, lossy: true},
+		{name: "four quotes that nothing closes", in: `{0""""}`, lossy: true},
 		{name: "the value goes on into what looks like prose", in: "{\"code\": import { query } from './server'; done}", lossy: true},
 	}
 	for _, tt := range tests {
@@ -416,12 +418,10 @@ func (a *aligner) matchString(s string, p int) (int, bool) {
 			return p, false
 		}
 	}
-	// A quote of a run of three or more is a delimiter (""" or '''): the
-	// content may take only the quotes beyond three.
+	// Three quotes opening a string are its delimiter (""" or its
+	// single-quoted form), never a quote and two quotes of text.
 	for _, q := range []byte{'"', '\''} {
-		d1, c1 := runBack(src, p0, q), runFwd(src, p0, e, q)
-		c2, d2 := runBack(src[p0:], e-p0, q), runFwd(src, e, len(src), q)
-		if c1 > 0 && d1+c1 >= 3 && d1 < 3 || c2 > 0 && c2+d2 >= 3 && d2 < 3 {
+		if d1, c1 := runBack(src, p0, q), runFwd(src, p0, e, q); c1 > 0 && d1+c1 >= 3 && d1 < 3 {
 			return p, false
 		}
 	}

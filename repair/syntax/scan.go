@@ -846,6 +846,10 @@ func (s *scanner) str(ctx strCtx) keyResult {
 		if q == qBacktick {
 			// No closing backtick: the rest of the input is the string.
 			q = qDouble
+		} else {
+			// Three quotes that no three close: which of them are text is
+			// a guess, so the result must not be taken as the model's.
+			s.lossy = true
 		}
 	}
 	s.flush()
