@@ -23,11 +23,12 @@ import (
 func TestRepairLossless(t *testing.T) {
 	code := "import { query } from './server';\nconst rows = await query(`SELECT 1`.trim());\nexport default function h() {\n  return { rows };\n}"
 	tests := []struct {
-		name   string
-		in     string
-		want   string
-		fixers []string
-		lossy  bool
+		name      string
+		in        string
+		want      string
+		fixers    []string
+		lossy     bool
+		truncated bool
 	}{
 		// Backtick strings.
 		{name: "backtick string holding code with braces", in: "{\"code\": `" + strings.ReplaceAll(code, "`", "\\`") + "`}",
@@ -55,6 +56,8 @@ func TestRepairLossless(t *testing.T) {
 		// A fenced code block used as a value.
 		{name: "fenced code block as a value", in: "{\"code\": ```python\nprint(\"Hi\")\nx = {1: 2}\n```,\n \"n\": 1}",
 			want: "{\"code\": \"print(\\\"Hi\\\")\\nx = {1: 2}\",\n \"n\": 1}", fixers: []string{FixCodeBlock, FixEscapeControl, FixCodeBlock}},
+		{name: "fence markers with nothing to close them end the document", in: "{\"a\": ``````}", want: "{}", lossy: false, truncated: true},
+		{name: "top-level string with an inner quote before a line break", in: "\"\"0\n\"", want: `""`, fixers: []string{FixStripProse}},
 		{name: "fenced code block as the last value", in: "{\"code\": ```\nls -l\n```\n}",
 			want: "{\"code\": \"ls -l\"\n}", fixers: []string{FixCodeBlock, FixCodeBlock}},
 
@@ -89,8 +92,8 @@ func TestRepairLossless(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Repair(%q) error: %v", tt.in, err)
 			}
-			if got.Lossy != tt.lossy {
-				t.Fatalf("Repair(%q).Lossy = %v, want %v (text %s)", tt.in, got.Lossy, tt.lossy, got.Text)
+			if got.Lossy != tt.lossy || got.Truncated != tt.truncated {
+				t.Fatalf("Repair(%q) Lossy, Truncated = %v, %v, want %v, %v (text %s)", tt.in, got.Lossy, got.Truncated, tt.lossy, tt.truncated, got.Text)
 			}
 			checkLossless(t, []byte(tt.in), Options{})
 			if tt.lossy {

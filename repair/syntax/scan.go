@@ -242,6 +242,7 @@ func (s *scanner) stepValue(f *frame) bool {
 		if s.codeBlock() {
 			return s.valueDone()
 		}
+		s.garbage() // unreachable: trivia ends the document at such a fence
 		return false
 	}
 	if quoteKindAt(src, s.i) != qNone {
@@ -263,21 +264,20 @@ func (s *scanner) codeBlockAt() bool {
 	if f == nil || f.state != stValue {
 		return false
 	}
-	return bytes.Contains(s.src[s.i+len(fenceMark):], fenceMark)
+	_, _, _, ok := s.codeBlockSpan()
+	return ok
 }
 
-// codeBlock writes the fenced code block at s.i as a string: its content,
-// without the fence's language and the line breaks next to the markers.
-// Backslashes in code are literal ones. It reports false when no closing
-// fence follows, which the caller treats as the end of the document.
-func (s *scanner) codeBlock() bool {
+// codeBlockSpan locates the parts of the code block whose fence starts at
+// s.i: the content src[cs:ce] and the end of the closing fence; ok is false
+// when no closing fence follows.
+func (s *scanner) codeBlockSpan() (cs, ce, closeEnd int, ok bool) {
 	src, end := s.src, len(s.src)
-	open := s.i
-	e := open
+	e := s.i
 	for e < end && src[e] == '`' {
 		e++
 	}
-	cs := e
+	cs = e
 	t := e
 	for t < end && (isIdent(src[t]) || src[t] == '-' || src[t] == '+') {
 		t++
@@ -294,19 +294,32 @@ func (s *scanner) codeBlock() bool {
 	}
 	c := bytes.Index(src[cs:], fenceMark)
 	if c < 0 {
-		return false
+		return 0, 0, 0, false
 	}
 	c += cs
-	ce := c
+	ce = c
 	if ce > cs && src[ce-1] == '\n' {
 		ce--
 		if ce > cs && src[ce-1] == '\r' {
 			ce--
 		}
 	}
-	closeEnd := c
+	closeEnd = c
 	for closeEnd < end && src[closeEnd] == '`' {
 		closeEnd++
+	}
+	return cs, ce, closeEnd, true
+}
+
+// codeBlock writes the fenced code block at s.i as a string: its content,
+// without the fence's language and the line breaks next to the markers.
+// Backslashes in code are literal ones. It reports false when no closing
+// fence follows, which the caller treats as the end of the document.
+func (s *scanner) codeBlock() bool {
+	open := s.i
+	cs, ce, closeEnd, ok := s.codeBlockSpan()
+	if !ok {
+		return false
 	}
 	s.flush()
 	s.out = append(s.out, '"')
@@ -886,7 +899,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 		switch {
 		case c == '"':
 			if q == qDouble || q == qCurly {
-				if s.isEnd(i+1, ctx) || (ctx == ctxObj || ctx == ctxArr) && s.inner%2 == 0 && s.innerGapBreaks(i+1) {
+				if s.isEnd(i+1, ctx) || ctx != ctxKey && s.inner%2 == 0 && s.innerGapBreaks(i+1) {
 					if ctx == ctxKey && q == qDouble {
 						if s.swallowedColon(i, content) {
 							return keyValue
