@@ -203,9 +203,10 @@ func losslessProblem(in []byte, opt Options) string {
 	}
 	a := aligner{src: src, skips: skips}
 	for k, tk := range toks {
-		if tk.kind == 'l' && tk.text == "null" && k+1 < len(toks) && toks[k+1].kind == 's' && toks[k+1].text == "null" {
+		if tk.kind == 'l' && tk.text == "null" && k+1 < len(toks) && toks[k+1].kind == 's' {
 			// A null the repair wrote for a missing value, before a key
-			// "null" taken from a bare word: the word is the key's.
+			// taken from a bare word (null, None, Infinity): the word is
+			// the key's.
 			b := a
 			if b.match(tk) == "" && b.match(toks[k+1]) != "" {
 				continue
@@ -292,6 +293,19 @@ type aligner struct {
 	sk    int
 }
 
+// pastStripped returns the end of the stripped region (prose, think
+// section, fence, comment) that holds p, or p: no token is read there.
+func (a *aligner) pastStripped(p int) int {
+	for a.sk < len(a.skips) && a.skips[a.sk].end <= p {
+		a.sk++
+	}
+	for a.sk < len(a.skips) && a.skips[a.sk].off <= p && a.skips[a.sk].end > p {
+		p = a.skips[a.sk].end
+		a.sk++
+	}
+	return p
+}
+
 // skippable returns the end of a unit of syntax at p, or p when the text
 // there is value text.
 func (a *aligner) skippable(p int) int {
@@ -340,6 +354,7 @@ func (a *aligner) match(tk tok) string {
 	// first: a string may start with a quote the syntax could take.
 	start := a.p
 	for {
+		a.p = a.pastStripped(a.p)
 		if e, ok := a.matchAt(tk, a.p); ok {
 			a.p = e
 			return ""
@@ -421,14 +436,26 @@ func (a *aligner) matchString(s string, p int) (int, bool) {
 			return p, false
 		}
 	}
-	// Three quotes opening a string are its delimiter (""" or its
-	// single-quoted form), never a quote and two quotes of text.
+	// Three quotes opening a string where a value or key starts are its
+	// delimiter (""" or its single-quoted form), never a quote and two
+	// quotes of text.
 	for _, q := range []byte{'"', '\''} {
-		if d1, c1 := runBack(src, p0, q), runFwd(src, p0, e, q); c1 > 0 && d1+c1 >= 3 && d1 < 3 {
+		if d1, c1 := runBack(src, p0, q), runFwd(src, p0, e, q); c1 > 0 && d1+c1 >= 3 && d1 < 3 && tokenStarts(src, p0-d1) {
 			return p, false
 		}
 	}
 	return e, true
+}
+
+// tokenStarts reports whether a token may start at i: what precedes it,
+// past white space, is the start of the input or a bracket, colon or
+// comma.
+func tokenStarts(src []byte, i int) bool {
+	k := i - 1
+	for k >= 0 && isWS(src[k]) {
+		k--
+	}
+	return k < 0 || strings.IndexByte("{[:,", src[k]) >= 0
 }
 
 // runBack counts the bytes q just before i; runFwd those from i on, up to

@@ -857,7 +857,8 @@ func (s *scanner) str(ctx strCtx) keyResult {
 			return keyOnly
 		}
 		if q == qBacktick {
-			// No closing backtick: the rest of the input is the string.
+			// No closing backtick: the string goes on as a "…" one.
+			s.add(open, open+1, fxBacktickString, s.in(open, open+1), s.lit(`"`))
 			q = qDouble
 		} else {
 			// Three quotes that no three close: which of them are text is
@@ -970,11 +971,11 @@ func (s *scanner) innerGapBreaks(k int) bool {
 	}
 	src := s.src
 	j := k
-	for j < len(src) && src[j] != '"' && src[j] != '\n' {
+	for j < len(src) && src[j] != '"' && src[j] != '\n' && src[j] != '\r' {
 		j++
 	}
 	s.gapFrom, s.gapEnd = k, j
-	s.gapNL = j < len(src) && src[j] == '\n'
+	s.gapNL = j < len(src) && src[j] != '"'
 	return s.gapNL
 }
 
