@@ -201,23 +201,9 @@ func losslessProblem(in []byte, opt Options) string {
 	if err != nil {
 		return "output does not tokenize: " + err.Error()
 	}
-	a := aligner{src: src, skips: skips}
-	for k, tk := range toks {
-		if tk.kind == 'l' && tk.text == "null" && k+1 < len(toks) && toks[k+1].kind == 's' {
-			// A null the repair wrote for a missing value, before a key
-			// taken from a bare word (null, None, Infinity): the word is
-			// the key's.
-			b := a
-			if b.match(tk) == "" && b.match(toks[k+1]) != "" {
-				continue
-			}
-		}
-		if msg := a.match(tk); msg != "" {
-			return msg
-		}
-	}
-	if p := a.skipSyntaxTo(len(src)); p < len(src) {
-		return fmt.Sprintf("input text %q after the last token is not in the output", frag(src[p:]))
+	a := aligner{src: src, skips: skips, toks: toks, failed: map[[2]int]bool{}}
+	if !a.align(0, 0) {
+		return a.why
 	}
 	return ""
 }
@@ -287,10 +273,13 @@ func outputTokens(out []byte) ([]tok, error) {
 
 // aligner walks the input while the output's tokens are matched in order.
 type aligner struct {
-	src   []byte
-	p     int
-	skips []rawSpan
-	sk    int
+	src    []byte
+	p      int
+	skips  []rawSpan
+	sk     int
+	toks   []tok
+	failed map[[2]int]bool // (token, input offset) states that failed
+	why    string
 }
 
 // pastStripped returns the end of the stripped region (prose, think
@@ -349,15 +338,50 @@ func (a *aligner) skipSyntaxTo(limit int) int {
 	return a.p
 }
 
-func (a *aligner) match(tk tok) string {
-	// Try the token at each place the syntax before it allows, the earliest
-	// first: a string may start with a quote the syntax could take.
-	start := a.p
+// align reports whether the output's tokens from k on are the input's
+// text from p on. A null may be the input's literal or stand for a value
+// the model left out; both readings are tried, the literal first, and a
+// state that failed once is not tried again, so the search stays
+// polynomial.
+func (a *aligner) align(k, p int) bool {
+	if k == len(a.toks) {
+		a.p, a.sk = p, 0
+		if e := a.skipSyntaxTo(len(a.src)); e < len(a.src) {
+			a.fail(fmt.Sprintf("input text %q after the last token is not in the output", frag(a.src[e:])))
+			return false
+		}
+		return true
+	}
+	if a.failed[[2]int{k, p}] {
+		return false
+	}
+	tk := a.toks[k]
+	if e, ok := a.find(tk, p); ok && a.align(k+1, e) {
+		return true
+	}
+	if tk.kind == 'l' && tk.text == "null" && a.align(k+1, p) {
+		return true // a value the model left out
+	}
+	a.failed[[2]int{k, p}] = true
+	return false
+}
+
+// fail keeps the first reason the alignment failed.
+func (a *aligner) fail(msg string) {
+	if a.why == "" {
+		a.why = msg
+	}
+}
+
+// find looks for the token at p and at each place after it that the syntax
+// before it allows, the earliest first (a string may start with a quote
+// the syntax could take), and returns the end of the match.
+func (a *aligner) find(tk tok, p int) (int, bool) {
+	a.p, a.sk = p, 0
 	for {
 		a.p = a.pastStripped(a.p)
 		if e, ok := a.matchAt(tk, a.p); ok {
-			a.p = e
-			return ""
+			return e, true
 		}
 		if a.p >= len(a.src) {
 			break
@@ -368,11 +392,10 @@ func (a *aligner) match(tk tok) string {
 		}
 		a.p = e
 	}
-	if tk.kind == 'l' && tk.text == "null" {
-		a.p, a.sk = start, 0
-		return "" // a value the model left out
+	if !(tk.kind == 'l' && tk.text == "null") {
+		a.fail(fmt.Sprintf("output token %s %q is not the input's text at %d: %q", string(tk.kind), tk.text, p, frag(a.src[p:min(len(a.src), p+80)])))
 	}
-	return fmt.Sprintf("output token %s %q is not the input's text at %d: %q", string(tk.kind), tk.text, a.p, frag(a.src[start:min(len(a.src), start+80)]))
+	return p, false
 }
 
 func (a *aligner) matchAt(tk tok, p int) (int, bool) {
