@@ -314,6 +314,7 @@ func TestRepairSyntaxChanges(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got.Changes); diff != "" {
 				t.Errorf("Repair(%q) changes (-want +got):\n%s", tt.in, diff)
 			}
+			checkLossless(t, []byte(tt.in), tt.opt)
 		})
 	}
 }
