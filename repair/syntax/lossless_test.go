@@ -58,6 +58,8 @@ func TestRepairLossless(t *testing.T) {
 			want: "{\"code\": \"print(\\\"Hi\\\")\\nx = {1: 2}\",\n \"n\": 1}", fixers: []string{FixCodeBlock, FixEscapeControl, FixCodeBlock}},
 		{name: "fence markers with nothing to close them end the document", in: "{\"a\": ``````}", want: "{}", lossy: false, truncated: true},
 		{name: "top-level string with an inner quote before a line break", in: "\"\"0\n\"", want: `""`, fixers: []string{FixStripProse}},
+		{name: "code block as a value inside a json fence", in: "Here:\n```json\n{\"code\": ```python\nprint(1)\n```\n}\n```\nDone.",
+			want: "{\"code\": \"print(1)\"\n}", fixers: []string{FixStripProse, FixStripFence, FixCodeBlock, FixCodeBlock, FixStripFence, FixStripProse}},
 		{name: "fenced code block as the last value", in: "{\"code\": ```\nls -l\n```\n}",
 			want: "{\"code\": \"ls -l\"\n}", fixers: []string{FixCodeBlock, FixCodeBlock}},
 
