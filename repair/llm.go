@@ -503,7 +503,8 @@ func (l *ladder) regenerate(ctx context.Context, base attempt, indices []int) (a
 
 // parseReply reads the JSON value of a regeneration reply, which need not
 // satisfy the contract (it may be the items alone): extraction and strict
-// parsing, else syntactic repair. A truncated reply is refused.
+// parsing, else syntactic repair. A truncated reply is refused, and so is
+// one whose repair would drop text of its values (Lossy).
 func parseReply(text string, container bool) (*strictjson.Value, bool) {
 	if ex, viol := validators.Extract(text); viol == nil {
 		if v, err := strictjson.ParseString(ex.Text); err == nil {
@@ -511,7 +512,7 @@ func parseReply(text string, container bool) (*strictjson.Value, bool) {
 		}
 	}
 	sr, err := syntax.Repair([]byte(extract.StripThink(text)), syntax.Options{ExpectContainer: container})
-	if err != nil || sr.Truncated {
+	if err != nil || sr.Truncated || sr.Lossy {
 		return nil, false
 	}
 	v, err := strictjson.Parse(sr.Text)

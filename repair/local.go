@@ -105,7 +105,9 @@ func recoverSyntax(v *validators.Validator, answer string, params validators.Par
 		return nil, nil, before, false
 	}
 	sr, err := syntax.Repair([]byte(answer), syntax.Options{ExpectContainer: v.Contract.ExpectsContainer()})
-	if err != nil {
+	if err != nil || sr.Lossy {
+		// A repair that would drop text of a value is refused: the model
+		// repairs, or the client gets the failure.
 		return nil, nil, before, false
 	}
 	if sr.Truncated {
@@ -211,7 +213,7 @@ func ApplyFixes(v *validators.Validator, doc *strictjson.Value, params validator
 			next = root
 			seen[key] = true
 			applied++
-			changes = append(changes, Change{Path: viol.Path, Before: valueOf(old), After: valueOf(nv), Fixer: fixerFor(viol)})
+			changes = append(changes, Change{Path: viol.Path, Before: valueOf(old), After: valueOf(nv), Fixer: fixerFor(viol, old, nv)})
 		}
 		if applied == 0 {
 			break
@@ -221,11 +223,42 @@ func ApplyFixes(v *validators.Validator, doc *strictjson.Value, params validator
 	return doc, report, changes
 }
 
-func fixerFor(v validators.Violation) string {
-	if v.Code == "SCHEMA_TYPE" {
-		return "coerce"
+// Fixers of the value fixes that the schema alone proves lossless.
+const (
+	// FixCoerce writes a scalar as the type the schema wants, with the
+	// same characters: "2" → 2, 1 → "1".
+	FixCoerce = "coerce"
+	// FixEnumToken replaces a value by the one enum or const value written
+	// with the same characters: B → "B", "2" → 2.
+	FixEnumToken = "enum_token"
+	// FixEnumCase replaces a value by the one enum or const value that
+	// equals it when case is ignored: "b" → "B".
+	FixEnumCase = "enum_case"
+)
+
+// fixerFor names the fix of violation v, which replaced old with nv.
+func fixerFor(v validators.Violation, old, nv *strictjson.Value) string {
+	switch v.Code {
+	case "SCHEMA_TYPE":
+		return FixCoerce
+	case "SCHEMA_ENUM", "SCHEMA_CONST":
+		if tokenOf(old) == tokenOf(nv) {
+			return FixEnumToken
+		}
+		return FixEnumCase
 	}
 	return "derive:" + strings.ToLower(v.Code)
+}
+
+// tokenOf is the text of a scalar without the quotes of a string.
+func tokenOf(v *strictjson.Value) string {
+	if s, ok := v.AsString(); ok {
+		return s
+	}
+	if v == nil {
+		return ""
+	}
+	return string(strictjson.Marshal(v))
 }
 
 func valueOf(v *strictjson.Value) any {

@@ -22,6 +22,7 @@ func FuzzLocal(f *testing.F) {
 		f.Add(string(b))
 	}
 	f.Add(`{"meta": {}, "questions": [}`)
+	f.Add("{\"meta\": {\"title\": `x {y}`}, \"questions\": [{\"answer\": 12,111, \"code\": \"\"\"print(\"Hi\")\"\"\"}]}")
 	f.Add("```json\n{\"a\": 1}\n```\n```json\n{\"b\": 2}\n```")
 	f.Fuzz(func(t *testing.T, text string) {
 		if len(text) > 64<<10 {

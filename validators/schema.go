@@ -259,10 +259,10 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 			"Change %s to a JSON "+strings.Join(k.Want, " or ")+".", coerce(val, k.Want))
 	case *kind.Enum:
 		emitSchema(e, doc, loc, "", "SCHEMA_ENUM", k.Want, iface(val),
-			"Set %s to one of the allowed values "+pct(display(k.Want))+".", nil)
+			"Set %s to one of the allowed values "+pct(display(k.Want))+".", enumFix(val, k.Want))
 	case *kind.Const:
 		emitSchema(e, doc, loc, "", "SCHEMA_CONST", k.Want, iface(val),
-			"Set %s to "+pct(display(k.Want))+".", nil)
+			"Set %s to "+pct(display(k.Want))+".", enumFix(val, []any{k.Want}))
 	case *kind.Minimum:
 		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", ">= "+rat(k.Want), numberOf(val), "Make %s at least "+rat(k.Want)+".", nil)
 	case *kind.Maximum:
@@ -391,10 +391,15 @@ var (
 )
 
 // coerce returns the lossless replacement for a string that holds exactly
-// one value of a wanted type ("2" → 2, "true" → true), or nil. Anything
-// that would lose or guess information ("2 apples", " 2", "yes") is left to
-// the model.
+// one value of a wanted type ("2" → 2, "true" → true), or for a number or
+// boolean where a string is wanted (1 → "1": the same characters), or nil.
+// Anything that would lose or guess information ("2 apples", " 2", "yes",
+// "12,111") is left to the model.
 func coerce(v *strictjson.Value, want []string) *strictjson.Value {
+	if v != nil && (v.Kind == strictjson.KindNumber || v.Kind == strictjson.KindBool) && slices.Contains(want, "string") {
+		t, _ := tokenText(v.Interface())
+		return strictjson.String(t)
+	}
 	s, ok := v.AsString()
 	if !ok {
 		return nil
@@ -410,6 +415,70 @@ func coerce(v *strictjson.Value, want []string) *strictjson.Value {
 		}
 	}
 	return nil
+}
+
+// enumFix returns the allowed value that a scalar not among them stands
+// for without a doubt, or nil: the one allowed value written with the same
+// characters (B where "B" is allowed, "2" where 2 is), else the one that
+// equals it when case is ignored ("b" where "B" is allowed, a minor
+// correction). Two candidates are a guess and give nil, and so does
+// anything looser: no substring or fuzzy match, no folding of accents.
+func enumFix(v *strictjson.Value, want []any) *strictjson.Value {
+	if v == nil {
+		return nil
+	}
+	got, ok := tokenText(v.Interface())
+	if !ok {
+		return nil
+	}
+	pick := func(match func(string) bool) *strictjson.Value {
+		var found *strictjson.Value
+		for _, w := range want {
+			t, ok := tokenText(w)
+			if !ok || !match(t) {
+				continue
+			}
+			if found != nil {
+				return nil
+			}
+			found = scalarValue(w)
+		}
+		return found
+	}
+	if fix := pick(func(t string) bool { return t == got }); fix != nil {
+		return fix
+	}
+	return pick(func(t string) bool { return t != got && strings.EqualFold(t, got) })
+}
+
+// tokenText is the text of a scalar as written in JSON, strings without
+// their quotes: the characters a model's token holds whatever its type.
+func tokenText(x any) (string, bool) {
+	switch x := x.(type) {
+	case string:
+		return x, true
+	case json.Number:
+		return string(x), true
+	case bool:
+		return strconv.FormatBool(x), true
+	case nil:
+		return "null", true
+	}
+	return "", false
+}
+
+// scalarValue turns a scalar of a schema (as tokenText reads it) into a
+// Value.
+func scalarValue(x any) *strictjson.Value {
+	switch x := x.(type) {
+	case string:
+		return strictjson.String(x)
+	case json.Number:
+		return strictjson.Number(string(x))
+	case bool:
+		return strictjson.BoolValue(x)
+	}
+	return &strictjson.Value{Kind: strictjson.KindNull, Offset: -1}
 }
 
 func numberOf(v *strictjson.Value) any {

@@ -85,8 +85,9 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 		start = proseValue(src, p, len(src), found)
 	}
 	if start < 0 {
-		// A lone scalar, such as 'yes' or 42 with a remark after it.
-		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, p) != qNone {
+		// A lone scalar, such as 'yes' or 42 with a remark after it, or
+		// a Python or JavaScript literal (True, None).
+		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, p) != qNone || literalAt(src, p) {
 			start = p
 		} else {
 			return 0, ErrNoJSON

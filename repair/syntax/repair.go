@@ -45,6 +45,9 @@ const (
 	FixEscapeInnerQuote    = "escape_inner_quote"    // "He said "hi" to me"
 	FixUnstringify         = "unstringify"           // a whole document sent as a JSON string
 	FixCloseTruncated      = "close_truncated"       // output that ended inside a value
+	FixTripleQuote         = "triple_quote"          // """…""" and its single-quoted form as delimiters
+	FixBacktickString      = "backtick_string"       // `…` delimiters
+	FixCodeBlock           = "code_block"            // a fenced code block used as a value
 )
 
 // fixID is a fixer as the scanner records it, an index into fixNames.
@@ -76,6 +79,9 @@ const (
 	fxInvalidUTF8
 	fxEscapeInnerQuote
 	fxCloseTruncated
+	fxTripleQuote
+	fxBacktickString
+	fxCodeBlock
 )
 
 var fixNames = [...]string{
@@ -104,6 +110,9 @@ var fixNames = [...]string{
 	fxInvalidUTF8:         FixInvalidUTF8,
 	fxEscapeInnerQuote:    FixEscapeInnerQuote,
 	fxCloseTruncated:      FixCloseTruncated,
+	fxTripleQuote:         FixTripleQuote,
+	fxBacktickString:      FixBacktickString,
+	fxCodeBlock:           FixCodeBlock,
 }
 
 // Options tunes Repair to what the contract expects.
@@ -132,6 +141,12 @@ type Result struct {
 	Truncated bool
 	// Missing holds the closers appended when Truncated, such as "\"}]}".
 	Missing string
+	// Lossy says Text would not keep every character of the model's value:
+	// letters or digits stood where no token could take them, or the text
+	// stripped after the value closes a bracket after words, so the value
+	// most likely went on there. Like a truncated one, such a document must
+	// never be accepted as valid: local repair refuses it.
+	Lossy bool
 }
 
 // Sentinel errors of Repair.
@@ -182,6 +197,7 @@ func Repair(text []byte, opt Options) (Result, error) {
 		Changes:   toChanges(text, run.log),
 		Truncated: run.truncated,
 		Missing:   run.missing,
+		Lossy:     run.lossy,
 	}, nil
 }
 
@@ -250,6 +266,7 @@ type docRun struct {
 	log       changeLog
 	truncated bool
 	missing   string
+	lossy     bool
 }
 
 // repairDoc repairs src. unwrap allows one level of unstringify; the
@@ -281,7 +298,8 @@ func repairDoc(src []byte, opt Options, unwrap bool) (docRun, error) {
 		return docRun{}, err
 	}
 	suffixSpans(src, s.stop, &s.changeLog)
-	return docRun{text: s.out, log: s.changeLog, truncated: s.truncated, missing: s.missing}, nil
+	lossy := s.lossy || valueGoesOn(src[s.stop:])
+	return docRun{text: s.out, log: s.changeLog, truncated: s.truncated, missing: s.missing, lossy: lossy}, nil
 }
 
 // validJSON is the fast path's test: the pipeline's strict parse itself,
@@ -317,7 +335,7 @@ func unstringify(src []byte, start int, log changeLog) (run docRun, ok bool, err
 		log.raw = append(log.raw, r)
 	}
 	suffixSpans(src, end, &log)
-	return docRun{text: inner.text, log: log, truncated: inner.truncated, missing: inner.missing}, true, nil
+	return docRun{text: inner.text, log: log, truncated: inner.truncated, missing: inner.missing, lossy: inner.lossy}, true, nil
 }
 
 // decodeString decodes the JSON string whose opening quote is at start,

@@ -246,6 +246,7 @@ func TestRepairSyntax(t *testing.T) {
 			if got.Truncated != (tt.missing != "") || got.Missing != tt.missing {
 				t.Errorf("Repair(%q) Truncated, Missing = %v, %q; want %v, %q", tt.in, got.Truncated, got.Missing, tt.missing != "", tt.missing)
 			}
+			checkLossless(t, []byte(tt.in), tt.opt)
 			if !json.Valid(got.Text) || !utf8.Valid(got.Text) {
 				t.Errorf("Repair(%q).Text is not valid JSON: %s", tt.in, got.Text)
 			}
@@ -313,6 +314,7 @@ func TestRepairSyntaxChanges(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got.Changes); diff != "" {
 				t.Errorf("Repair(%q) changes (-want +got):\n%s", tt.in, diff)
 			}
+			checkLossless(t, []byte(tt.in), tt.opt)
 		})
 	}
 }
@@ -461,9 +463,11 @@ func trimJSON(b []byte) []byte {
 	return b[lo:hi]
 }
 
-// checkRepair asserts the properties every call must have.
+// checkRepair asserts the properties every call must have, the lossless
+// invariant among them.
 func checkRepair(t *testing.T, in []byte, opt Options) {
 	t.Helper()
+	checkLossless(t, in, opt)
 	got, err := Repair(in, opt)
 	again, err2 := Repair(in, opt)
 	if (err == nil) != (err2 == nil) || !bytes.Equal(got.Text, again.Text) || !cmp.Equal(got.Changes, again.Changes) {
@@ -781,8 +785,9 @@ func splitGolden(b []byte) (text, rest []byte, ok bool) {
 }
 
 // FuzzRepairSyntax checks that no input makes RepairSyntax panic, produce
-// invalid JSON without an error, change valid JSON, or answer differently
-// twice.
+// invalid JSON without an error, change valid JSON, answer differently
+// twice, or return a document it does not refuse (Truncated or Lossy) whose
+// content differs from the model's text (checkLossless).
 func FuzzRepairSyntax(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "syntax", "*.in"))
 	for _, file := range files {
@@ -793,7 +798,7 @@ func FuzzRepairSyntax(f *testing.F) {
 		f.Add(b, true)
 		f.Add(b, false)
 	}
-	for _, s := range []string{`{"a":1,}`, `[1 2]`, `{"k: "v"}`, `[{"a":1}], {"b":2}]`, `"{\"a\":1}"`, `{'a': None}`, "{\"a\": \"x\n"} {
+	for _, s := range []string{"{\"code\": `x {y}`}", `{"c": """print("Hi")"""}`, "{\"c\": ```py\nx\n```}", `{5: "b",` + "\n" + `2.17: "e"}`, `{"a": 12,111}`, `True`, `{"a": 1,}`, `[1 2]`, `{"k: "v"}`, `[{"a":1}], {"b":2}]`, `"{\"a\":1}"`, `{'a': None}`, "{\"a\": \"x\n"} {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, expect bool) {

@@ -78,6 +78,18 @@ type scanner struct {
 	truncated   bool
 	missing     string
 	err         error
+	// lossy says a fix dropped letters or digits of the value.
+	lossy bool
+	// noTriple caches, per quote byte, the offset from which no closing
+	// triple quote follows, so that a string that only starts like one
+	// costs one search however many there are.
+	noTriple [2]int
+	// gapLook caches innerGapBreaks: the text from gapFrom to gapEnd holds
+	// no quote, and gapNL says whether a line break ends it.
+	gapFrom, gapEnd int
+	gapNL           bool
+	// inner counts the inner quotes escaped in the string being read.
+	inner int
 	// literalBS says the string being read kept a backslash as a literal
 	// one (escape_backslash), so that a backslash before its closing quote
 	// is read as one too.
@@ -184,7 +196,7 @@ func (s *scanner) trivia() bool {
 			s.add(s.i, j, fxRemoveComment, s.fragIn(s.i, j), txt{})
 			s.i = j
 		case '`':
-			return !bytes.HasPrefix(src[s.i:], fenceMark)
+			return !bytes.HasPrefix(src[s.i:], fenceMark) || s.codeBlockAt()
 		default:
 			return true
 		}
@@ -226,6 +238,13 @@ func (s *scanner) stepValue(f *frame) bool {
 		f.state = stAfter
 		return false
 	}
+	if c == '`' && bytes.HasPrefix(src[s.i:], fenceMark) {
+		if s.codeBlock() {
+			return s.valueDone()
+		}
+		s.garbage() // unreachable: trivia ends the document at such a fence
+		return false
+	}
 	if quoteKindAt(src, s.i) != qNone {
 		s.str(valueCtx(f))
 		return s.valueDone()
@@ -235,6 +254,191 @@ func (s *scanner) stepValue(f *frame) bool {
 	}
 	s.garbage()
 	return false
+}
+
+// codeBlockAt reports whether the fence at s.i opens a code block used as
+// a value ({"code": ```python …```}): a container waits for a value and a
+// closing fence follows. Anywhere else a fence ends the document.
+func (s *scanner) codeBlockAt() bool {
+	f := s.cur()
+	if f == nil || f.state != stValue {
+		return false
+	}
+	_, _, _, ok := s.codeBlockSpan()
+	return ok
+}
+
+// codeBlockSpan locates the parts of the code block whose fence starts at
+// s.i: the content src[cs:ce] and the end of the closing fence; ok is false
+// when no closing fence follows.
+func (s *scanner) codeBlockSpan() (cs, ce, closeEnd int, ok bool) {
+	src, end := s.src, len(s.src)
+	e := s.i
+	for e < end && src[e] == '`' {
+		e++
+	}
+	cs = e
+	t := e
+	for t < end && (isIdent(src[t]) || src[t] == '-' || src[t] == '+') {
+		t++
+	}
+	l := t
+	for l < end && (src[l] == ' ' || src[l] == '\t') {
+		l++
+	}
+	if l < end && (src[l] == '\n' || src[l] == '\r') {
+		cs = l + 1 // a language and the line break after the opener
+		if src[l] == '\r' && cs < end && src[cs] == '\n' {
+			cs++
+		}
+	}
+	c := bytes.Index(src[cs:], fenceMark)
+	if c < 0 {
+		return 0, 0, 0, false
+	}
+	c += cs
+	ce = c
+	if ce > cs && src[ce-1] == '\n' {
+		ce--
+		if ce > cs && src[ce-1] == '\r' {
+			ce--
+		}
+	}
+	closeEnd = c
+	for closeEnd < end && src[closeEnd] == '`' {
+		closeEnd++
+	}
+	return cs, ce, closeEnd, true
+}
+
+// codeBlock writes the fenced code block at s.i as a string: its content,
+// without the fence's language and the line breaks next to the markers.
+// Backslashes in code are literal ones. It reports false when no closing
+// fence follows, which the caller treats as the end of the document.
+func (s *scanner) codeBlock() bool {
+	open := s.i
+	cs, ce, closeEnd, ok := s.codeBlockSpan()
+	if !ok {
+		return false
+	}
+	s.flush()
+	s.out = append(s.out, '"')
+	s.add(open, cs, fxCodeBlock, s.fragIn(open, cs), s.lit(`"`))
+	s.rawContent(cs, ce, false)
+	s.out = append(s.out, '"')
+	s.add(ce, closeEnd, fxCodeBlock, s.fragIn(ce, closeEnd), s.lit(`"`))
+	s.i = closeEnd
+	return true
+}
+
+// rawContent writes src[a:b] as the content of a JSON string: quotes are
+// escaped, control characters and bytes that are not UTF-8 fixed as in any
+// string, and backslashes read as escapes (escapes) or kept as literal ones.
+func (s *scanner) rawContent(a, b int, escapes bool) {
+	src := s.src
+	i := a
+	for i < b {
+		j := i
+		for j < b && classes[src[j]]&cStr == 0 {
+			j++
+		}
+		s.out = append(s.out, src[i:j]...)
+		i = j
+		if i >= b {
+			return
+		}
+		switch c := src[i]; {
+		case c == '"':
+			s.out = append(s.out, '\\', '"')
+			i++
+		case c == '\\' && escapes && i+1 < b:
+			i = s.escape(i, qBacktick, ctxObj)
+		case c == '\\':
+			s.out = append(s.out, '\\', '\\')
+			i++
+		case c < 0x20:
+			k := i
+			for k < b && src[k] < 0x20 {
+				k++
+			}
+			s.controlRun(i, k)
+			i = k
+		default:
+			r, sz := utf8.DecodeRune(src[i:b])
+			if r == utf8.RuneError && sz == 1 {
+				k := i
+				for k < b {
+					if r, sz := utf8.DecodeRune(src[k:b]); r != utf8.RuneError || sz != 1 {
+						break
+					}
+					k++
+				}
+				s.badUTF8Run(i, k)
+				i = k
+				continue
+			}
+			s.out = append(s.out, src[i:i+sz]...)
+			i += sz
+		}
+	}
+}
+
+// delimited parses a string whose delimiters are not JSON's: a triple
+// quote (three double or three single quotes, as Python writes them,
+// closed by the same three) or a backtick (closed by
+// the next backtick that no backslash escapes). Its content is kept as it
+// is, only escaped. It reports false when no closer follows.
+func (s *scanner) delimited(q qkind) bool {
+	src, end := s.src, len(s.src)
+	open := s.i
+	var n, a, b, closeEnd int
+	var fixer fixID
+	if q == qBacktick {
+		n, fixer = 1, fxBacktickString
+		k := open + 1
+		for k < end && src[k] != '`' {
+			if src[k] == '\\' {
+				k++
+			}
+			k++
+		}
+		if k >= end {
+			return false
+		}
+		a, b, closeEnd = open+1, k, k+1
+	} else {
+		qc := src[open]
+		slot := 0
+		if qc == '\'' {
+			slot = 1
+		}
+		if s.noTriple[slot] > 0 && open+3 >= s.noTriple[slot] {
+			return false
+		}
+		k := bytes.Index(src[open+3:], src[open:open+3])
+		if k < 0 {
+			s.noTriple[slot] = open + 3
+			return false
+		}
+		k += open + 3
+		for k+3 < end && src[k+3] == qc {
+			k++ // the closer is the last three of a run of quotes
+		}
+		n, fixer = 3, fxTripleQuote
+		a, b, closeEnd = open+3, k, k+3
+	}
+	s.flush()
+	o := len(s.out)
+	if s.traceOn {
+		defer func() { s.trace = append(s.trace, strTrace{open, closeEnd, o, len(s.out)}) }()
+	}
+	s.out = append(s.out, '"')
+	s.add(open, open+n, fixer, s.in(open, open+n), s.lit(`"`))
+	s.rawContent(a, b, true)
+	s.out = append(s.out, '"')
+	s.add(b, closeEnd, fixer, s.in(b, closeEnd), s.lit(`"`))
+	s.i = closeEnd
+	return true
 }
 
 func (s *scanner) stepKey(f *frame) {
@@ -564,6 +768,9 @@ func (s *scanner) describeDrops() {
 	for k := range s.raw {
 		if r := &s.raw[k]; r.fixer == fxRemoveInvalid {
 			r.before = s.fragIn(r.off, r.end)
+			if hasWordChar(s.src[r.off:r.end]) {
+				s.lossy = true
+			}
 		}
 	}
 }
@@ -645,6 +852,20 @@ func (s *scanner) str(ctx strCtx) keyResult {
 	end := len(src)
 	open := s.i
 	q, n := quoteAt(src, open)
+	if q == qBacktick || (q == qDouble || q == qSingle) && open+2 < end && src[open+1] == src[open] && src[open+2] == src[open] {
+		if s.delimited(q) {
+			return keyOnly
+		}
+		if q == qBacktick {
+			// No closing backtick: the string goes on as a "…" one.
+			s.add(open, open+1, fxBacktickString, s.in(open, open+1), s.lit(`"`))
+			q = qDouble
+		} else {
+			// Three quotes that no three close: which of them are text is
+			// a guess, so the result must not be taken as the model's.
+			s.lossy = true
+		}
+	}
 	s.flush()
 	o := len(s.out)
 	if s.traceOn {
@@ -655,6 +876,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 		s.add(open, open+n, fxNormalizeQuotes, s.in(open, open+n), s.lit(`"`))
 	}
 	s.literalBS = false
+	s.inner = 0
 	content := len(s.out)
 	mask := uint8(cStr)
 	if ctx == ctxKey && q == qDouble {
@@ -678,7 +900,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 		switch {
 		case c == '"':
 			if q == qDouble || q == qCurly {
-				if s.isEnd(i+1, ctx) {
+				if s.isEnd(i+1, ctx) || ctx != ctxKey && s.inner%2 == 0 && s.innerGapBreaks(i+1) {
 					if ctx == ctxKey && q == qDouble {
 						if s.swallowedColon(i, content) {
 							return keyValue
@@ -692,6 +914,7 @@ func (s *scanner) str(ctx strCtx) keyResult {
 				}
 				s.out = append(s.out, '\\', '"')
 				s.add(i, i+1, fxEscapeInnerQuote, s.in(i, i+1), s.lit(`\"`))
+				s.inner++
 			} else {
 				s.out = append(s.out, '\\', '"')
 				s.add(i, i+1, fxNormalizeQuotes, s.in(i, i+1), s.lit(`\"`))
@@ -733,6 +956,27 @@ func (s *scanner) str(ctx strCtx) keyResult {
 	s.i = end
 	s.eofCut, s.eofInString = true, true
 	return keyOnly
+}
+
+// innerGapBreaks reports whether the text from k, after a quote inside a
+// string that would open a quotation in it (the first, third … inner
+// quote), reaches a line break before the next quote. Escaping that quote
+// would run the string across the line into what follows, which is how two
+// members merge into one value ({5: "b",\n 2.17: "e"}): the quote ends the
+// string instead. The answer holds for every k in the same gap, so each
+// byte is looked at once.
+func (s *scanner) innerGapBreaks(k int) bool {
+	if k >= s.gapFrom && k <= s.gapEnd && s.gapEnd > 0 {
+		return s.gapNL
+	}
+	src := s.src
+	j := k
+	for j < len(src) && src[j] != '"' && src[j] != '\n' && src[j] != '\r' {
+		j++
+	}
+	s.gapFrom, s.gapEnd = k, j
+	s.gapNL = j < len(src) && src[j] != '"'
+	return s.gapNL
 }
 
 func (s *scanner) closeStr(i, size int, q qkind) {
@@ -798,7 +1042,7 @@ func (s *scanner) elementAt(k int) bool {
 func (s *scanner) bareKeyAt(k int) bool {
 	src := s.src
 	e := k
-	for e < len(src) && isIdent(src[e]) {
+	for e < len(src) && (isIdent(src[e]) || src[e] == '.' && e > k && e+1 < len(src) && isDigit(src[e+1])) {
 		e++
 	}
 	if e == k {
@@ -1086,32 +1330,46 @@ func (s *scanner) escape(i int, q qkind, ctx strCtx) int {
 func (s *scanner) control(i int) int {
 	src := s.src
 	j := i
-	o := len(s.out)
 	for j < len(src) && src[j] < 0x20 {
-		s.out = appendControl(s.out, src[j])
 		j++
 	}
-	s.add(i, j, fxEscapeControl, s.fragIn(i, j), s.lit(frag(s.out[o:])))
+	s.controlRun(i, j)
 	return j
+}
+
+// controlRun escapes the control characters src[i:j].
+func (s *scanner) controlRun(i, j int) {
+	o := len(s.out)
+	for _, c := range s.src[i:j] {
+		s.out = appendControl(s.out, c)
+	}
+	s.add(i, j, fxEscapeControl, s.fragIn(i, j), s.lit(frag(s.out[o:])))
 }
 
 // badUTF8 replaces a run of bytes that are not UTF-8 with U+FFFD each.
 func (s *scanner) badUTF8(i int) int {
 	src := s.src
 	j := i
-	var before strings.Builder
 	for j < len(src) {
 		if r, sz := utf8.DecodeRune(src[j:]); r != utf8.RuneError || sz != 1 {
 			break
 		}
-		s.out = append(s.out, "\uFFFD"...)
-		before.WriteString(`\x`)
-		before.WriteByte(hexDigit[src[j]>>4])
-		before.WriteByte(hexDigit[src[j]&15])
 		j++
 	}
-	s.add(i, j, fxInvalidUTF8, s.lit(before.String()), s.lit(strings.Repeat("\uFFFD", j-i)))
+	s.badUTF8Run(i, j)
 	return j
+}
+
+// badUTF8Run writes U+FFFD for each byte of src[i:j], none of them UTF-8.
+func (s *scanner) badUTF8Run(i, j int) {
+	var before strings.Builder
+	for _, c := range s.src[i:j] {
+		s.out = append(s.out, "\uFFFD"...)
+		before.WriteString(`\x`)
+		before.WriteByte(hexDigit[c>>4])
+		before.WriteByte(hexDigit[c&15])
+	}
+	s.add(i, j, fxInvalidUTF8, s.lit(before.String()), s.lit(strings.Repeat("\uFFFD", j-i)))
 }
 
 // number copies a number as written. Only the forms a model means as numbers
@@ -1192,6 +1450,14 @@ func (s *scanner) number() bool {
 		s.i = j
 		return s.valueDone()
 	}
+	if k := s.numberText(start, j, intLen); k > j {
+		if k == end && s.cur() != nil {
+			s.eofCut = true
+		}
+		s.quote(start, k)
+		s.i = k
+		return s.valueDone()
+	}
 	s.flush()
 	if !plus && intLen > 0 && (dot < 0 || fracLen > 0) {
 		s.out = append(s.out, src[start:j]...)
@@ -1217,6 +1483,61 @@ func (s *scanner) number() bool {
 	}
 	s.i = j
 	return s.valueDone()
+}
+
+// numberText returns where the text that a number at start begins really
+// ends, when it goes on past the number's end j: thousands separators
+// (12,111 outside an array, where the comma separates elements), a
+// fraction (1/5), or words on the same line (1 cup butter, 2 or 3). Such
+// a value is text, never the number it starts with. It returns j when the
+// number stands alone, or is followed by a literal or a key of the next
+// member, whose comma went missing.
+func (s *scanner) numberText(start, j, intLen int) int {
+	src, end := s.src, len(s.src)
+	f := s.cur()
+	inArray := f != nil && f.kind == '['
+	e := j
+	if !inArray && intLen <= 3 && src[start] != '+' {
+		for e+4 <= end && src[e] == ',' && isDigit(src[e+1]) && isDigit(src[e+2]) && isDigit(src[e+3]) && (e+4 == end || !isDigit(src[e+4])) {
+			e += 4
+		}
+		if e > j && e+1 < end && src[e] == '.' && isDigit(src[e+1]) {
+			e++
+			for e < end && isDigit(src[e]) {
+				e++
+			}
+		}
+	}
+	if e+1 < end && src[e] == '/' && isDigit(src[e+1]) {
+		e++
+		for e < end && isDigit(src[e]) {
+			e++
+		}
+	}
+	k := e
+	for k < end && (src[k] == ' ' || src[k] == '\t') {
+		k++
+	}
+	words := k > e && k < end && (isIdent(src[k]) && !isDigit(src[k]) || src[k] >= utf8.RuneSelf && isLetterAt(src, k)) &&
+		!literalAt(src, k) && !(f != nil && f.kind == '{' && s.bareKeyAt(k))
+	if !words {
+		if e > j && e < end && (isIdent(src[e]) || src[e] == '.') {
+			words = true
+		} else {
+			return e
+		}
+	}
+	for k < end {
+		c := src[k]
+		if c == '\n' || c == '\r' || f != nil && (c == ',' || c == '}' || c == ']') || c == '`' && bytes.HasPrefix(src[k:], fenceMark) {
+			break
+		}
+		k++
+	}
+	for k > j && (src[k-1] == ' ' || src[k-1] == '\t') {
+		k--
+	}
+	return k
 }
 
 // word handles a bare word in value position: a JSON, Python or JS literal,
@@ -1299,7 +1620,7 @@ func (s *scanner) unquotedKey(f *frame) {
 	for j < end {
 		c := src[j]
 		if c < utf8.RuneSelf {
-			if !isIdent(c) && c != '-' {
+			if !isIdent(c) && c != '-' && !(c == '.' && j+1 < end && isDigit(src[j+1])) {
 				break
 			}
 			j++
@@ -1381,6 +1702,39 @@ func isHex(c byte) bool {
 // isNumTail reports a byte that may not directly follow a number.
 func isNumTail(c byte) bool { return isIdent(c) || c == '.' || c == '+' || c == '-' }
 
+// hasWordChar reports a letter or digit in b.
+func hasWordChar(b []byte) bool {
+	for _, r := range string(b) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// valueGoesOn reports whether text stripped after the value closes a
+// bracket that it did not open, after a letter or digit: the value most
+// likely went on through what looked like prose ({"code": import { query }
+// from …}), so stripping it would cut the value short.
+func valueGoesOn(b []byte) bool {
+	depth, words := 0, false
+	for _, c := range b {
+		switch {
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth > 0 {
+				depth--
+			} else if words {
+				return true
+			}
+		case isIdent(c) || c >= utf8.RuneSelf:
+			words = true
+		}
+	}
+	return false
+}
+
 func isLetterAt(src []byte, i int) bool {
 	r, _ := utf8.DecodeRune(src[i:])
 	return unicode.IsLetter(r)
@@ -1425,12 +1779,13 @@ func literalPrefix(w []byte) bool {
 type qkind uint8
 
 const (
-	qNone   qkind = iota
-	qDouble       // "
-	qSingle       // '
-	qCurly        // “ ” „ ‟, closed by ” “ or "
-	qCurlyS       // ‘ ’ ‚ ‛, closed by ’ ‘ or '
-	qGuil         // « », closed by » or «
+	qNone     qkind = iota
+	qDouble         // "
+	qSingle         // '
+	qCurly          // “ ” „ ‟, closed by ” “ or "
+	qCurlyS         // ‘ ’ ‚ ‛, closed by ’ ‘ or '
+	qGuil           // « », closed by » or «
+	qBacktick       // `, closed by `
 )
 
 // quoteAt returns the kind and size of a string delimiter at i.
@@ -1440,6 +1795,10 @@ func quoteAt(src []byte, i int) (qkind, int) {
 		return qDouble, 1
 	case '\'':
 		return qSingle, 1
+	case '`':
+		if !bytes.HasPrefix(src[i:], fenceMark) {
+			return qBacktick, 1
+		}
 	case 0xC2: // « U+00AB, » U+00BB
 		if i+1 < len(src) && (src[i+1] == 0xAB || src[i+1] == 0xBB) {
 			return qGuil, 2
