@@ -158,10 +158,10 @@ var Routes = []Route{
 
 // Classify says what a request needs by its method and path (canonical,
 // as the edge leaves it): the Endpoint of its route in [Routes], with the
-// model a path names. An OPTIONS request is read: Ollama serves none, so
-// it is a CORS preflight or a 405 and reaches no handler. Every other
-// method and path is ClassUnknown: it needs manage, and its body's models
-// are checked.
+// model a path names (GET /v1/models/{model}, also with a "/" in it).
+// An OPTIONS request is read: Ollama serves none, so it is a CORS
+// preflight or a 405 and reaches no handler. Every other method and path
+// is ClassUnknown: it needs manage, and its body's models are checked.
 func Classify(method, p string) Endpoint {
 	if p != "/" {
 		p = strings.TrimSuffix(p, "/")
@@ -179,6 +179,11 @@ func Classify(method, p string) Endpoint {
 			ep.PathModel = m
 		}
 		return ep
+	}
+	if rest, ok := strings.CutPrefix(p, "/v1/models/"); ok && method == http.MethodGet && rest != "" {
+		// A virtual model's name may hold a "/": the gateway answers it
+		// (Ollama's route takes one segment and answers 404).
+		return Endpoint{Class: ClassModel, PathModel: rest, NeedsModel: true}
 	}
 	return Endpoint{Class: ClassUnknown, Manage: true, Members: unknownMembers}
 }
