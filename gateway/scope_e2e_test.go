@@ -147,3 +147,44 @@ func TestE2EScopedKeyCannotAliasOutsideModel(t *testing.T) {
 		t.Errorf("generate with %s itself = %d %s, want 403", ollama.Model, resp.StatusCode, answer)
 	}
 }
+
+// TestE2EScopedKeyCannotCreateFromOutsideModel: on the real Ollama, a key
+// that may manage alpha* models cannot create alpha-clone from the
+// server's model (outside its scope), whose system prompt and template it
+// would then read with /api/show; from a model of its own it can.
+func TestE2EScopedKeyCannotCreateFromOutsideModel(t *testing.T) {
+	ollama := ollamatest.Start(t)
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Upstream = ollama.URL
+	withAlphaKeys(&cfg)
+	gw := startE2EGateway(t, cfg)
+	tags := func() string {
+		_, body := sendRequest(t, ollama.URL, http.MethodGet, "/api/tags", nil, nil)
+		return string(body)
+	}
+
+	body := `{"model":"alpha-clone","from":"` + ollama.Model + `","stream":false}`
+	resp, answer := sendRequest(t, gw, http.MethodPost, "/api/create", strings.NewReader(body), bearer(alphaOpsSecret))
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST /api/create %s = %d %s, want 403", body, resp.StatusCode, answer)
+	}
+	if got := tags(); strings.Contains(got, "alpha-clone") {
+		t.Errorf("Ollama's tags = %s, want no alpha-clone", got)
+		resp, answer := sendRequest(t, gw, http.MethodPost, "/api/show", strings.NewReader(`{"model":"alpha-clone"}`), bearer(alphaSecret))
+		t.Errorf("show alpha-clone = %d %s", resp.StatusCode, answer)
+	}
+
+	// A model of the key's own, made by the operator, it may copy.
+	body = `{"model":"alpha-base","from":"` + ollama.Model + `","stream":false}`
+	if resp, answer := sendRequest(t, gw, http.MethodPost, "/api/create", strings.NewReader(body), bearer(opsSecret)); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the operator's POST /api/create %s = %d %s, want 200", body, resp.StatusCode, answer)
+	}
+	body = `{"model":"alpha-clone","from":"alpha-base","stream":false}`
+	if resp, answer := sendRequest(t, gw, http.MethodPost, "/api/create", strings.NewReader(body), bearer(alphaOpsSecret)); resp.StatusCode != http.StatusOK {
+		t.Errorf("POST /api/create %s = %d %s, want 200", body, resp.StatusCode, answer)
+	}
+	if got := tags(); !strings.Contains(got, "alpha-clone") {
+		t.Errorf("Ollama's tags = %s, want alpha-clone", got)
+	}
+}
