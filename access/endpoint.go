@@ -12,14 +12,16 @@ import (
 
 // List names a listing of models that is filtered down to a caller's
 // models: an Ollama list ({"models":[{"name","model"}]}: /api/tags,
-// /api/ps) or OpenAI's ({"data":[{"id"}]}: /v1/models).
+// /api/ps), OpenAI's ({"data":[{"id"}]}: /v1/models) or Ollama's aliases
+// ({"aliases":[{"alias","target"}]}).
 type List string
 
 // The lists of models.
 const (
-	ListNone   List = ""
-	ListOllama List = "ollama"
-	ListOpenAI List = "openai"
+	ListNone    List = ""
+	ListOllama  List = "ollama"
+	ListOpenAI  List = "openai"
+	ListAliases List = "aliases"
 )
 
 // Class is what a request can make Ollama do, which decides what a key
@@ -133,8 +135,9 @@ var Routes = []Route{
 	{"POST", "/api/blobs/:digest", manage(nil)},
 	{"HEAD", "/api/blobs/:digest", manage(nil)},
 	{"POST", "/api/copy", manage(copyMembers)},
-	// The list of aliases names models of every key.
-	{"GET", "/api/experimental/aliases", manage(nil)},
+	// The list of aliases is filtered: a key sees the aliases whose name
+	// and target are its own.
+	{"GET", "/api/experimental/aliases", Endpoint{Class: ClassManage, Manage: true, List: ListAliases}},
 	{"POST", "/api/experimental/aliases", func() Endpoint { e := manage(aliasMembers); e.Prefix = true; return e }()},
 	{"DELETE", "/api/experimental/aliases", manage(aliasDeleteMembers)},
 

@@ -138,6 +138,16 @@ func TestE2EScopedKeyCannotAliasOutsideModel(t *testing.T) {
 	if got := ollamaAliases(); len(got) != 1 || !strings.HasPrefix(got[0], "alpha-operator") {
 		t.Fatalf("Ollama's aliases = %q, want the operator's alpha-operator", got)
 	}
+	// The list shows a key the aliases whose name and target are its own.
+	for _, tt := range []struct {
+		key  string
+		want string
+	}{{alphaOpsSecret, `{"aliases":[]}`}, {opsSecret, `"alias":"alpha-operator"`}} {
+		resp, answer := sendRequest(t, gw, http.MethodGet, aliases, nil, bearer(tt.key))
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), tt.want) {
+			t.Errorf("GET %s = %d %s, want 200 with %s", aliases, resp.StatusCode, answer, tt.want)
+		}
+	}
 	resp, answer := sendRequest(t, gw, http.MethodPost, "/api/generate", strings.NewReader(strings.Replace(generate, "%q", `"alpha-operator"`, 1)), bearer(alphaSecret))
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(answer), `"done":true`) {
 		t.Errorf("generate with the operator's alias = %d %s, want Ollama's answer", resp.StatusCode, answer)
