@@ -49,8 +49,10 @@ type Scope struct {
 	// "quiz" also covers "quiz:latest" and "library/quiz". Nil means every
 	// model; empty means none.
 	Models []string
-	// Manage allows model management: /api/pull, /api/push, /api/create,
-	// /api/delete, /api/copy and /api/blobs. False refuses them with 403.
+	// Manage allows model management (/api/pull, /api/push, /api/create,
+	// /api/delete, /api/copy, /api/blobs, /api/experimental/aliases), the
+	// server's account (/api/me, /api/signout) and endpoints the gateway
+	// does not know (see [Classify]). False refuses them with 403.
 	Manage bool
 }
 
@@ -315,15 +317,27 @@ func StripKey(h http.Header) {
 	h.Del("X-Api-Key")
 }
 
+// manageWhat names what a key without manage may not do, by class.
+var manageWhat = map[Class]string{
+	ClassManage:  "manage models (pull, push, create, delete, copy, blobs, aliases)",
+	ClassAccount: "act on the server's account (sign in, sign out)",
+	ClassUnknown: "use an endpoint the gateway does not know (it needs manage)",
+	"":           "manage models (pull, push, create, delete, copy, blobs, aliases)",
+}
+
 // Authorize checks a request's needs against p's scope: 403 for a model
-// outside its globs (or a request that names none when p is restricted)
-// and for management without Manage.
+// outside its globs (or a request that names none when p is restricted),
+// for management, account and unknown endpoints without Manage, and for an
+// alias by prefix when p's models are restricted.
 func (p *Principal) Authorize(n Need) error {
 	if n.Manage && !p.scope.Manage {
-		return forbidden(ReasonManage, fmt.Sprintf("key %q may not manage models (pull, push, create, delete, copy, blobs)", p.Name))
+		return forbidden(ReasonManage, fmt.Sprintf("key %q may not %s", p.Name, manageWhat[n.Class]))
 	}
 	if p.scope.Models == nil {
 		return nil
+	}
+	if n.AllModels {
+		return forbidden(ReasonModel, fmt.Sprintf("key %q may use only some models, and the request reaches every model whose name starts with its alias", p.Name))
 	}
 	if n.NeedsModel && len(n.Models) == 0 {
 		return forbidden(ReasonModel, fmt.Sprintf("key %q may use only some models, and the request names none", p.Name))

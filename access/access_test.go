@@ -208,6 +208,7 @@ func TestFilterList(t *testing.T) {
 	ops, _ := c.Identify(header("Authorization", "Bearer "+adminKey))
 	tags := `{"models":[{"name":"quiz:latest","model":"quiz:latest","size":1},{"name":"mistral:latest","model":"mistral:latest"},{"name":"llama3.2:3b","model":"llama3.2:3b"}]}`
 	openai := `{"object":"list","data":[{"id":"mistral:latest","object":"model"},{"id":"quiz","object":"model"}]}`
+	aliases := `{"aliases":[{"alias":"llama3.2-x","target":"quiz"},{"alias":"llama3.2-y","target":"mistral"},{"alias":"prod","target":"quiz"},{"alias":"llama3.2-z"}]}`
 	tests := []struct {
 		name string
 		p    *Principal
@@ -219,6 +220,8 @@ func TestFilterList(t *testing.T) {
 		{"openai", quiz, ListOpenAI, openai, `{"data":[{"id":"quiz","object":"model"}],"object":"list"}`},
 		{"all models", ops, ListOllama, tags, tags},
 		{"no list", quiz, ListOllama, `{"models":null}`, `{"models":null}`},
+		{"aliases whose name and target are the key's", quiz, ListAliases, aliases, `{"aliases":[{"alias":"llama3.2-x","target":"quiz"}]}`},
+		{"aliases with every model", ops, ListAliases, aliases, aliases},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

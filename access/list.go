@@ -8,14 +8,19 @@ import (
 // FilterList removes from a listing of models (an answer of /api/tags,
 // /api/ps or /v1/models) the models p may not use, keeping every other
 // member as it is, so that a key sees only its own models. An entry is
-// kept when its "name", "model" or "id" is one of p's models.
+// kept when its "name", "model" or "id" is one of p's models; an alias
+// (/api/experimental/aliases) when its name and its target both are.
 func (p *Principal) FilterList(kind List, body []byte) ([]byte, error) {
 	if p.AllModels() || kind == ListNone {
 		return body, nil
 	}
-	member, fields := "models", []string{"name", "model"}
-	if kind == ListOpenAI {
+	member, fields, every := "models", []string{"name", "model"}, false
+	switch kind {
+	case ListOpenAI:
 		member, fields = "data", []string{"id"}
+	case ListAliases:
+		// An alias shows its name and its target: both must be p's.
+		member, fields, every = "aliases", []string{"alias", "target"}, true
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(body, &obj); err != nil {
@@ -35,12 +40,15 @@ func (p *Principal) FilterList(kind List, body []byte) ([]byte, error) {
 		if json.Unmarshal(e, &names) != nil {
 			continue
 		}
+		allowed := 0
 		for _, f := range fields {
 			var s string
 			if json.Unmarshal(names[f], &s) == nil && s != "" && p.AllowsModel(s) {
-				kept = append(kept, e)
-				break
+				allowed++
 			}
+		}
+		if allowed == len(fields) || allowed > 0 && !every {
+			kept = append(kept, e)
 		}
 	}
 	b, err := json.Marshal(kept)

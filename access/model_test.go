@@ -21,6 +21,8 @@ func TestRequestModel(t *testing.T) {
 		{"version reads nothing", http.MethodGet, "/api/version", "", nil, "", nil, false},
 		{"blob upload is never read", http.MethodPost, "/api/blobs/sha256:ab", "x", nil, "", nil, false},
 		{"not JSON names none", http.MethodPost, "/api/chat", `[1]`, nil, "", nil, true},
+		{"alias by its target", http.MethodPost, "/api/experimental/aliases", `{"alias":"a","target":"t"}`, nil, "t", nil, true},
+		{"create by its model, not its from", http.MethodPost, "/api/create", `{"from":"b","model":"a"}`, nil, "a", nil, true},
 		{"body error", http.MethodPost, "/api/chat", "", errBody, "", errBody, true},
 	}
 	for _, tt := range tests {

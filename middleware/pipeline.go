@@ -309,10 +309,10 @@ func (g *guard) prepare(x *exchange) {
 	up := x.client.Clone()
 	route := x.route
 	up.SetModel(route.UpstreamModel)
-	x.upstreamModel = up.Model
 	if route.UpstreamModel != "" {
-		x.upstreamModel = route.UpstreamModel
+		up.Model = route.UpstreamModel // the pool routes the call by it
 	}
+	x.upstreamModel = up.Model
 	// A client's plain JSON mode ("json", json_object) asks less than the
 	// contract's schema, which is JSON too: the schema takes its place.
 	if route.AddFormat && x.client.Schema == nil && route.schema != nil {
