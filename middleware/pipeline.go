@@ -309,9 +309,6 @@ func (g *guard) prepare(x *exchange) {
 	up := x.client.Clone()
 	route := x.route
 	up.SetModel(route.UpstreamModel)
-	if route.UpstreamModel != "" {
-		up.Model = route.UpstreamModel // the pool routes the call by it
-	}
 	x.upstreamModel = up.Model
 	// A client's plain JSON mode ("json", json_object) asks less than the
 	// contract's schema, which is JSON too: the schema takes its place.

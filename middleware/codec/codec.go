@@ -175,12 +175,16 @@ func decodeCommon(raw []byte, streamDefault bool) (*Request, error) {
 	return r, nil
 }
 
-// SetModel points the request at another model.
+// SetModel points the request at another model: its body's member, and
+// Model, by which the upstream pool routes the call (a virtual model's
+// route, a fallback model, a repair model go to an upstream that has
+// that model, not the name the client sent).
 func (r *Request) SetModel(m string) {
 	if m == "" || m == r.Model {
 		return
 	}
 	r.Body.Set("model", strictjson.String(m))
+	r.Model = m
 	r.Edited = true
 }
 

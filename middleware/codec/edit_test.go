@@ -75,6 +75,9 @@ func TestCodecRequestEdits(t *testing.T) {
 			}
 			up := r.Clone()
 			up.SetModel("up")
+			if up.Model != "up" || r.Model == "up" {
+				t.Errorf("SetModel(%q): Model = %q, the client's %q; want the clone alone pointed at it", "up", up.Model, r.Model)
+			}
 			sv, _ := strictjson.Parse([]byte(schema))
 			cd.SetFormat(up, sv)
 			up.SetStream(false)
