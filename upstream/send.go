@@ -103,12 +103,14 @@ func readUnsized(r io.Reader) ([]byte, error) {
 			break
 		}
 	}
-	if err == io.EOF {
-		err = nil
+	if err != io.EOF {
+		// Over the limit, cut short: the caller keeps nothing of it.
+		readBuffers.Put(buf)
+		return nil, err
 	}
 	body := append([]byte{}, buf...)
 	readBuffers.Put(buf)
-	return body, err
+	return body, nil
 }
 
 // readBuffers holds the buffers of readUnsized: a few per core, at
