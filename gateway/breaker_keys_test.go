@@ -13,6 +13,7 @@ import (
 
 	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/internal/ollamatest"
 )
 
 // Secrets of the breaker tests' two keys, neither scoped.
@@ -88,27 +89,35 @@ func TestBreakerOneKeyCannotOpenItForAnother(t *testing.T) {
 }
 
 // TestBreakerOpensForAnUnwellUpstream: an upstream that answers 500 to
-// every key, or that no longer listens, opens the breaker within a few
-// requests (threshold 2), and every key then gets 503 at once.
+// every key, that no longer listens, or whose proxy answers 502 opens the
+// breaker within a few requests (threshold 2), and every key then gets
+// 503 at once.
 func TestBreakerOpensForAnUnwellUpstream(t *testing.T) {
 	down := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusInternalServerError)
 		io.WriteString(w, `{"error":"llama runner process has terminated: exit status 2"}`)
 	})
+	proxy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusBadGateway)
+		io.WriteString(w, "<html>502 Bad Gateway</html>")
+	})
 	tests := []struct {
 		name    string
+		up      http.Handler
 		refused bool
 		keys    []http.Header // the senders in turn
 		failed  int           // requests answered before the breaker opens
 		code    int           // their status
 	}{
-		{"500s to two keys", false, []http.Header{bearer(appASecret), bearer(appBSecret)}, 3, http.StatusInternalServerError},
-		{"refused connections, one key", true, []http.Header{bearer(appASecret)}, 2, http.StatusBadGateway},
+		{"500s to two keys", down, false, []http.Header{bearer(appASecret), bearer(appBSecret)}, 3, http.StatusInternalServerError},
+		{"refused connections, one key", down, true, []http.Header{bearer(appASecret)}, 2, http.StatusBadGateway},
+		{"a proxy's 502s, one key", proxy, false, []http.Header{bearer(appASecret)}, 2, http.StatusBadGateway},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gw := newAccessGateway(t, down, func(c *config.Config) {
+			gw := newAccessGateway(t, tt.up, func(c *config.Config) {
 				twoKeys(c)
 				c.Breaker = config.Breaker{FailureThreshold: 2}
 				if tt.refused {
@@ -160,5 +169,29 @@ func TestCallerOf(t *testing.T) {
 		if got := callerOf(c); got != tt.want {
 			t.Errorf("callerOf(key %q, %q) = %q, want %q", tt.key, tt.remote, got, tt.want)
 		}
+	}
+}
+
+// TestE2EBrokenTemplatesDoNotOpenTheBreaker: the real Ollama answers 500
+// to a generate whose template does not parse; one key sending more of
+// them than the breaker's threshold leaves it closed, and another key's
+// next generate is served.
+func TestE2EBrokenTemplatesDoNotOpenTheBreaker(t *testing.T) {
+	o := ollamatest.Start(t)
+	cfg := e2eConfig(t, o.URL)
+	twoKeys(&cfg)
+	cfg.Breaker.FailureThreshold = 2
+	gw := startE2EGateway(t, cfg)
+	broken := `{"model":"` + o.Model + `","prompt":"p","stream":false,"template":"{{ .Prompt }","options":{"num_predict":1}}`
+	for i := range 4 {
+		resp, body := sendRequest(t, gw, http.MethodPost, "/api/generate", strings.NewReader(broken), bearer(appASecret))
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "template") {
+			t.Fatalf("broken template %d: %d %s, want Ollama's 500", i, resp.StatusCode, body)
+		}
+	}
+	good := `{"model":"` + o.Model + `","prompt":"Once upon a time","stream":false,"options":{"num_predict":4,"temperature":0}}`
+	resp, body := sendRequest(t, gw, http.MethodPost, "/api/generate", strings.NewReader(good), bearer(appBSecret))
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("another key's generate after the broken templates: %d %s, want 200", resp.StatusCode, body)
 	}
 }

@@ -43,14 +43,18 @@ type BreakerSettings struct {
 
 	// FailureThreshold is the number of consecutive failed round trips
 	// that opens the breaker. A failure is a transport error (refused
-	// connection, reset, response header timeout), or a 5xx response once
-	// 5xx responses have come to at least two callers ([WithCaller]: API
-	// keys, anonymous clients' addresses) within [CallerWindow] and
-	// without an answer below 500 since. A 5xx to one caller alone is
-	// neither a success nor a failure: Ollama answers 500 to what a
-	// request holds (a broken template, a prompt it cannot render) as to
-	// its own trouble, and counted, one client could open the breaker for
-	// every other one. A request whose own context ended (the client left,
+	// connection, reset, response header timeout), a 502 or 504 (never
+	// Ollama's own answers: a proxy in front of it could not reach it, or
+	// waited too long, as a transport error says), or another 5xx
+	// response once 5xx responses have come to at least two callers
+	// ([WithCaller]: API keys, anonymous clients' addresses) within
+	// [CallerWindow] and without an answer below 500 since. Another 5xx
+	// to one caller alone is neither a success nor a failure: Ollama
+	// (v0.17.4, server/routes.go) answers 500 to what a request holds (a
+	// template that does not parse, a prompt it cannot render) as to its
+	// own trouble (a runner that stopped), and 503 to a full queue that
+	// one client's flood fills; counted, one client could open the
+	// breaker for every other one. A request whose own context ended (the client left,
 	// the gateway's deadline for it ran out), or whose body was over its
 	// limit or could not be read from the client (malformed chunked
 	// framing, shorter than announced), is neither either. Default 5;
@@ -82,8 +86,9 @@ type BreakerSettings struct {
 //
 // Only the round trip counts (up to the response headers): a stream that
 // breaks later does not. The response of a 5xx round trip is returned to
-// the caller unchanged; it only counts as a failure, and only when 5xx
-// answers reached several callers (see [BreakerSettings]). Other errors of the
+// the caller unchanged; it only counts as a failure, and, but for a 502
+// or 504, only when 5xx answers reached several callers (see
+// [BreakerSettings]). Other errors of the
 // base transport are returned as they are: [Client] maps them.
 type BreakerTransport struct {
 	base        http.RoundTripper
@@ -134,6 +139,10 @@ var errExcluded = errors.New("excluded from breaker counts")
 // errStatus5xx is the failure recorded for a 5xx response once 5xx
 // responses reached several callers.
 var errStatus5xx = errors.New("upstream 5xx response")
+
+// errStatusProxy is the failure recorded for a 502 or 504: a proxy in
+// front of the upstream could not reach it, or waited too long for it.
+var errStatusProxy = errors.New("upstream unreachable behind a proxy (502, 504)")
 
 // errOneCaller is the outcome of a 5xx response while 5xx responses have
 // reached one caller only: excluded, as it may be that caller's doing.
@@ -242,6 +251,8 @@ func outcome(req *http.Request, resp *http.Response, err error) error {
 		return fmt.Errorf("%w: %w", errExcluded, cbe)
 	}
 	switch {
+	case err == nil && (resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout):
+		return errStatusProxy
 	case err == nil && resp.StatusCode >= 500:
 		return errStatus5xx
 	case err == nil:

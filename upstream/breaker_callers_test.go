@@ -99,9 +99,10 @@ func timedOut(*http.Request) (*http.Response, error) {
 
 // TestBreakerCountsWhatSaysTheUpstreamIsUnwell plays scripts of round
 // trips on the bubble's clock and checks after how many the breaker
-// opens (threshold 3): at once for refused connections and timeouts, even
-// from one caller; for 5xx answers once they reached two callers; never
-// for one caller's 5xx, whatever else happens between them.
+// opens (threshold 3): at once for refused connections, timeouts and a
+// proxy's 502 or 504, even from one caller; for other 5xx answers once
+// they reached two callers; never for one caller's 500s and 503s,
+// whatever else happens between them.
 func TestBreakerCountsWhatSaysTheUpstreamIsUnwell(t *testing.T) {
 	const threshold = 3
 	tests := []struct {
@@ -113,7 +114,9 @@ func TestBreakerCountsWhatSaysTheUpstreamIsUnwell(t *testing.T) {
 		{"timeouts from one caller", repeat(5, timedOut, "a"), 3},
 		{"refused connections from no named caller", repeat(5, transportError, ""), 3},
 		{"500s from one caller", repeat(20, status(500), "a"), 0},
-		{"502, 503 and 504 from one caller", append(append(repeat(5, status(502), "a"), repeat(5, status(503), "a")...), repeat(5, status(504), "a")...), 0},
+		{"500s and 503s from one caller", append(repeat(5, status(500), "a"), repeat(5, status(503), "a")...), 0},
+		{"a proxy's 502s from one caller", repeat(5, status(502), "a"), 3},
+		{"a proxy's 504s from one caller", repeat(5, status(504), "a"), 3},
 		{"500s from no named caller", repeat(20, status(500), ""), 0},
 		{"500s from two callers in turn", repeat(10, status(500), "a", "b"), 4},
 		{"500s from three callers in turn", repeat(10, status(500), "a", "b", "c"), 4},

@@ -70,7 +70,7 @@ func testBreakerCycle(t *testing.T) {
 		{"503 to a second caller counts", 0, "b", status(503), false, false, false, gobreaker.StateClosed},
 		{"404 is a success and resets", 0, "a", status(404), false, false, false, gobreaker.StateClosed},
 		{"failure 1", 0, "a", transportError, false, false, false, gobreaker.StateClosed},
-		{"502 to one caller is excluded", 0, "b", status(502), false, false, false, gobreaker.StateClosed},
+		{"500 to one caller is excluded", 0, "b", status(500), false, false, false, gobreaker.StateClosed},
 		{"failure 2: 500 to a second caller", 0, "a", status(500), false, false, false, gobreaker.StateClosed},
 		{"failure 3 opens", 0, "a", transportError, false, false, false, gobreaker.StateOpen},
 		{"open: refused at once", 0, "a", status(200), false, false, true, gobreaker.StateOpen},
