@@ -593,23 +593,22 @@ func TestGuardClientDisconnectCancelsUpstream(t *testing.T) {
 	}
 }
 
-// TestGuardSkipsModelWhileUpstreamBreakerOpen: a failed repair call opens
-// the upstream breaker (threshold 1); from then on guarded requests get 503
-// in Ollama's shape at once and no call reaches the upstream.
+// TestGuardSkipsModelWhileUpstreamBreakerOpen: a failed repair call (the
+// upstream drops the connection) opens the upstream breaker (threshold 1);
+// from then on guarded requests get 503 in Ollama's shape at once and no
+// call reaches the upstream.
 func TestGuardSkipsModelWhileUpstreamBreakerOpen(t *testing.T) {
 	var calls atomic.Int32
 	content := readFixture(t, "mcq_content_fault.json")
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) > 1 {
-			w.WriteHeader(http.StatusInternalServerError)
-			io.WriteString(w, `{"error":"overloaded"}`)
-			return
+			panic(http.ErrAbortHandler)
 		}
 		b, _ := json.Marshal(map[string]any{"model": "m", "response": content, "done": true})
 		w.Write(b)
 	})
 	gw := newGuardedGateway(t, up, func(c *config.Config) { c.Breaker.FailureThreshold = 1 })
-	// The first request's repair call gets a 500, which opens the breaker.
+	// The first request's repair call fails, which opens the breaker.
 	resp, body := post(t, gw.URL+"/api/generate", `{"model":"m","prompt":"p","stream":false}`, map[string]string{"X-Contract": "mcq"})
 	if resp.StatusCode != http.StatusUnprocessableEntity {
 		t.Fatalf("first request: %d %s", resp.StatusCode, body)

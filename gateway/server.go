@@ -204,6 +204,7 @@ func (s *Server) routes(opts Options) error {
 		s.release.Middleware,
 		s.requireAdminToken,
 		s.checkAccess, // API keys: after the body's bounds, before the guard and the proxy
+		markCaller,    // who sent it, for the upstream breakers: after the access check names the key
 	)
 
 	pass := s.proxyHandler

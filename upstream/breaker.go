@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,13 @@ const (
 	DefaultHalfOpenMaxRequests = 1
 )
 
+// CallerWindow is how long a caller's 5xx answer is remembered by the
+// breaker: a 5xx counts as a failure when another caller got one within
+// this time, with no answer below 500 in between. A minute holds a few
+// requests of every active client, and forgets a 5xx of long ago that
+// would let one client's 5xx count again.
+const CallerWindow = time.Minute
+
 // BreakerSettings configures a [BreakerTransport]. The zero value is
 // usable: every zero field means its documented default.
 type BreakerSettings struct {
@@ -35,11 +43,22 @@ type BreakerSettings struct {
 
 	// FailureThreshold is the number of consecutive failed round trips
 	// that opens the breaker. A failure is a transport error (refused
-	// connection, reset, response header timeout) or a 5xx response. A
-	// request whose own context ended (the client left, the gateway's
-	// deadline for it ran out), or whose body was over its limit or could
-	// not be read from the client (malformed chunked framing, shorter than
-	// announced), is neither a success nor a failure. Default 5; zero means the default.
+	// connection, reset, response header timeout), a 502 or 504 (never
+	// Ollama's own answers: a proxy in front of it could not reach it, or
+	// waited too long, as a transport error says), or another 5xx
+	// response once 5xx responses have come to at least two callers
+	// ([WithCaller]: API keys, anonymous clients' addresses) within
+	// [CallerWindow] and without an answer below 500 since. Another 5xx
+	// to one caller alone is neither a success nor a failure: Ollama
+	// (v0.17.4, server/routes.go) answers 500 to what a request holds (a
+	// template that does not parse, a prompt it cannot render) as to its
+	// own trouble (a runner that stopped), and 503 to a full queue that
+	// one client's flood fills; counted, one client could open the
+	// breaker for every other one. A request whose own context ended (the client left,
+	// the gateway's deadline for it ran out), or whose body was over its
+	// limit or could not be read from the client (malformed chunked
+	// framing, shorter than announced), is neither either. Default 5;
+	// zero means the default.
 	FailureThreshold int
 
 	// OpenTimeout is how long the breaker stays open, failing round trips
@@ -67,13 +86,48 @@ type BreakerSettings struct {
 //
 // Only the round trip counts (up to the response headers): a stream that
 // breaks later does not. The response of a 5xx round trip is returned to
-// the caller unchanged; it only counts as a failure. Other errors of the
+// the caller unchanged; it only counts as a failure, and, but for a 502
+// or 504, only when 5xx answers reached several callers (see
+// [BreakerSettings]). Other errors of the
 // base transport are returned as they are: [Client] maps them.
 type BreakerTransport struct {
 	base        http.RoundTripper
 	cb          *gobreaker.TwoStepCircuitBreaker[struct{}]
 	openTimeout time.Duration
 	openedAt    atomic.Int64 // unix nanoseconds of the last transition to open
+	spread      spread
+}
+
+// spread remembers the callers that got a 5xx answer since the last
+// answer below 500, each with the time of its last one: the breaker
+// counts a 5xx only once it has reached two callers.
+type spread struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// fiveXX records a 5xx answer to caller at now and reports whether 5xx
+// answers reached at least two callers within CallerWindow.
+func (s *spread) fiveXX(caller string, now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		s.last = map[string]time.Time{}
+	}
+	for c, at := range s.last {
+		if now.Sub(at) > CallerWindow {
+			delete(s.last, c)
+		}
+	}
+	s.last[caller] = now
+	return len(s.last) >= 2
+}
+
+// ok forgets the callers: the upstream answered below 500.
+func (s *spread) ok() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.last)
 }
 
 var _ http.RoundTripper = (*BreakerTransport)(nil)
@@ -82,8 +136,17 @@ var _ http.RoundTripper = (*BreakerTransport)(nil)
 // health; IsExcluded matches it.
 var errExcluded = errors.New("excluded from breaker counts")
 
-// errStatus5xx is the failure recorded for a 5xx response.
+// errStatus5xx is the failure recorded for a 5xx response once 5xx
+// responses reached several callers.
 var errStatus5xx = errors.New("upstream 5xx response")
+
+// errStatusProxy is the failure recorded for a 502 or 504: a proxy in
+// front of the upstream could not reach it, or waited too long for it.
+var errStatusProxy = errors.New("upstream unreachable behind a proxy (502, 504)")
+
+// errOneCaller is the outcome of a 5xx response while 5xx responses have
+// reached one caller only: excluded, as it may be that caller's doing.
+var errOneCaller = fmt.Errorf("%w: upstream 5xx responses to one caller only", errExcluded)
 
 // NewBreakerTransport wraps base (nil means http.DefaultTransport) with a
 // circuit breaker configured by settings.
@@ -138,8 +201,21 @@ func (t *BreakerTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, openError(t.RetryAfter())
 	}
 	resp, err := t.base.RoundTrip(req)
-	done(outcome(req, resp, err))
+	done(t.outcome(req, resp, err))
 	return resp, err
+}
+
+// outcome classifies a round trip for the breaker (see [outcome]), a 5xx
+// counting only once 5xx answers reached two callers.
+func (t *BreakerTransport) outcome(req *http.Request, resp *http.Response, err error) error {
+	o := outcome(req, resp, err)
+	switch {
+	case o == nil:
+		t.spread.ok()
+	case o == errStatus5xx && !t.spread.fiveXX(CallerFrom(req.Context()), time.Now()):
+		return errOneCaller
+	}
+	return o
 }
 
 // circuitOpenError is ErrCircuitOpen with the time left before the next
@@ -175,6 +251,8 @@ func outcome(req *http.Request, resp *http.Response, err error) error {
 		return fmt.Errorf("%w: %w", errExcluded, cbe)
 	}
 	switch {
+	case err == nil && (resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout):
+		return errStatusProxy
 	case err == nil && resp.StatusCode >= 500:
 		return errStatus5xx
 	case err == nil:

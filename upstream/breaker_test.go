@@ -59,40 +59,43 @@ func testBreakerCycle(t *testing.T) {
 	steps := []struct {
 		name      string
 		wait      time.Duration // before the round trip
+		caller    string
 		respond   func(*http.Request) (*http.Response, error)
 		cancel    bool // the client cancels before the round trip ends
 		expired   bool // the request's own deadline (the gateway's) has run out
 		wantOpen  bool // ErrCircuitOpen without calling the base
 		wantState gobreaker.State
 	}{
-		{"500 counts", 0, status(500), false, false, false, gobreaker.StateClosed},
-		{"503 counts", 0, status(503), false, false, false, gobreaker.StateClosed},
-		{"404 is a success and resets", 0, status(404), false, false, false, gobreaker.StateClosed},
-		{"failure 1", 0, transportError, false, false, false, gobreaker.StateClosed},
-		{"failure 2", 0, status(502), false, false, false, gobreaker.StateClosed},
-		{"failure 3 opens", 0, transportError, false, false, false, gobreaker.StateOpen},
-		{"open: refused at once", 0, status(200), false, false, true, gobreaker.StateOpen},
-		{"half-open trial succeeds", openTimeout + time.Second, status(200), false, false, false, gobreaker.StateClosed},
-		{"cancel 1 excluded", 0, cancelled, true, false, false, gobreaker.StateClosed},
-		{"cancel 2 excluded", 0, cancelled, true, false, false, gobreaker.StateClosed},
-		{"cancel 3 excluded", 0, cancelled, true, false, false, gobreaker.StateClosed},
-		{"own deadline 1 excluded", 0, cancelled, false, true, false, gobreaker.StateClosed},
-		{"own deadline 2 excluded", 0, cancelled, false, true, false, gobreaker.StateClosed},
-		{"own deadline 3 excluded", 0, cancelled, false, true, false, gobreaker.StateClosed},
-		{"failure 1 again", 0, status(500), false, false, false, gobreaker.StateClosed},
-		{"failure 2 again", 0, status(500), false, false, false, gobreaker.StateClosed},
-		{"failure 3 opens again", 0, status(500), false, false, false, gobreaker.StateOpen},
-		{"half-open trial fails", openTimeout + time.Second, transportError, false, false, false, gobreaker.StateOpen},
-		{"open again", 0, status(200), false, false, true, gobreaker.StateOpen},
+		{"500 to one caller is excluded", 0, "a", status(500), false, false, false, gobreaker.StateClosed},
+		{"503 to a second caller counts", 0, "b", status(503), false, false, false, gobreaker.StateClosed},
+		{"404 is a success and resets", 0, "a", status(404), false, false, false, gobreaker.StateClosed},
+		{"failure 1", 0, "a", transportError, false, false, false, gobreaker.StateClosed},
+		{"500 to one caller is excluded", 0, "b", status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 2: 500 to a second caller", 0, "a", status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 3 opens", 0, "a", transportError, false, false, false, gobreaker.StateOpen},
+		{"open: refused at once", 0, "a", status(200), false, false, true, gobreaker.StateOpen},
+		{"half-open trial succeeds", openTimeout + time.Second, "a", status(200), false, false, false, gobreaker.StateClosed},
+		{"cancel 1 excluded", 0, "a", cancelled, true, false, false, gobreaker.StateClosed},
+		{"cancel 2 excluded", 0, "a", cancelled, true, false, false, gobreaker.StateClosed},
+		{"cancel 3 excluded", 0, "a", cancelled, true, false, false, gobreaker.StateClosed},
+		{"own deadline 1 excluded", 0, "a", cancelled, false, true, false, gobreaker.StateClosed},
+		{"own deadline 2 excluded", 0, "a", cancelled, false, true, false, gobreaker.StateClosed},
+		{"own deadline 3 excluded", 0, "a", cancelled, false, true, false, gobreaker.StateClosed},
+		{"500 to one caller excluded again", 0, "a", status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 1 again", 0, "b", status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 2 again", 0, "a", status(500), false, false, false, gobreaker.StateClosed},
+		{"failure 3 opens again", 0, "b", status(500), false, false, false, gobreaker.StateOpen},
+		{"half-open trial fails", openTimeout + time.Second, "a", transportError, false, false, false, gobreaker.StateOpen},
+		{"open again", 0, "a", status(200), false, false, true, gobreaker.StateOpen},
 	}
 	for _, st := range steps {
 		time.Sleep(st.wait)
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(WithCaller(context.Background(), st.caller))
 		if st.cancel {
 			cancel()
 		}
 		if st.expired {
-			ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			ctx, cancel = context.WithDeadline(WithCaller(context.Background(), st.caller), time.Now().Add(-time.Second))
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://upstream/api/tags", nil)
 		base.next = st.respond

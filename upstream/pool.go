@@ -114,6 +114,9 @@ type member struct {
 	inflight atomic.Int64
 	requests atomic.Uint64
 	failures atomic.Uint64
+	// oversize is set while the member's answers go over
+	// MaxMemberAnswerBytes: their log line is written once.
+	oversize atomic.Bool
 
 	mu sync.Mutex
 	h  health

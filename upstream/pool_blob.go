@@ -26,7 +26,7 @@ func (p *Pool) blob(req *http.Request) (*http.Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		results := p.each(req, p.members, nil)
+		results := p.each(req, p.members, nil, false)
 		for _, r := range results {
 			if r.err != nil {
 				return nil, r.err // a member without the blob: 404, so it is uploaded
@@ -45,7 +45,8 @@ func (p *Pool) blob(req *http.Request) (*http.Response, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reply, err := Send(memberDoer{m}, one, 0)
+			reply, err := Send(memberDoer{m}, one, MaxMemberAnswerBytes)
+			p.noteSize(m, err)
 			// A member that answered early (refused, failed) reads no
 			// more: the upload goes on to the others.
 			pr.CloseWithError(io.ErrClosedPipe)

@@ -75,3 +75,23 @@ func avoided(ctx context.Context) string {
 	s, _ := ctx.Value(ctxKeyAvoid{}).(string)
 	return s
 }
+
+type ctxKeyCaller struct{}
+
+// WithCaller returns ctx saying who sent the requests made with it: an
+// API key's name, or an anonymous client's address, as the gateway's
+// access check knows it. The breaker reads it to tell an upstream that
+// is unwell from one client whose requests it cannot serve: Ollama
+// answers 500 to a broken template as to a crashed runner, and only the
+// spread of such answers over several callers says which it is (see
+// [BreakerSettings]).
+func WithCaller(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, ctxKeyCaller{}, id)
+}
+
+// CallerFrom returns the caller [WithCaller] put on ctx, "" for none. A
+// request without one is counted as one more caller, the unnamed one.
+func CallerFrom(ctx context.Context) string {
+	id, _ := ctx.Value(ctxKeyCaller{}).(string)
+	return id
+}

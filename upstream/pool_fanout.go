@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -65,9 +66,22 @@ type result struct {
 	err   error
 }
 
+// MaxMemberAnswerBytes bounds what the pool reads of a member's answer
+// to keep it: the whole of a health check's /api/version, /api/tags and
+// /api/ps, of the listings and versions it unites for clients, of a blob's
+// answer, and each line of the answer to a request it fans out (pull,
+// create, copy, delete). Ollama's largest, the /api/tags of a few hundred
+// models, is under a megabyte; a member that answers more is broken or
+// hostile, and is left out of the union, or is a failed member of the
+// fan-out, with one log line — its answer is never buffered past the
+// bound, so that a few listings asked at once cannot exhaust the
+// gateway's memory.
+const MaxMemberAnswerBytes = 16 << 20
+
 // each sends a copy of req to every member of ms at once and returns
-// their answers, read whole, in ms's order.
-func (p *Pool) each(req *http.Request, ms []*member, body []byte) []result {
+// their answers, in ms's order: read whole, at most MaxMemberAnswerBytes,
+// or, for a request fanned out (lines), read by fanOutLines.
+func (p *Pool) each(req *http.Request, ms []*member, body []byte, lines bool) []result {
 	out := make([]result, len(ms))
 	var wg sync.WaitGroup
 	for i, m := range ms {
@@ -84,12 +98,70 @@ func (p *Pool) each(req *http.Request, ms []*member, body []byte) []result {
 				return
 			}
 			one.Header = req.Header.Clone()
-			reply, err := Send(memberDoer{m}, one, 0)
+			var reply Reply
+			if lines {
+				reply, err = sendWith(memberDoer{m}, one, 0, fanOutLines)
+			} else {
+				reply, err = Send(memberDoer{m}, one, MaxMemberAnswerBytes)
+			}
+			p.noteSize(m, err)
 			out[i] = result{m: m, reply: reply, err: err}
 		}()
 	}
 	wg.Wait()
 	return out
+}
+
+// noteSize logs a member's answer over MaxMemberAnswerBytes, once until
+// the member answers within the bound again, and counts it among the
+// member's errors.
+func (p *Pool) noteSize(m *member, err error) {
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		m.failures.Add(1)
+		if m.oversize.CompareAndSwap(false, true) {
+			p.log.Warn("upstream answer over the pool's bound: the upstream is left out of what the pool answers, its answer not read further",
+				"upstream", m.name, "max_bytes", MaxMemberAnswerBytes)
+		}
+	case err == nil:
+		m.oversize.Store(false)
+	}
+}
+
+// fanOutLines reads a member's answer to a fanned-out request line by
+// line, no line longer than MaxMemberAnswerBytes, and keeps what
+// fanOutResult needs of it: the first line that carries an error, else
+// the last line (a non-streamed answer's one object, a stream's last
+// status). The progress lines of a pull — one every 60ms, hours of them
+// for a large model — pass without being kept: a bound on the whole
+// answer would cut a slow but sound pull, a bound on each line holds
+// every member to a few megabytes.
+func fanOutLines(s *Stream) ([]byte, error) {
+	sc := bufio.NewScanner(s)
+	sc.Buffer(make([]byte, 0, 4<<10), MaxMemberAnswerBytes)
+	var last, failed []byte
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		last = append(last[:0], line...)
+		if failed == nil && bytes.Contains(line, []byte(`"error"`)) {
+			var v struct {
+				Error string `json:"error"`
+			}
+			if json.Unmarshal(line, &v) == nil && v.Error != "" {
+				failed = bytes.Clone(line)
+			}
+		}
+	}
+	if errors.Is(sc.Err(), bufio.ErrTooLong) {
+		return nil, tooLarge(MaxMemberAnswerBytes)
+	}
+	if failed != nil {
+		return failed, sc.Err()
+	}
+	return last, sc.Err()
 }
 
 type memberDoer struct{ m *member }
@@ -106,7 +178,7 @@ func (p *Pool) aggregate(req *http.Request, kind aggregateKind) (*http.Response,
 	}
 	var ok []result
 	var firstErr error
-	for _, r := range p.each(req, p.live(), nil) {
+	for _, r := range p.each(req, p.live(), nil, false) {
 		if r.err != nil {
 			firstErr = cmpErr(firstErr, r.err)
 			continue
@@ -286,7 +358,7 @@ func (p *Pool) fanOut(req *http.Request, kind string) (*http.Response, error) {
 	}
 	stream := (kind == "pull" || kind == "create") && streamed(body)
 	if !stream {
-		return p.fanOutResult(req, kind, p.each(req, p.members, body))
+		return p.fanOutResult(req, kind, p.each(req, p.members, body, true))
 	}
 	pr, pw := io.Pipe()
 	go func() {
@@ -296,7 +368,7 @@ func (p *Pool) fanOut(req *http.Request, kind string) (*http.Response, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results <- p.each(req, []*member{m}, body)[0]
+				results <- p.each(req, []*member{m}, body, true)[0]
 			}()
 		}
 		go func() { wg.Wait(); close(results) }()

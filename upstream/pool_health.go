@@ -148,7 +148,7 @@ func getJSON[T any](ctx context.Context, d Doer, path string) (T, error) {
 	if err != nil {
 		return v, err
 	}
-	reply, err := Send(d, req, 16<<20)
+	reply, err := Send(d, req, MaxMemberAnswerBytes)
 	if err != nil {
 		return v, err
 	}

@@ -195,7 +195,13 @@ func newTestPool(t *testing.T, fakes ...*fakeOllama) *Pool {
 // generate asks the pool for model and returns who answered.
 func generate(t *testing.T, p *Pool, model string, viaBody bool) (string, error) {
 	t.Helper()
-	ctx := context.Background()
+	return generateFrom(t, p, "", model, viaBody)
+}
+
+// generateFrom is generate, sent by caller ([WithCaller]).
+func generateFrom(t *testing.T, p *Pool, caller, model string, viaBody bool) (string, error) {
+	t.Helper()
+	ctx := WithCaller(context.Background(), caller)
 	if !viaBody {
 		ctx = WithModel(ctx, model)
 	}
@@ -295,8 +301,9 @@ func TestPoolFailsOverBeforeTheFirstByte(t *testing.T) {
 			p := newTestPool(t, a, b)
 			p.Check(context.Background())
 			tt.break_(a)
-			for _, viaBody := range []bool{false, true} {
-				if got, err := generate(t, p, "m", viaBody); err != nil || got != "b" {
+			// Two callers: a 5xx to one alone does not count.
+			for i, viaBody := range []bool{false, true} {
+				if got, err := generateFrom(t, p, fmt.Sprint("key ", i), "m", viaBody); err != nil || got != "b" {
 					t.Fatalf("generate = %q, %v; want b after a failed", got, err)
 				}
 			}
@@ -337,8 +344,11 @@ func TestPoolHealthCheckBringsAMemberBack(t *testing.T) {
 	p := newTestPool(t, a, b)
 	p.Check(context.Background())
 	a.down.Store(true)
-	if got, err := generate(t, p, "m", false); err != nil || got != "b" {
-		t.Fatalf("generate = %q, %v; want b while a is down", got, err)
+	// Two callers: a 5xx to one alone does not count.
+	for _, caller := range []string{"key x", "key y"} {
+		if got, err := generateFrom(t, p, caller, "m", false); err != nil || got != "b" {
+			t.Fatalf("generate = %q, %v; want b while a is down", got, err)
+		}
 	}
 	p.Check(context.Background())
 	if s := p.Stats()[0]; s.Healthy || s.Breaker != "open" {

@@ -50,12 +50,21 @@ const maxErrorBody = 64 << 10
 // deadline passed) — the context's error, which apierr.From maps to 499
 // or 504.
 func Send(d Doer, req *http.Request, limit int64) (Reply, error) {
+	return sendWith(d, req, limit, readWhole)
+}
+
+// readWhole reads an answer whole: Send's reading.
+func readWhole(s *Stream) ([]byte, error) { return readAll(s, s.ContentLength) }
+
+// sendWith is [Send] with read reading the answer: what it returns is the
+// Reply's Body, its errors are mapped as Send's are.
+func sendWith(d Doer, req *http.Request, limit int64, read func(*Stream) ([]byte, error)) (Reply, error) {
 	s, err := Open(d, req, limit)
 	if err != nil {
 		return Reply{}, err
 	}
 	defer s.Close()
-	body, err := readAll(s, s.ContentLength)
+	body, err := read(s)
 	var he *apierr.Error
 	switch {
 	case err == nil:
@@ -69,8 +78,12 @@ func Send(d Doer, req *http.Request, limit int64) (Reply, error) {
 	return Reply{Header: s.Header, Body: body}, nil
 }
 
+// ErrTooLarge is the cause of the 502 of an answer over the limit its
+// reader set: errors.Is finds it through the *apierr.Error.
+var ErrTooLarge = errors.New("upstream response too large")
+
 func tooLarge(limit int64) *apierr.Error {
-	return &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit)}
+	return &apierr.Error{Code: http.StatusBadGateway, Msg: fmt.Sprintf("upstream response exceeds %d bytes", limit), Err: ErrTooLarge}
 }
 
 // readUnsized reads a body of no announced size (a chunked answer) into a
@@ -90,12 +103,14 @@ func readUnsized(r io.Reader) ([]byte, error) {
 			break
 		}
 	}
-	if err == io.EOF {
-		err = nil
+	if err != io.EOF {
+		// Over the limit, cut short: the caller keeps nothing of it.
+		readBuffers.Put(buf)
+		return nil, err
 	}
 	body := append([]byte{}, buf...)
 	readBuffers.Put(buf)
-	return body, err
+	return body, nil
 }
 
 // readBuffers holds the buffers of readUnsized: a few per core, at
