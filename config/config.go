@@ -322,7 +322,9 @@ type Cache struct {
 // field means its default, so that a file may set one field alone.
 type Breaker struct {
 	// FailureThreshold is the number of consecutive upstream failures
-	// (transport errors, timeouts, 5xx) that opens the breaker. Default 5.
+	// that opens the breaker: transport errors, timeouts and a proxy's
+	// 502/504 from any caller, other 5xx once they reached two callers
+	// (keys or client addresses; see upstream.BreakerSettings). Default 5.
 	// Zero means the default.
 	FailureThreshold int `yaml:"failure_threshold"`
 
