@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"sync"
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/internal/bufpool"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/upstream"
 )
@@ -58,33 +60,25 @@ const readBufferSize = 32 << 10
 // up to a few per core, kept across garbage collections.
 var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 
-// call makes one upstream call, asked with stream true, and reads the
+// callOnce makes one upstream call, asked with stream true, and reads the
 // answer as it arrives with a StreamReader of cd, within MaxResponseBytes.
 // When stopEarly is set (the call carries a schema format, so the answer
 // is one JSON value by grammar) the answer is complete as soon as that
 // value has closed with only whitespace after it: a model that goes on
 // writing whitespace until its token limit (Ollama issues #2577, #2623)
-// no longer holds the request, the answer is the text read, its tokens
-// counted from the chunks, and the rest of the call is drained in the
-// background (see upstream.Stream.Drain). Errors
-// are the upstream client's (upstream.Open and Stream.Read), and a 502
-// for an answer the codec cannot read.
-func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
-	parent := ctx
+// no longer holds the request. The call is then cancelled at once (SPEC
+// §11): Ollama (v0.17.4) frees its runner when a streaming client leaves,
+// and a model left writing would run outside every limit of the key. The
+// answer is the text read, its output tokens the chunks read; its prompt
+// (Ollama sends its counters only in the final chunk) is estimated from
+// the request's text and noted in the request's spent (see withSpent), as
+// is what a call that failed once it was sent (the client left, the
+// upstream broke off) cost. Errors are the upstream client's
+// (upstream.Open and Stream.Read), and a 502 for an answer the codec
+// cannot read.
+func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (a *codec.Answer, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
-	if stopEarly {
-		// The call may outlive the request (see Drain): it ends with the
-		// request's context only until the answer is complete.
-		ctx, cancel = context.WithCancelCause(context.WithoutCancel(parent))
-		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
-		defer stop()
-	}
-	detached := false
-	defer func() {
-		if !detached {
-			cancel(nil)
-		}
-	}()
+	defer cancel(nil)
 	req, err := http.NewRequestWithContext(upstream.WithModel(ctx, call.model), http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
@@ -94,13 +88,20 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 	}
 	req.Header.Set("Content-Type", "application/json")
 	g.spans.Inject(ctx, req.Header)
+	sp := spentOf(ctx)
+	num := sp.begin()
 	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Sent, and left while Ollama read the prompt.
+			sp.add(num, promptEstimate(call.body), 0)
+		}
 		return nil, err
 	}
+	defer s.Close()
 	defer func() {
-		if !detached {
-			s.Close()
+		if a == nil {
+			sp.add(num, promptEstimate(call.body), s.Frames())
 		}
 	}()
 	rd := cd.NewStreamReader()
@@ -125,12 +126,14 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 				call.onDelta(delta)
 			}
 			if end != nil && end.Feed(delta) {
+				cancel(errStopped)
 				a, err := rd.Stop()
 				if err != nil {
 					return nil, unreadable(err)
 				}
-				detached = true
-				go s.Drain(func() { cancel(errStopped) })
+				if a.PromptTokens == 0 {
+					sp.add(num, promptEstimate(call.body), 0)
+				}
 				return a, nil
 			}
 		}
@@ -141,11 +144,83 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 			return nil, rerr
 		}
 	}
-	a, err := rd.Close()
+	a, err = rd.Close()
 	if err != nil {
 		return nil, unreadable(err)
 	}
 	return a, nil
+}
+
+// promptEstimate is the prompt tokens of a request body by its text, for
+// a call whose counters never came (upstream.PromptMeter).
+func promptEstimate(body []byte) int {
+	var m upstream.PromptMeter
+	m.Write(body)
+	return m.Tokens()
+}
+
+// spent is what a request's upstream calls cost beyond the counters of
+// their answers: the calls that brought no answer (the client left, the
+// upstream broke off), their prompt estimated from its text and their
+// output counted from the chunks read, and the prompt of the calls the
+// guard stopped early, which never got Ollama's counters. The answers
+// report their own counted tokens (codec.Answer); these would otherwise
+// be charged to no one. The request's first call is the first answer's,
+// the others the repairs'.
+type spent struct {
+	mu            sync.Mutex
+	calls         int
+	first, repair repair.Usage
+}
+
+type ctxKeySpent struct{}
+
+// withSpent gives ctx a spent for the calls made under it.
+func withSpent(ctx context.Context) (context.Context, *spent) {
+	sp := &spent{}
+	return context.WithValue(ctx, ctxKeySpent{}, sp), sp
+}
+
+// spentOf is ctx's spent; nil (which notes nothing) when there is none.
+func spentOf(ctx context.Context) *spent {
+	sp, _ := ctx.Value(ctxKeySpent{}).(*spent)
+	return sp
+}
+
+// begin numbers a call of the request, from 0.
+func (sp *spent) begin() int {
+	if sp == nil {
+		return 0
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.calls++
+	return sp.calls - 1
+}
+
+// add notes what call (numbered by begin) cost beyond its answer.
+func (sp *spent) add(call, prompt, output int) {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	u := &sp.repair
+	if call == 0 {
+		u = &sp.first
+	}
+	u.PromptTokens += prompt
+	u.OutputTokens += output
+}
+
+// charge adds to ev's tokens what sp noted.
+func (sp *spent) charge(ev *Event) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	ev.FirstTokens.PromptTokens += sp.first.PromptTokens
+	ev.FirstTokens.OutputTokens += sp.first.OutputTokens
+	ev.RepairTokens.PromptTokens += sp.repair.PromptTokens
+	ev.RepairTokens.OutputTokens += sp.repair.OutputTokens
 }
 
 // call is callOnce, sent once more when its answer broke off before its

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/contractgateway/gateway/apierr"
 )
@@ -21,10 +20,11 @@ type Stream struct {
 	// ContentLength is the answer's announced length, -1 when unknown.
 	ContentLength int64
 
-	req   *http.Request
-	body  io.ReadCloser
-	limit int64
-	read  int64
+	req    *http.Request
+	body   io.ReadCloser
+	limit  int64
+	read   int64
+	frames FrameCounter
 }
 
 // Open sends req through d and returns the 2xx answer to read as it
@@ -61,6 +61,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}
 	n, err := s.body.Read(p)
 	s.read += int64(n)
+	s.frames.Write(p[:n])
 	if s.limit > 0 && s.read > s.limit {
 		return n, tooLarge(s.limit)
 	}
@@ -73,26 +74,13 @@ func (s *Stream) Read(p []byte) (int, error) {
 	return n, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: fmt.Errorf("%w: %w", ErrIncomplete, err)}
 }
 
-// DrainTimeout bounds how long [Stream.Drain] reads.
-const DrainTimeout = 2 * time.Minute
-
-// Drain reads the rest of an answer the caller has complete, then closes
-// it and calls done (which ends the call's context); it gives up after
-// DrainTimeout. Cutting the connection instead would save the model's
-// remaining tokens, but Ollama (v0.17.4) sends each chunk to its handler
-// on a channel that nobody reads once a streaming client has left
-// (server/routes.go, ch <- res): the generation then blocks for good,
-// holding its runner, and every later request to that model waits
-// forever. The guard has its answer at once all the same; only the
-// upstream's remaining whitespace is read, in the background.
-func (s *Stream) Drain(done func()) {
-	t := time.AfterFunc(DrainTimeout, done)
-	defer t.Stop()
-	_, _ = io.Copy(io.Discard, s)
-	s.Close()
-	done()
-}
+// Frames is the number of frames (NDJSON chunks, SSE data events) read so
+// far: the output tokens of a call stopped or cut before the final chunk
+// that holds Ollama's counters.
+func (s *Stream) Frames() int { return s.frames.Frames() }
 
 // Close closes the answer's body. Closing it before its end drops the
 // connection: the way to stop a model call early, with its context.
+// Ollama (v0.17.4) frees its runner when a streaming client leaves, so a
+// call stopped this way costs nothing after it.
 func (s *Stream) Close() error { return s.body.Close() }
