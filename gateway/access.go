@@ -21,6 +21,7 @@ import (
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // ctxKeyAccess is where the access check leaves the caller's key name,
@@ -269,16 +270,40 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 		use := &accessUse{}
 		g.inflight.Store(id, use)
 		w := &accessWriter{ResponseWriter: c.Response().Writer, principal: p}
+		// The prompt's text is measured as the body goes upstream: the
+		// estimate of a request whose answer has no counters.
+		meter := access.UseOf(req.URL.Path)
+		var prompt lockedMeter
+		if meter != access.UseCounters && req.Body != nil && req.Body != http.NoBody {
+			if raw != nil {
+				prompt.Write(raw)
+			} else {
+				req.Body = teeBody{req.Body, io.TeeReader(req.Body, &prompt)}
+			}
+		}
 		if ep.List != access.ListNone && !p.AllModels() && req.Method == http.MethodGet {
 			w.list = ep.List
 			// The list is read to be filtered: ask for it uncompressed.
 			req.Header.Del(echo.HeaderAcceptEncoding)
 		}
 		c.Response().Writer = w
-		tokens := 0
 		defer func() {
+			// Deferred: a pass-through stream the client cut ends in
+			// net/http's abort panic, and its tokens are charged all the
+			// same.
 			c.Response().Writer = w.ResponseWriter
 			g.inflight.Delete(id)
+			if final := c.Response().Header().Get(echo.HeaderXRequestID); final != id {
+				if v, ok := g.renamed.LoadAndDelete(final); ok {
+					use = v.(*accessUse)
+				}
+			}
+			var tokens int
+			if use.guarded.Load() {
+				tokens = int(use.tokens.Load())
+			} else {
+				tokens = w.tail.Charge(meter, prompt.Tokens(), w.frames.Frames())
+			}
 			done(tokens)
 			g.count(p.Name, c.Response().Status, "", tokens)
 		}()
@@ -291,18 +316,34 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			// charged: a shared limiter's round trip is not its wait.
 			http.NewResponseController(w.ResponseWriter).Flush()
 		}
-		if final := c.Response().Header().Get(echo.HeaderXRequestID); final != id {
-			if v, ok := g.renamed.LoadAndDelete(final); ok {
-				use = v.(*accessUse)
-			}
-		}
-		if use.guarded.Load() {
-			tokens = int(use.tokens.Load())
-		} else {
-			tokens = w.tail.Tokens()
-		}
 		return nil
 	}
+}
+
+// lockedMeter is a PromptMeter that the transport's goroutine, which
+// sends the body upstream, writes and the request's reads.
+type lockedMeter struct {
+	mu sync.Mutex
+	m  upstream.PromptMeter
+}
+
+func (l *lockedMeter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Write(p)
+}
+
+func (l *lockedMeter) Tokens() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Tokens()
+}
+
+// teeBody is a request body read through a reader that measures it, and
+// closed as the body.
+type teeBody struct {
+	io.Closer
+	io.Reader
 }
 
 // uniqueRequestID returns the request's id, made unique among the
@@ -326,6 +367,7 @@ type accessWriter struct {
 	http.ResponseWriter
 	principal *access.Principal
 	tail      access.Tail
+	frames    upstream.FrameCounter
 
 	list   access.List
 	status int
@@ -345,6 +387,7 @@ func (w *accessWriter) Write(p []byte) (int, error) {
 		return w.buf.Write(p)
 	}
 	w.tail.Write(p)
+	w.frames.Write(p)
 	return w.ResponseWriter.Write(p)
 }
 

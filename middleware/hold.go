@@ -30,6 +30,9 @@ func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result,
 	ctx, sp := withSpent(ctx)
 	answer := func() (*result, Event) {
 		res, ev := g.answer(ctx, x)
+		if c.Request().Context().Err() != nil {
+			sp.wait()
+		}
 		sp.charge(&ev)
 		return res, ev
 	}

@@ -90,9 +90,11 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 	g.spans.Inject(ctx, req.Header)
 	sp := spentOf(ctx)
 	num := sp.begin()
+	defer sp.end()
+	alive := ctx.Err() == nil
 	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
 	if err != nil {
-		if ctx.Err() != nil {
+		if alive && ctx.Err() != nil {
 			// Sent, and left while Ollama read the prompt.
 			sp.add(num, promptEstimate(call.body), 0)
 		}
@@ -171,6 +173,10 @@ type spent struct {
 	mu            sync.Mutex
 	calls         int
 	first, repair repair.Usage
+	// inflight counts the calls under way; ended is signalled as each
+	// ends.
+	inflight int
+	ended    *sync.Cond
 }
 
 type ctxKeySpent struct{}
@@ -178,6 +184,7 @@ type ctxKeySpent struct{}
 // withSpent gives ctx a spent for the calls made under it.
 func withSpent(ctx context.Context) (context.Context, *spent) {
 	sp := &spent{}
+	sp.ended = sync.NewCond(&sp.mu)
 	return context.WithValue(ctx, ctxKeySpent{}, sp), sp
 }
 
@@ -195,7 +202,31 @@ func (sp *spent) begin() int {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	sp.calls++
+	sp.inflight++
 	return sp.calls - 1
+}
+
+// end notes the end of a call begun.
+func (sp *spent) end() {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.inflight--
+	sp.ended.Broadcast()
+}
+
+// wait waits for the calls under way to end. A request whose client left
+// may return before the run it started (a run shared by identical
+// requests goes on for the others, and ends with its context when none is
+// left): its Event then waits for what its calls cost.
+func (sp *spent) wait() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for sp.inflight > 0 {
+		sp.ended.Wait()
+	}
 }
 
 // add notes what call (numbered by begin) cost beyond its answer.
