@@ -67,14 +67,16 @@ func (u *meterUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // meterGateway is the whole gateway with keys (the quiz-app key at
-// limits) in front of upstream, with an outcome store in dir; served
-// receives each request (admin ones aside) once the gateway is done with
-// it — charged its tokens, its record queued.
-func meterGateway(t *testing.T, upstream string, limits config.AccessLimits, dir string) (gw *httptest.Server, srv *Server, served chan struct{}) {
+// limits, with models besides its own) in front of upstream, with an
+// outcome store in dir; served receives each request (admin ones aside)
+// once the gateway is done with it — charged its tokens, its record
+// queued.
+func meterGateway(t *testing.T, upstream string, limits config.AccessLimits, dir string, models ...string) (gw *httptest.Server, srv *Server, served chan struct{}) {
 	t.Helper()
 	cfg := config.Default()
 	cfg.Upstream = upstream
 	withKeys(limits, nil)(&cfg)
+	cfg.Access.Keys[0].Models = append(cfg.Access.Keys[0].Models, models...)
 	cfg.Outcomes.SQLite = filepath.Join(dir, "outcomes.db")
 	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
