@@ -58,10 +58,29 @@ type PromptMeter struct {
 
 // Write measures p; it never fails.
 func (m *PromptMeter) Write(p []byte) (int, error) {
-	for _, c := range p {
-		m.byte(c)
+	n := len(p)
+	for len(p) > 0 {
+		if m.inString && !m.escape && !m.isKey {
+			// The run of a string value up to its next quote or escape,
+			// at once: most of a body is the text of its prompt.
+			run := bytes.IndexByte(p, '"')
+			if run < 0 {
+				run = len(p)
+			}
+			if i := bytes.IndexByte(p[:run], '\\'); i >= 0 {
+				run = i
+			}
+			if !m.skipString && m.skipAt == 0 {
+				m.n += int64(run)
+			}
+			if p = p[run:]; len(p) == 0 {
+				break
+			}
+		}
+		m.byte(p[0])
+		p = p[1:]
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // Bytes is the prompt text measured so far, in bytes.

@@ -126,3 +126,15 @@ func FuzzFrameCounter(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPromptMeter measures a chat body of 1 MiB of text, as the
+// access check measures every model request's body on its way upstream.
+func BenchmarkPromptMeter(b *testing.B) {
+	body := []byte(`{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("Once upon a time. ", 1<<20/18) + `"}]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		var m PromptMeter
+		m.Write(body)
+	}
+}
