@@ -216,6 +216,20 @@ func (g *accessGate) count(key string, status int, reason string, tokens int) {
 	s.Tokens += tokens
 }
 
+// charged adds tokens spent by key's work after its request ended to its
+// counts.
+func (g *accessGate) charged(key string, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	g.tokens.WithLabelValues(key).Add(float64(tokens))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.stats[key]; ok {
+		s.Tokens += tokens
+	}
+}
+
 // openPaths are the routes every caller reaches without a key: health,
 // and the dashboard's static files (its data comes from admin routes).
 var openPaths = []string{"/healthz", "/ui", "/ui/*"}
@@ -242,7 +256,17 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(ctxKeyAccess, p.Name)
-		req = req.WithContext(middleware.WithCaller(req.Context(), p.Name))
+		ctx := middleware.WithCaller(req.Context(), p.Name)
+		// The guard's work after its answer (the drain of an early-stopped
+		// call) holds a place of the key in flight and is charged.
+		ctx = middleware.WithBackground(ctx, func() func(int) {
+			done := g.limiter.Hold(ctx, p)
+			return func(tokens int) {
+				done(tokens)
+				g.charged(p.Name, tokens)
+			}
+		})
+		req = req.WithContext(ctx)
 		c.SetRequest(req)
 		ep := access.Classify(req.Method, req.URL.Path)
 		var raw []byte

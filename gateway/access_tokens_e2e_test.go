@@ -44,9 +44,10 @@ func TestE2EAccessTokensCutStream(t *testing.T) {
 	}
 	resp.Body.Close()
 	<-served
-	// "Once upon a time": 16 bytes, 4 tokens; three chunks.
-	if got := keyTokens(t, gw.URL); got != 4+3 {
-		t.Errorf("the cut stream was charged %d tokens, want 7", got)
+	// "Once upon a time": 16 bytes, 4 tokens; three chunks read, and
+	// whatever more the gateway passed on before the client left.
+	if got := keyTokens(t, gw.URL); got < 4+3 {
+		t.Errorf("the cut stream was charged %d tokens, want 7 or more", got)
 	}
 	resp, b := sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(body), bearer(quizSecret))
 	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
@@ -74,8 +75,10 @@ func TestE2EAccessTokensCutStream(t *testing.T) {
 }
 
 // TestE2EEarlyStopFreesOllama: on the real Ollama, a guarded call the
-// guard cancels once its JSON value closed (early stop) does not hold the
-// model: the next request, sent at once, is answered.
+// guard stopped once its JSON value closed (early stop), its rest read in
+// the background, does not hold the model: the next request, sent at
+// once, is answered. (Cutting the call instead left the next request
+// waiting past 30 s once in 18 early stops: see upstream.Stream.Drain.)
 func TestE2EEarlyStopFreesOllama(t *testing.T) {
 	o := ollamatest.Start(t)
 	proxy := newCountingProxy(t, o.URL)
@@ -109,10 +112,5 @@ func TestE2EEarlyStopFreesOllama(t *testing.T) {
 		if next.StatusCode != http.StatusOK {
 			t.Fatalf("the request after the early stop = %d %s", next.StatusCode, nb)
 		}
-	}
-	// Ollama's counters come only in a call's done chunk: none passed,
-	// every call was stopped before it.
-	if tokens := proxy.tokensAfter(0); tokens.PromptTokens != 0 {
-		t.Errorf("a call ran to its done chunk (%+v): the guard did not stop it", tokens)
 	}
 }

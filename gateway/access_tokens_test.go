@@ -206,3 +206,40 @@ func TestAccessTokensAbandonedGuarded(t *testing.T) {
 		t.Errorf("outcome record = status %q, key %q, prompt tokens %d; want error, quiz-app, 3", status, key, prompt)
 	}
 }
+
+// TestAccessConcurrentHoldsEarlyStopDrain: the rest of an early-stopped
+// guarded call, read in the background after the answer, holds a place of
+// the key in flight: a key at concurrent 1 gets 429 while it runs, rather
+// than starting one generation after another that run outside its limits.
+func TestAccessConcurrentHoldsEarlyStopDrain(t *testing.T) {
+	release := make(chan struct{})
+	ups := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for _, s := range []string{`{\"a\":`, `1}`, `\n`} {
+			fmt.Fprintf(w, `{"model":"quiz","response":"%s","done":false}`+"\n", s)
+			w.(http.Flusher).Flush()
+		}
+		<-release
+		io.WriteString(w, `{"model":"quiz","response":"","done":true,"done_reason":"length","prompt_eval_count":9,"eval_count":40}`+"\n")
+	}))
+	defer ups.Close()
+	defer close(release)
+	gw, _, served := meterGateway(t, ups.URL, config.AccessLimits{Concurrent: 1}, t.TempDir())
+	body := `{"model":"quiz","prompt":"Tell a story","stream":false,"format":{"type":"object","required":["a"]}}`
+	header := bearer(quizSecret)
+	header.Set("Cache-Control", "no-cache") // each to the upstream
+	resp, b := sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(body), header)
+	<-served
+	var got struct {
+		Response string `json:"response"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &got) != nil || got.Response != `{"a":1}` {
+		t.Fatalf("early-stopped answer = %d %s, want 200 with the JSON value", resp.StatusCode, b)
+	}
+	resp, b = sendRequest(t, gw.URL, "POST", "/api/generate", strings.NewReader(body), header)
+	<-served
+	if resp.StatusCode != http.StatusTooManyRequests || !strings.Contains(string(b), "in flight") {
+		t.Errorf("the next request while the first one's rest is read = %d %s, want 429 over concurrent", resp.StatusCode, b)
+	}
+}

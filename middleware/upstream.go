@@ -66,19 +66,33 @@ var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 // is one JSON value by grammar) the answer is complete as soon as that
 // value has closed with only whitespace after it: a model that goes on
 // writing whitespace until its token limit (Ollama issues #2577, #2623)
-// no longer holds the request. The call is then cancelled at once (SPEC
-// §11): Ollama (v0.17.4) frees its runner when a streaming client leaves,
-// and a model left writing would run outside every limit of the key. The
-// answer is the text read, its output tokens the chunks read; its prompt
-// (Ollama sends its counters only in the final chunk) is estimated from
-// the request's text and noted in the request's spent (see withSpent), as
-// is what a call that failed once it was sent (the client left, the
-// upstream broke off) cost. Errors are the upstream client's
+// no longer holds the request. The answer is the text read, its output
+// tokens the chunks read; its prompt (Ollama sends its counters only in
+// the final chunk) is estimated from the request's text and noted in the
+// request's spent (see withSpent), as is what a call that failed once it
+// was sent (the client left, the upstream broke off) cost. The rest of
+// the call is drained in the background rather than cut, for cutting it
+// may block the model in Ollama (see upstream.Stream.Drain): the drain
+// holds a place of the caller in flight and is charged its chunks
+// (Background). Errors are the upstream client's
 // (upstream.Open and Stream.Read), and a 502 for an answer the codec
 // cannot read.
 func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (a *codec.Answer, err error) {
+	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	if stopEarly {
+		// The call may outlive the request (see Drain): it ends with the
+		// request's context only until the answer is complete.
+		ctx, cancel = context.WithCancelCause(context.WithoutCancel(parent))
+		stop := context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+		defer stop()
+	}
+	detached := false
+	defer func() {
+		if !detached {
+			cancel(nil)
+		}
+	}()
 	req, err := http.NewRequestWithContext(upstream.WithModel(ctx, call.model), http.MethodPost, call.path, bytes.NewReader(call.body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
@@ -100,7 +114,11 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 		}
 		return nil, err
 	}
-	defer s.Close()
+	defer func() {
+		if !detached {
+			s.Close()
+		}
+	}()
 	defer func() {
 		if a == nil {
 			sp.add(num, promptEstimate(call.body), s.Frames())
@@ -128,7 +146,6 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 				call.onDelta(delta)
 			}
 			if end != nil && end.Feed(delta) {
-				cancel(errStopped)
 				a, err := rd.Stop()
 				if err != nil {
 					return nil, unreadable(err)
@@ -136,6 +153,12 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 				if a.PromptTokens == 0 {
 					sp.add(num, promptEstimate(call.body), 0)
 				}
+				detached = true
+				release, read := backgroundOf(ctx)(), s.Frames()
+				go func() {
+					s.Drain(func() { cancel(errStopped) })
+					release(s.Frames() - read)
+				}()
 				return a, nil
 			}
 		}
@@ -151,6 +174,30 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 		return nil, unreadable(err)
 	}
 	return a, nil
+}
+
+// Background holds the caller's place for work the guard goes on with
+// after its answer (the rest of an early-stopped call, read so that
+// Ollama does not block the model; see upstream.Stream.Drain): the work
+// counts against the caller's limits while it runs, and done charges the
+// tokens it read. The gateway's access check gives each request one
+// (WithBackground).
+type Background func() (done func(tokens int))
+
+type ctxKeyBackground struct{}
+
+// WithBackground gives ctx the Background of the request's caller.
+func WithBackground(ctx context.Context, b Background) context.Context {
+	return context.WithValue(ctx, ctxKeyBackground{}, b)
+}
+
+// backgroundOf is ctx's Background, one that holds nothing when there is
+// none.
+func backgroundOf(ctx context.Context) Background {
+	if b, ok := ctx.Value(ctxKeyBackground{}).(Background); ok && b != nil {
+		return b
+	}
+	return func() func(int) { return func(int) {} }
 }
 
 // promptEstimate is the prompt tokens of a request body by its text, for

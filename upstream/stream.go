@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/contractgateway/gateway/apierr"
 )
@@ -79,8 +80,29 @@ func (s *Stream) Read(p []byte) (int, error) {
 // that holds Ollama's counters.
 func (s *Stream) Frames() int { return s.frames.Frames() }
 
+// DrainTimeout bounds how long [Stream.Drain] reads.
+const DrainTimeout = 2 * time.Minute
+
+// Drain reads the rest of an answer the caller has complete, then closes
+// it and calls done (which ends the call's context); it gives up after
+// DrainTimeout. Cutting the connection instead would save the model's
+// remaining tokens, but Ollama (v0.17.4) may then block the model for
+// good: its handler stops reading the channel of chunks once the client
+// has gone (server/routes.go, streamResponse), while the runner's
+// Completion, which holds one of the model's parallel slots, may be
+// sending the next chunk on it (ch <- res, with no select on the
+// request's context) and never return. Seen on the real Ollama: one
+// early stop in 18 left every later request to the model waiting. The
+// guard has its answer at once all the same; the rest is read in the
+// background, within the caller's limits.
+func (s *Stream) Drain(done func()) {
+	t := time.AfterFunc(DrainTimeout, done)
+	defer t.Stop()
+	_, _ = io.Copy(io.Discard, s)
+	s.Close()
+	done()
+}
+
 // Close closes the answer's body. Closing it before its end drops the
 // connection: the way to stop a model call early, with its context.
-// Ollama (v0.17.4) frees its runner when a streaming client leaves, so a
-// call stopped this way costs nothing after it.
 func (s *Stream) Close() error { return s.body.Close() }
