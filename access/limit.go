@@ -167,6 +167,35 @@ func (l *Limiter) Admit(ctx context.Context, p *Principal) (done func(tokens int
 		release()
 		return nil, tooMany(ReasonRequests, fmt.Sprintf("key %q is over its %d requests per minute", p.Name, lim.RequestsPerMinute), requests.retry)
 	}
+	return l.done(ctx, p, release), nil
+}
+
+// Hold counts work of p that goes on after its request has ended — the
+// rest of an upstream answer read in the background — as a request in
+// flight, whatever its Concurrent limit, until done is called with the
+// tokens the work spent, which are charged then.
+func (l *Limiter) Hold(ctx context.Context, p *Principal) (done func(tokens int)) {
+	lim := p.limits
+	if lim.Concurrent > 0 {
+		l.mu.Lock()
+		l.inflight[p.Name]++
+		l.mu.Unlock()
+	}
+	return l.done(ctx, p, func() {
+		if lim.Concurrent > 0 {
+			l.mu.Lock()
+			if l.inflight[p.Name]--; l.inflight[p.Name] <= 0 {
+				delete(l.inflight, p.Name)
+			}
+			l.mu.Unlock()
+		}
+	})
+}
+
+// done is the end of a request or work of p admitted: it frees its place
+// in flight and charges its tokens, once.
+func (l *Limiter) done(ctx context.Context, p *Principal, release func()) func(tokens int) {
+	lim := p.limits
 	var once sync.Once
 	return func(tokens int) {
 		once.Do(func() {
@@ -179,7 +208,7 @@ func (l *Limiter) Admit(ctx context.Context, p *Principal) (done func(tokens int
 				l.storeResult(l.store.Charge(ctx, "tokens:"+p.Name, lim.TokensPerMinute, tokens))
 			}
 		})
-	}, nil
+	}
 }
 
 // call runs one store call within the timeout; its error is reported and

@@ -2,6 +2,7 @@ package access
 
 import (
 	"bytes"
+	"strings"
 )
 
 // TailSize is how much of the end of an answer [Tail] keeps: enough for
@@ -37,16 +38,22 @@ func (t *Tail) Write(p []byte) {
 func (t *Tail) Tokens() int { return TokensIn(t.buf) }
 
 // usageCounters are the members that count prompt and output tokens.
-var usageCounters = [][]byte{
-	[]byte(`"prompt_eval_count"`), []byte(`"eval_count"`),
-	[]byte(`"prompt_tokens"`), []byte(`"completion_tokens"`),
-	[]byte(`"input_tokens"`), []byte(`"output_tokens"`),
-}
+var (
+	promptCounters = [][]byte{[]byte(`"prompt_eval_count"`), []byte(`"prompt_tokens"`), []byte(`"input_tokens"`)}
+	outputCounters = [][]byte{[]byte(`"eval_count"`), []byte(`"completion_tokens"`), []byte(`"output_tokens"`)}
+)
 
 // TokensIn is Tail.Tokens over b.
 func TokensIn(b []byte) int {
-	total := 0
-	for _, name := range usageCounters {
+	prompt, _ := lastCounters(b, promptCounters)
+	output, _ := lastCounters(b, outputCounters)
+	return prompt + output
+}
+
+// lastCounters sums the last occurrence in b of each of names, and says
+// whether any was there.
+func lastCounters(b []byte, names [][]byte) (total int, found bool) {
+	for _, name := range names {
 		end := len(b)
 		for end > 0 {
 			i := bytes.LastIndex(b[:end], name)
@@ -59,11 +66,67 @@ func TokensIn(b []byte) int {
 			}
 			if n, ok := counterValue(b[i+len(name):]); ok {
 				total += n
+				found = true
 				break
 			}
 		}
 	}
-	return total
+	return total, found
+}
+
+// Use is what a path's answers cost: the tokens its model generates, the
+// input it embeds, or whatever counters it reports.
+type Use int
+
+// The uses of a path.
+const (
+	// UseCounters is any other path: charged the counters it reports.
+	UseCounters Use = iota
+	// UseGenerate is text generation: prompt and output tokens.
+	UseGenerate
+	// UseEmbed is embedding: the input's tokens.
+	UseEmbed
+)
+
+// UseOf says what a path's answers cost (canonical path, as the edge
+// leaves it): Ollama's generate and chat, the OpenAI-compatible chat
+// completions, completions and Responses, and Anthropic's Messages
+// generate; /api/embed, /api/embeddings and /v1/embeddings embed.
+func UseOf(p string) Use {
+	switch strings.TrimSuffix(p, "/") {
+	case "/api/generate", "/api/chat", "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages":
+		return UseGenerate
+	case "/api/embed", "/api/embeddings", "/v1/embeddings":
+		return UseEmbed
+	}
+	return UseCounters
+}
+
+// Charge is the tokens an answer passed through is charged, for what the
+// upstream did: the counters at its end (Tokens) where it has them. Where
+// it has none — a stream cut before its final chunk, an OpenAI stream
+// asked without stream_options.include_usage, /api/embeddings, which
+// reports none — promptEstimate stands for the prompt (or the embedded
+// input) and the frames read for the output, a token each (Ollama streams
+// a token or so per chunk). An output counter of zero with frames read
+// (the start of an Anthropic stream cut short) is counted by its frames.
+func (t *Tail) Charge(use Use, promptEstimate, frames int) int {
+	prompt, hasPrompt := lastCounters(t.buf, promptCounters)
+	output, hasOutput := lastCounters(t.buf, outputCounters)
+	switch use {
+	case UseGenerate:
+		if !hasPrompt && !hasOutput {
+			prompt = promptEstimate
+		}
+		if output == 0 {
+			output = frames
+		}
+	case UseEmbed:
+		if !hasPrompt {
+			prompt = promptEstimate
+		}
+	}
+	return prompt + output
 }
 
 // counterValue reads `: 123` at the start of b.

@@ -58,3 +58,49 @@ func FuzzTokensIn(f *testing.F) {
 		}
 	})
 }
+
+func TestTailCharge(t *testing.T) {
+	tests := []struct {
+		name           string
+		use            Use
+		answer         string
+		estimate, fram int
+		want           int
+	}{
+		{"counters", UseGenerate, `{"done":true,"prompt_eval_count":30,"eval_count":70}`, 5, 2, 100},
+		{"counters, prompt cached", UseGenerate, `{"done":true,"eval_count":70}`, 5, 71, 70},
+		{"stream cut before its counters", UseGenerate, "{\"response\":\"a\"}\n{\"response\":\"b\"}\n{\"response\":\"c\"}\n", 4, 3, 7},
+		{"openai stream without usage", UseGenerate, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n", 5, 1, 6},
+		{"anthropic stream cut after its start", UseGenerate, "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"output_tokens\":0}}}\n\n", 3, 9, 21},
+		{"api/embed", UseEmbed, `{"embeddings":[[0.1]],"prompt_eval_count":7}`, 2, 1, 7},
+		{"api/embeddings, no counters", UseEmbed, `{"embedding":[0.1,0.2]}`, 2, 1, 2},
+		{"v1/embeddings", UseEmbed, `{"data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}`, 9, 1, 3},
+		{"other path", UseCounters, `{"status":"success"}`, 9, 1, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tail Tail
+			tail.Write([]byte(tt.answer))
+			if got := tail.Charge(tt.use, tt.estimate, tt.fram); got != tt.want {
+				t.Errorf("Charge(%d, %q, %d, %d) = %d, want %d", tt.use, tt.answer, tt.estimate, tt.fram, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUseOf(t *testing.T) {
+	tests := []struct {
+		path string
+		want Use
+	}{
+		{"/api/generate", UseGenerate}, {"/api/chat/", UseGenerate}, {"/v1/chat/completions", UseGenerate},
+		{"/v1/completions", UseGenerate}, {"/v1/responses", UseGenerate}, {"/v1/messages", UseGenerate},
+		{"/api/embed", UseEmbed}, {"/api/embeddings", UseEmbed}, {"/v1/embeddings", UseEmbed},
+		{"/api/pull", UseCounters}, {"/api/show", UseCounters},
+	}
+	for _, tt := range tests {
+		if got := UseOf(tt.path); got != tt.want {
+			t.Errorf("UseOf(%q) = %d, want %d", tt.path, got, tt.want)
+		}
+	}
+}

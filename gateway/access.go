@@ -21,6 +21,7 @@ import (
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/upstream"
 )
 
 // ctxKeyAccess is where the access check leaves the caller's key name,
@@ -215,6 +216,20 @@ func (g *accessGate) count(key string, status int, reason string, tokens int) {
 	s.Tokens += tokens
 }
 
+// charged adds tokens spent by key's work after its request ended to its
+// counts.
+func (g *accessGate) charged(key string, tokens int) {
+	if tokens <= 0 {
+		return
+	}
+	g.tokens.WithLabelValues(key).Add(float64(tokens))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s, ok := g.stats[key]; ok {
+		s.Tokens += tokens
+	}
+}
+
 // openPaths are the routes every caller reaches without a key: health,
 // and the dashboard's static files (its data comes from admin routes).
 var openPaths = []string{"/healthz", "/ui", "/ui/*"}
@@ -241,7 +256,17 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(ctxKeyAccess, p.Name)
-		req = req.WithContext(middleware.WithCaller(req.Context(), p.Name))
+		ctx := middleware.WithCaller(req.Context(), p.Name)
+		// The guard's work after its answer (the drain of an early-stopped
+		// call) holds a place of the key in flight and is charged.
+		ctx = middleware.WithBackground(ctx, func() func(int) {
+			done := g.limiter.Hold(ctx, p)
+			return func(tokens int) {
+				done(tokens)
+				g.charged(p.Name, tokens)
+			}
+		})
+		req = req.WithContext(ctx)
 		c.SetRequest(req)
 		ep := access.Classify(req.Method, req.URL.Path)
 		var raw []byte
@@ -269,16 +294,40 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 		use := &accessUse{}
 		g.inflight.Store(id, use)
 		w := &accessWriter{ResponseWriter: c.Response().Writer, principal: p}
+		// The prompt's text is measured as the body goes upstream: the
+		// estimate of a request whose answer has no counters.
+		meter := access.UseOf(req.URL.Path)
+		var prompt lockedMeter
+		if meter != access.UseCounters && req.Body != nil && req.Body != http.NoBody {
+			if raw != nil {
+				prompt.Write(raw)
+			} else {
+				req.Body = teeBody{req.Body, io.TeeReader(req.Body, &prompt)}
+			}
+		}
 		if ep.List != access.ListNone && !p.AllModels() && req.Method == http.MethodGet {
 			w.list = ep.List
 			// The list is read to be filtered: ask for it uncompressed.
 			req.Header.Del(echo.HeaderAcceptEncoding)
 		}
 		c.Response().Writer = w
-		tokens := 0
 		defer func() {
+			// Deferred: a pass-through stream the client cut ends in
+			// net/http's abort panic, and its tokens are charged all the
+			// same.
 			c.Response().Writer = w.ResponseWriter
 			g.inflight.Delete(id)
+			if final := c.Response().Header().Get(echo.HeaderXRequestID); final != id {
+				if v, ok := g.renamed.LoadAndDelete(final); ok {
+					use = v.(*accessUse)
+				}
+			}
+			var tokens int
+			if use.guarded.Load() {
+				tokens = int(use.tokens.Load())
+			} else {
+				tokens = w.tail.Charge(meter, prompt.Tokens(), w.frames.Frames())
+			}
 			done(tokens)
 			g.count(p.Name, c.Response().Status, "", tokens)
 		}()
@@ -291,18 +340,34 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 			// charged: a shared limiter's round trip is not its wait.
 			http.NewResponseController(w.ResponseWriter).Flush()
 		}
-		if final := c.Response().Header().Get(echo.HeaderXRequestID); final != id {
-			if v, ok := g.renamed.LoadAndDelete(final); ok {
-				use = v.(*accessUse)
-			}
-		}
-		if use.guarded.Load() {
-			tokens = int(use.tokens.Load())
-		} else {
-			tokens = w.tail.Tokens()
-		}
 		return nil
 	}
+}
+
+// lockedMeter is a PromptMeter that the transport's goroutine, which
+// sends the body upstream, writes and the request's reads.
+type lockedMeter struct {
+	mu sync.Mutex
+	m  upstream.PromptMeter
+}
+
+func (l *lockedMeter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Write(p)
+}
+
+func (l *lockedMeter) Tokens() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.m.Tokens()
+}
+
+// teeBody is a request body read through a reader that measures it, and
+// closed as the body.
+type teeBody struct {
+	io.Closer
+	io.Reader
 }
 
 // uniqueRequestID returns the request's id, made unique among the
@@ -326,6 +391,7 @@ type accessWriter struct {
 	http.ResponseWriter
 	principal *access.Principal
 	tail      access.Tail
+	frames    upstream.FrameCounter
 
 	list   access.List
 	status int
@@ -345,6 +411,7 @@ func (w *accessWriter) Write(p []byte) (int, error) {
 		return w.buf.Write(p)
 	}
 	w.tail.Write(p)
+	w.frames.Write(p)
 	return w.ResponseWriter.Write(p)
 }
 

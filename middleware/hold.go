@@ -23,10 +23,22 @@ import (
 // come: once the first went out, the keep-alives are frames its clients
 // skip anywhere in a stream (see midStreamKeepAlive), so that a stream
 // waiting on an item's repair call does not go silent either.
+//
+// The Event's tokens include those of the calls that brought no answer
+// (see spent): a client that leaves is charged what the model did.
 func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result, Event) {
+	ctx, sp := withSpent(ctx)
+	answer := func() (*result, Event) {
+		res, ev := g.answer(ctx, x)
+		if c.Request().Context().Err() != nil {
+			sp.wait()
+		}
+		sp.charge(&ev)
+		return res, ev
+	}
 	keepAlive := x.client.Stream && g.StreamKeepAlive > 0
 	if !keepAlive && x.stream == nil {
-		return g.answer(ctx, x)
+		return answer()
 	}
 	type answered struct {
 		res *result
@@ -34,7 +46,7 @@ func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result,
 	}
 	done := make(chan answered, 1)
 	go func() {
-		res, ev := g.answer(ctx, x)
+		res, ev := answer()
 		done <- answered{res, ev}
 	}()
 	var tick <-chan time.Time
@@ -129,4 +141,15 @@ func setHeader(w *echo.Response, key, value string) {
 		key = http.TrailerPrefix + key
 	}
 	w.Header().Set(key, value)
+}
+
+// abandoned logs a guarded request whose client left before its answer,
+// for its outcome record and its key's tokens: the upstream worked for it
+// all the same (what it did is in ev, see spent).
+func (g *guard) abandoned(ev Event, latency time.Duration) {
+	ev.Latency = latency
+	if ev.Status == StatusError {
+		ev.Error = "client closed the request"
+	}
+	g.log(ev)
 }

@@ -168,8 +168,9 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 	g.progressive(c, x)
 	res, ev := g.hold(c, ctx, x)
 	if err := c.Request().Context().Err(); err != nil {
-		// The client is gone: nothing to answer and no guarded request to
-		// log; the error handler records the 499 for the request's line.
+		// The client is gone: nothing to answer; the error handler records
+		// the 499 for the request's line.
+		g.abandoned(ev, time.Since(start))
 		span.End()
 		return err
 	}

@@ -7,10 +7,12 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"sync"
 
 	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/internal/bufpool"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/upstream"
 )
@@ -58,18 +60,24 @@ const readBufferSize = 32 << 10
 // up to a few per core, kept across garbage collections.
 var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 
-// call makes one upstream call, asked with stream true, and reads the
+// callOnce makes one upstream call, asked with stream true, and reads the
 // answer as it arrives with a StreamReader of cd, within MaxResponseBytes.
 // When stopEarly is set (the call carries a schema format, so the answer
 // is one JSON value by grammar) the answer is complete as soon as that
 // value has closed with only whitespace after it: a model that goes on
 // writing whitespace until its token limit (Ollama issues #2577, #2623)
-// no longer holds the request, the answer is the text read, its tokens
-// counted from the chunks, and the rest of the call is drained in the
-// background (see upstream.Stream.Drain). Errors
-// are the upstream client's (upstream.Open and Stream.Read), and a 502
-// for an answer the codec cannot read.
-func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
+// no longer holds the request. The answer is the text read, its output
+// tokens the chunks read; its prompt (Ollama sends its counters only in
+// the final chunk) is estimated from the request's text and noted in the
+// request's spent (see withSpent), as is what a call that failed once it
+// was sent (the client left, the upstream broke off) cost. The rest of
+// the call is drained in the background rather than cut, for cutting it
+// may block the model in Ollama (see upstream.Stream.Drain): the drain
+// holds a place of the caller in flight and is charged its chunks
+// (Background). Errors are the upstream client's
+// (upstream.Open and Stream.Read), and a 502 for an answer the codec
+// cannot read.
+func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (a *codec.Answer, err error) {
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	if stopEarly {
@@ -94,13 +102,26 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 	}
 	req.Header.Set("Content-Type", "application/json")
 	g.spans.Inject(ctx, req.Header)
+	sp := spentOf(ctx)
+	num := sp.begin()
+	defer sp.end()
+	alive := ctx.Err() == nil
 	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
 	if err != nil {
+		if alive && ctx.Err() != nil {
+			// Sent, and left while Ollama read the prompt.
+			sp.add(num, promptEstimate(call.body), 0)
+		}
 		return nil, err
 	}
 	defer func() {
 		if !detached {
 			s.Close()
+		}
+	}()
+	defer func() {
+		if a == nil {
+			sp.add(num, promptEstimate(call.body), s.Frames())
 		}
 	}()
 	rd := cd.NewStreamReader()
@@ -129,8 +150,15 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 				if err != nil {
 					return nil, unreadable(err)
 				}
+				if a.PromptTokens == 0 {
+					sp.add(num, promptEstimate(call.body), 0)
+				}
 				detached = true
-				go s.Drain(func() { cancel(errStopped) })
+				release, read := backgroundOf(ctx)(), s.Frames()
+				go func() {
+					s.Drain(func() { cancel(errStopped) })
+					release(s.Frames() - read)
+				}()
 				return a, nil
 			}
 		}
@@ -141,11 +169,136 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 			return nil, rerr
 		}
 	}
-	a, err := rd.Close()
+	a, err = rd.Close()
 	if err != nil {
 		return nil, unreadable(err)
 	}
 	return a, nil
+}
+
+// Background holds the caller's place for work the guard goes on with
+// after its answer (the rest of an early-stopped call, read so that
+// Ollama does not block the model; see upstream.Stream.Drain): the work
+// counts against the caller's limits while it runs, and done charges the
+// tokens it read. The gateway's access check gives each request one
+// (WithBackground).
+type Background func() (done func(tokens int))
+
+type ctxKeyBackground struct{}
+
+// WithBackground gives ctx the Background of the request's caller.
+func WithBackground(ctx context.Context, b Background) context.Context {
+	return context.WithValue(ctx, ctxKeyBackground{}, b)
+}
+
+// backgroundOf is ctx's Background, one that holds nothing when there is
+// none.
+func backgroundOf(ctx context.Context) Background {
+	if b, ok := ctx.Value(ctxKeyBackground{}).(Background); ok && b != nil {
+		return b
+	}
+	return func() func(int) { return func(int) {} }
+}
+
+// promptEstimate is the prompt tokens of a request body by its text, for
+// a call whose counters never came (upstream.PromptMeter).
+func promptEstimate(body []byte) int {
+	var m upstream.PromptMeter
+	m.Write(body)
+	return m.Tokens()
+}
+
+// spent is what a request's upstream calls cost beyond the counters of
+// their answers: the calls that brought no answer (the client left, the
+// upstream broke off), their prompt estimated from its text and their
+// output counted from the chunks read, and the prompt of the calls the
+// guard stopped early, which never got Ollama's counters. The answers
+// report their own counted tokens (codec.Answer); these would otherwise
+// be charged to no one. The request's first call is the first answer's,
+// the others the repairs'.
+type spent struct {
+	mu            sync.Mutex
+	calls         int
+	first, repair repair.Usage
+	// inflight counts the calls under way; ended is signalled as each
+	// ends.
+	inflight int
+	ended    *sync.Cond
+}
+
+type ctxKeySpent struct{}
+
+// withSpent gives ctx a spent for the calls made under it.
+func withSpent(ctx context.Context) (context.Context, *spent) {
+	sp := &spent{}
+	sp.ended = sync.NewCond(&sp.mu)
+	return context.WithValue(ctx, ctxKeySpent{}, sp), sp
+}
+
+// spentOf is ctx's spent; nil (which notes nothing) when there is none.
+func spentOf(ctx context.Context) *spent {
+	sp, _ := ctx.Value(ctxKeySpent{}).(*spent)
+	return sp
+}
+
+// begin numbers a call of the request, from 0.
+func (sp *spent) begin() int {
+	if sp == nil {
+		return 0
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.calls++
+	sp.inflight++
+	return sp.calls - 1
+}
+
+// end notes the end of a call begun.
+func (sp *spent) end() {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.inflight--
+	sp.ended.Broadcast()
+}
+
+// wait waits for the calls under way to end. A request whose client left
+// may return before the run it started (a run shared by identical
+// requests goes on for the others, and ends with its context when none is
+// left): its Event then waits for what its calls cost.
+func (sp *spent) wait() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for sp.inflight > 0 {
+		sp.ended.Wait()
+	}
+}
+
+// add notes what call (numbered by begin) cost beyond its answer.
+func (sp *spent) add(call, prompt, output int) {
+	if sp == nil {
+		return
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	u := &sp.repair
+	if call == 0 {
+		u = &sp.first
+	}
+	u.PromptTokens += prompt
+	u.OutputTokens += output
+}
+
+// charge adds to ev's tokens what sp noted.
+func (sp *spent) charge(ev *Event) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	ev.FirstTokens.PromptTokens += sp.first.PromptTokens
+	ev.FirstTokens.OutputTokens += sp.first.OutputTokens
+	ev.RepairTokens.PromptTokens += sp.repair.PromptTokens
+	ev.RepairTokens.OutputTokens += sp.repair.OutputTokens
 }
 
 // call is callOnce, sent once more when its answer broke off before its

@@ -21,10 +21,11 @@ type Stream struct {
 	// ContentLength is the answer's announced length, -1 when unknown.
 	ContentLength int64
 
-	req   *http.Request
-	body  io.ReadCloser
-	limit int64
-	read  int64
+	req    *http.Request
+	body   io.ReadCloser
+	limit  int64
+	read   int64
+	frames FrameCounter
 }
 
 // Open sends req through d and returns the 2xx answer to read as it
@@ -61,6 +62,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 	}
 	n, err := s.body.Read(p)
 	s.read += int64(n)
+	s.frames.Write(p[:n])
 	if s.limit > 0 && s.read > s.limit {
 		return n, tooLarge(s.limit)
 	}
@@ -73,18 +75,26 @@ func (s *Stream) Read(p []byte) (int, error) {
 	return n, &apierr.Error{Code: http.StatusBadGateway, Msg: ErrIncomplete.Error(), Err: fmt.Errorf("%w: %w", ErrIncomplete, err)}
 }
 
+// Frames is the number of frames (NDJSON chunks, SSE data events) read so
+// far: the output tokens of a call stopped or cut before the final chunk
+// that holds Ollama's counters.
+func (s *Stream) Frames() int { return s.frames.Frames() }
+
 // DrainTimeout bounds how long [Stream.Drain] reads.
 const DrainTimeout = 2 * time.Minute
 
 // Drain reads the rest of an answer the caller has complete, then closes
 // it and calls done (which ends the call's context); it gives up after
 // DrainTimeout. Cutting the connection instead would save the model's
-// remaining tokens, but Ollama (v0.17.4) sends each chunk to its handler
-// on a channel that nobody reads once a streaming client has left
-// (server/routes.go, ch <- res): the generation then blocks for good,
-// holding its runner, and every later request to that model waits
-// forever. The guard has its answer at once all the same; only the
-// upstream's remaining whitespace is read, in the background.
+// remaining tokens, but Ollama (v0.17.4) may then block the model for
+// good: its handler stops reading the channel of chunks once the client
+// has gone (server/routes.go, streamResponse), while the runner's
+// Completion, which holds one of the model's parallel slots, may be
+// sending the next chunk on it (ch <- res, with no select on the
+// request's context) and never return. Seen on the real Ollama: one
+// early stop in 18 left every later request to the model waiting. The
+// guard has its answer at once all the same; the rest is read in the
+// background, within the caller's limits.
 func (s *Stream) Drain(done func()) {
 	t := time.AfterFunc(DrainTimeout, done)
 	defer t.Stop()
