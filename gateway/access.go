@@ -396,6 +396,10 @@ type accessWriter struct {
 	list   access.List
 	status int
 	buf    bytes.Buffer
+	// over is set when a listing held back went past
+	// upstream.MaxMemberAnswerBytes: the rest is not buffered, and the
+	// client gets a 502 instead of a listing cut short.
+	over bool
 }
 
 func (w *accessWriter) WriteHeader(code int) {
@@ -408,6 +412,11 @@ func (w *accessWriter) WriteHeader(code int) {
 
 func (w *accessWriter) Write(p []byte) (int, error) {
 	if w.list != access.ListNone {
+		if w.over || w.buf.Len()+len(p) > upstream.MaxMemberAnswerBytes {
+			w.over = true
+			w.buf.Reset()
+			return len(p), nil
+		}
 		return w.buf.Write(p)
 	}
 	w.tail.Write(p)
@@ -442,7 +451,7 @@ func (w *accessWriter) finish() {
 	h := w.Header()
 	if status == http.StatusOK {
 		filtered, err := w.principal.FilterList(kind, body)
-		if err != nil || h.Get(echo.HeaderContentEncoding) != "" {
+		if w.over || err != nil || h.Get(echo.HeaderContentEncoding) != "" {
 			status, filtered = http.StatusBadGateway, []byte(`{"error":"upstream model list unreadable"}`)
 			h.Set(echo.HeaderContentType, "application/json; charset=utf-8")
 			h.Del(echo.HeaderContentEncoding)
