@@ -22,15 +22,18 @@ import (
 // (a comparison, a member read, one turn of a comprehension); these limits
 // keep a rule over a long list from taking a request's time.
 const (
-	// CheckAssumedListSize is the number of elements, members or bytes the
-	// load-time estimate assumes for every list, object and string a rule
-	// reads: the estimate is a worst case over documents of that size.
-	CheckAssumedListSize = 1000
+	// CheckAssumedListSize is the number of elements or members the
+	// load-time estimate assumes for every list and object a rule reads,
+	// CheckAssumedStringSize the bytes of every string: the estimate is a
+	// worst case over documents of that size.
+	CheckAssumedListSize   = 100
+	CheckAssumedStringSize = 1000
 	// CheckMaxEstimatedCost is the largest worst-case cost a rule (or its
-	// expected expression) may have at load: a single pass over a list is
-	// far below it, a comprehension nested in another over the document is
-	// above it and is refused.
-	CheckMaxEstimatedCost = 1_000_000
+	// expected expression) may have at load: passes over a list, one
+	// nested in another and a regular expression per element are below
+	// it, three comprehensions nested over the document are above it and
+	// are refused.
+	CheckMaxEstimatedCost = 10_000_000
 	// CheckRuntimeCostLimit is the cost one evaluation may spend before it
 	// stops with CHECK_ERROR.
 	CheckRuntimeCostLimit = 1_000_000
@@ -71,8 +74,10 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 
 // checkEnv is the CEL environment every check compiles in: the variables
 // self, root (dynamic JSON), index (int) and params (map of strings), the
-// standard library, cel-go's strings, lists, sets, math and bindings
-// extensions, and sum() and unique() of a list. It is built once.
+// standard library, cel-go's strings, lists, sets, math, bindings and
+// regex extensions, optional values (an expected expression gives
+// optional.none() when the right value does not follow from the
+// document), and sum() and unique() of a list. It is built once.
 var checkEnv = func() *cel.Env {
 	env, err := cel.NewEnv(
 		cel.Variable("self", cel.DynType),
@@ -80,7 +85,8 @@ var checkEnv = func() *cel.Env {
 		cel.Variable("index", cel.IntType),
 		cel.Variable("params", cel.MapType(cel.StringType, cel.StringType)),
 		cel.CrossTypeNumericComparisons(true),
-		ext.Strings(), ext.Lists(), ext.Sets(), ext.Math(), ext.Bindings(),
+		cel.OptionalTypes(),
+		ext.Strings(), ext.Lists(), ext.Sets(), ext.Math(), ext.Bindings(), ext.Regex(),
 		cel.Function("sum",
 			cel.MemberOverload("list_sum", []*cel.Type{cel.ListType(cel.DynType)}, cel.DoubleType,
 				cel.UnaryBinding(listSum))),
@@ -141,7 +147,13 @@ func listUnique(v ref.Val) ref.Val {
 // CheckAssumedListSize, so that CEL's estimate is finite for dynamic JSON.
 type checkSizeEstimator struct{}
 
-func (checkSizeEstimator) EstimateSize(cost.AstNode) *cost.SizeEstimate {
+func (checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	if cs := n.ComputedSize(); cs != nil {
+		return cs
+	}
+	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
+		return &cost.SizeEstimate{Min: 0, Max: CheckAssumedStringSize}
+	}
 	return &cost.SizeEstimate{Min: 0, Max: CheckAssumedListSize}
 }
 
@@ -260,7 +272,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 		return nil, false
 	}
 	if est.Max > CheckMaxEstimatedCost {
-		locate(fmt.Errorf("estimated cost %d over documents of %d elements is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckMaxEstimatedCost))
+		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
 		return nil, false
 	}
 	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize))

@@ -160,6 +160,11 @@ func celToJSON(v ref.Val, depth int) (any, error) {
 		return nil, errors.New("too deep")
 	}
 	switch x := v.(type) {
+	case *types.Optional:
+		if !x.HasValue() {
+			return nil, errNoValue
+		}
+		return celToJSON(x.GetValue(), depth+1)
 	case types.Null:
 		return nil, nil
 	case types.Bool:
@@ -210,6 +215,10 @@ func celToJSON(v ref.Val, depth int) (any, error) {
 	}
 	return nil, fmt.Errorf("a %s is not JSON", v.Type().TypeName())
 }
+
+// errNoValue is an expected expression's optional.none(): the right value
+// does not follow from the document, so the violation has no fix.
+var errNoValue = errors.New("no value")
 
 // checkActivation binds a check's variables without a map per
 // evaluation.
