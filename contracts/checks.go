@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
@@ -77,7 +78,8 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 // standard library, cel-go's strings, lists, sets, math, bindings and
 // regex extensions, optional values (an expected expression gives
 // optional.none() when the right value does not follow from the
-// document), and sum() and unique() of a list. It is built once.
+// document), sum() and unique() of a list and words() of a string. It is
+// built once.
 var checkEnv = func() *cel.Env {
 	env, err := cel.NewEnv(
 		cel.Variable("self", cel.DynType),
@@ -90,6 +92,9 @@ var checkEnv = func() *cel.Env {
 		cel.Function("sum",
 			cel.MemberOverload("list_sum", []*cel.Type{cel.ListType(cel.DynType)}, cel.DoubleType,
 				cel.UnaryBinding(listSum))),
+		cel.Function("words",
+			cel.MemberOverload("string_words", []*cel.Type{cel.StringType}, cel.ListType(cel.StringType),
+				cel.UnaryBinding(stringWords))),
 		cel.Function("unique",
 			cel.MemberOverload("list_unique", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType,
 				cel.UnaryBinding(listUnique))),
@@ -123,6 +128,33 @@ func listSum(v ref.Val) ref.Val {
 	return types.Double(total)
 }
 
+// stringWords is words(): the runs of letters and digits of a string,
+// lower-cased, so that a rule can match phrases whatever their case and
+// punctuation ("All of the above!" is ["all", "of", "the", "above"]).
+func stringWords(v ref.Val) ref.Val {
+	s, ok := v.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	var out []string
+	start := -1
+	str := string(s)
+	for i, r := range str {
+		word := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case word && start < 0:
+			start = i
+		case !word && start >= 0:
+			out = append(out, strings.ToLower(str[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, strings.ToLower(str[start:]))
+	}
+	return types.NewStringList(types.DefaultTypeAdapter, out)
+}
+
 // listUnique is unique(): true when no two elements of the list are equal
 // (numbers compare as numbers, so 1 and 1.0 are the same).
 func listUnique(v ref.Val) ref.Val {
@@ -148,13 +180,16 @@ func listUnique(v ref.Val) ref.Val {
 type checkSizeEstimator struct{}
 
 func (checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
-	if cs := n.ComputedSize(); cs != nil {
+	limit := uint64(CheckAssumedListSize)
+	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
+		// A string a rule builds (a join, a concatenation) is still text
+		// of the document: it is bounded like the strings it reads.
+		limit = CheckAssumedStringSize
+	}
+	if cs := n.ComputedSize(); cs != nil && cs.Max <= limit {
 		return cs
 	}
-	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
-		return &cost.SizeEstimate{Min: 0, Max: CheckAssumedStringSize}
-	}
-	return &cost.SizeEstimate{Min: 0, Max: CheckAssumedListSize}
+	return &cost.SizeEstimate{Min: 0, Max: limit}
 }
 
 func (checkSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {

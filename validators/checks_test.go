@@ -76,6 +76,11 @@ func TestChecks(t *testing.T) {
 			[]brief{{Code: "UNIQ", Path: "tags", Pointer: "/tags", Actual: []any{"a", "b", "a"}}}},
 		{"expected that already holds gives no fix", []string{`{"code":"ODD","rule":"false","path":"/n","expected":"self.n"}`},
 			`{"n":2}`, []brief{{Code: "ODD", Path: "n", Pointer: "/n", Expected: 2.0, Actual: 2.0}}},
+		{"words", []string{`{"code":"WORDS","for_each":"/tags","rule":"!(self.words().join(' ') in ['all of the above', 'все перечисленные'])"}`},
+			`{"tags":["All of the ABOVE!","Все перечисленные.","All of it"]}`,
+			[]brief{{Code: "WORDS", Path: "tags[0]", Pointer: "/tags/0", Actual: "All of the ABOVE!"}, {Code: "WORDS", Path: "tags[1]", Pointer: "/tags/1", Actual: "Все перечисленные."}}},
+		{"optional none gives no fix", []string{`{"code":"OPT","rule":"self.n == 3","path":"/n","expected":"self.n > 5 ? optional.of(3) : optional.none()"}`},
+			`{"n":2}`, []brief{{Code: "OPT", Path: "n", Pointer: "/n", Actual: 2.0}}},
 		{"strings extension", []string{`{"code":"STR","for_each":"/tags","rule":"self.startsWith('Q') && self.substring(1) == string(index + 1)"}`},
 			`{"tags":["Q1","Q3"]}`, []brief{{Code: "STR", Path: "tags[1]", Pointer: "/tags/1", Actual: "Q3"}}},
 	}
