@@ -81,6 +81,8 @@ func TestChecks(t *testing.T) {
 			[]brief{{Code: "WORDS", Path: "tags[0]", Pointer: "/tags/0", Actual: "All of the ABOVE!"}, {Code: "WORDS", Path: "tags[1]", Pointer: "/tags/1", Actual: "Все перечисленные."}}},
 		{"optional none gives no fix", []string{`{"code":"OPT","rule":"self.n == 3","path":"/n","expected":"self.n > 5 ? optional.of(3) : optional.none()"}`},
 			`{"n":2}`, []brief{{Code: "OPT", Path: "n", Pointer: "/n", Actual: 2.0}}},
+		{"the documented extensions", []string{`{"code":"EXT","rule":"[3, 1].sort() == [1, 3] && [1, 1.0].distinct().size() == 1 && lists.range(3).size() == 3 && 'abc'.indexOf('b') == 1 && math.round(1.5) == 2.0 && '%d'.format([1]) == '1' && regex.replace('a1', '[0-9]', '') == 'a' && sets.equivalent([1, 2], [2, 1]) && [1, [2]].flatten().size() == 2 && [1, 2, 3].slice(1, 2) == [2] && 'a b'.split(' ').join('-') == 'a-b'"}`},
+			`{}`, []brief{}},
 		{"strings extension", []string{`{"code":"STR","for_each":"/tags","rule":"self.startsWith('Q') && self.substring(1) == string(index + 1)"}`},
 			`{"tags":["Q1","Q3"]}`, []brief{{Code: "STR", Path: "tags[1]", Pointer: "/tags/1", Actual: "Q3"}}},
 	}
