@@ -62,9 +62,16 @@ type Check struct {
 	Message string `json:"message,omitempty"`
 
 	// Program is the compiled Rule, ExpectedProgram the compiled
-	// Expected (nil without one).
+	// Expected (nil without one); both stop at CheckRuntimeCostLimit.
 	Program         cel.Program `json:"-"`
 	ExpectedProgram cel.Program `json:"-"`
+	// Untracked is Rule compiled without cost tracking, set when the
+	// load-time estimate shows that the rule cannot reach
+	// CheckRuntimeCostLimit on a document within the assumed sizes (no
+	// list or object over CheckAssumedListSize, no string over
+	// CheckAssumedStringSize): such a document is evaluated without
+	// counting, which saves a third of the allocations.
+	Untracked cel.Program `json:"-"`
 	// Local is true when the rule and Expected read only self, index and
 	// params: such a check can run on one item by itself (progressive
 	// release runs it when the item closes).
@@ -180,16 +187,13 @@ func listUnique(v ref.Val) ref.Val {
 type checkSizeEstimator struct{}
 
 func (checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
-	limit := uint64(CheckAssumedListSize)
-	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
-		// A string a rule builds (a join, a concatenation) is still text
-		// of the document: it is bounded like the strings it reads.
-		limit = CheckAssumedStringSize
-	}
-	if cs := n.ComputedSize(); cs != nil && cs.Max <= limit {
+	if cs := n.ComputedSize(); cs != nil {
 		return cs
 	}
-	return &cost.SizeEstimate{Min: 0, Max: limit}
+	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
+		return &cost.SizeEstimate{Min: 0, Max: CheckAssumedStringSize}
+	}
+	return &cost.SizeEstimate{Min: 0, Max: CheckAssumedListSize}
 }
 
 func (checkSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
@@ -262,11 +266,11 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 		}
 		seen[c.Code+"\x00"+c.ForEach+"\x00"+c.Path] = true
 		var readsOther bool
-		c.Program, readsOther = compileExpr(i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
+		c.Program, c.Untracked, readsOther = compileExpr(i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
 		c.Local = !readsOther
 		if c.Expected != "" {
 			var other bool
-			c.ExpectedProgram, other = compileExpr(i, "expected", c.Expected, nil, raw, at, file, &errs)
+			c.ExpectedProgram, _, other = compileExpr(i, "expected", c.Expected, nil, raw, at, file, &errs)
 			c.Local = c.Local && !other
 		}
 		c.Local = c.Local && c.ForEach != ""
@@ -276,9 +280,11 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 
 // compileExpr compiles one CEL expression of check i (field is "rule" or
 // "expected"), checks its result type (want nil: any), estimates its cost
-// and appends every problem to errs, located in the file. It reports
-// whether the expression reads root.
-func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, bool) {
+// and appends every problem to errs, located in the file. It returns the
+// program with the runtime cost limit, the one without (nil unless the
+// estimate stays below that limit) and whether the expression reads
+// root.
+func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, bool) {
 	ast, iss := checkEnv.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		for _, e := range iss.Errors() {
@@ -288,7 +294,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 			}
 			*errs = append(*errs, fe)
 		}
-		return nil, false
+		return nil, nil, false
 	}
 	locate := func(err error) {
 		fe := &FileError{File: file, Err: fmt.Errorf("checks[%d].%s: %w", i, field, err)}
@@ -299,21 +305,28 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 	}
 	if want != nil && !ast.OutputType().IsExactType(want) && !ast.OutputType().IsExactType(cel.DynType) {
 		locate(fmt.Errorf("the rule is of type %s, want bool", ast.OutputType()))
-		return nil, false
+		return nil, nil, false
 	}
 	est, err := checkEnv.EstimateCost(ast, checkSizeEstimator{})
 	if err != nil {
 		locate(fmt.Errorf("cost: %w", err))
-		return nil, false
+		return nil, nil, false
 	}
 	if est.Max > CheckMaxEstimatedCost {
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
-		return nil, false
+		return nil, nil, false
 	}
 	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
 		locate(err)
-		return nil, false
+		return nil, nil, false
+	}
+	var untracked cel.Program
+	if est.Max <= CheckRuntimeCostLimit {
+		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize)); err != nil {
+			locate(err)
+			return nil, nil, false
+		}
 	}
 	readsRoot := false
 	if refs := ast.NativeRep().ReferenceMap(); refs != nil {
@@ -323,7 +336,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 			}
 		}
 	}
-	return prg, readsRoot
+	return prg, untracked, readsRoot
 }
 
 // stringOffset is the byte offset in raw of the character at CEL's line

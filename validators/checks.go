@@ -27,6 +27,10 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		return
 	}
 	act := &checkActivation{root: jsonVal(doc), params: types.NewStringStringMap(types.DefaultTypeAdapter, params)}
+	act.small = withinAssumedSizes(doc, 0) && len(params) <= contracts.CheckAssumedListSize
+	for k, v := range params {
+		act.small = act.small && len(k) <= contracts.CheckAssumedStringSize && len(v) <= contracts.CheckAssumedStringSize
+	}
 	schemaFound := func(ptr string) bool {
 		for i := range e.out {
 			v := &e.out[i]
@@ -61,7 +65,11 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 // runCheck evaluates one check with self bound to self (at the JSON
 // Pointer selfPtr) and records its violation, if any.
 func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *checkActivation, schemaFound func(string) bool, e *Emitter) {
-	out, _, err := c.Program.Eval(act)
+	prg := c.Program
+	if act.small && c.Untracked != nil {
+		prg = c.Untracked
+	}
+	out, _, err := prg.Eval(act)
 	if err == nil {
 		if b, ok := out.(types.Bool); ok {
 			if b {
@@ -226,6 +234,42 @@ type checkActivation struct {
 	self, root ref.Val
 	index      types.Int
 	params     ref.Val
+	// small is true when the document and the parameters are within the
+	// sizes the load-time cost estimate assumed.
+	small bool
+}
+
+// withinAssumedSizes reports whether no list or object of v has more than
+// contracts.CheckAssumedListSize elements and no string (or member name)
+// more than contracts.CheckAssumedStringSize bytes: then a check whose
+// load-time estimate stays below the runtime cost limit cannot reach it.
+func withinAssumedSizes(v *strictjson.Value, depth int) bool {
+	if depth > 256 {
+		return false
+	}
+	switch v.Kind {
+	case strictjson.KindString:
+		return len(v.Str) <= contracts.CheckAssumedStringSize
+	case strictjson.KindArray:
+		if len(v.Items) > contracts.CheckAssumedListSize {
+			return false
+		}
+		for _, it := range v.Items {
+			if !withinAssumedSizes(it, depth+1) {
+				return false
+			}
+		}
+	case strictjson.KindObject:
+		if len(v.Members) > contracts.CheckAssumedListSize {
+			return false
+		}
+		for _, m := range v.Members {
+			if len(m.Key) > contracts.CheckAssumedStringSize || !withinAssumedSizes(m.Value, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (a *checkActivation) ResolveName(name string) (any, bool) {

@@ -132,3 +132,29 @@ func TestCheckCostLimit(t *testing.T) {
 		t.Errorf("CheckDoc(small) = %v, want none", r.Codes())
 	}
 }
+
+func TestWithinAssumedSizes(t *testing.T) {
+	long := strings.Repeat("x", contracts.CheckAssumedStringSize+1)
+	many := "[" + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize+1), ",") + "]"
+	enough := "[" + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize), ",") + "]"
+	tests := []struct {
+		doc  string
+		want bool
+	}{
+		{`{"a":[1,2],"b":"x"}`, true},
+		{enough, true},
+		{many, false},
+		{`{"a":{"b":` + many + `}}`, false},
+		{`{"a":"` + long + `"}`, false},
+		{`{"` + long + `":1}`, false},
+	}
+	for _, tt := range tests {
+		doc, err := strictjson.ParseString(tt.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := withinAssumedSizes(doc, 0); got != tt.want {
+			t.Errorf("withinAssumedSizes(%.40s…) = %v, want %v", tt.doc, got, tt.want)
+		}
+	}
+}
