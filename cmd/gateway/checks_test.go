@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +37,38 @@ func TestLintLocatesCheckErrors(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("contracts lint output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestReadmeInvoiceIsTheExample checks that the README's contract with
+// checks from scratch is examples/contracts/invoice as it is, and short.
+func TestReadmeInvoiceIsTheExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "## Checks: rules you write in the contract")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var blocks []string
+	for _, part := range strings.Split(section, "```json\n")[1:] {
+		block, _, _ := strings.Cut(part, "```")
+		blocks = append(blocks, block)
+	}
+	if len(blocks) != 2 {
+		t.Fatalf("README checks section has %d json blocks, want 2", len(blocks))
+	}
+	lines := 0
+	for i, name := range []string{"schema.json", "contract.json"} {
+		want, err := os.ReadFile(filepath.Join("..", "..", "examples", "contracts", "invoice", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blocks[i] != string(want) {
+			t.Errorf("README's %s differs from examples/contracts/invoice:\n%s", name, blocks[i])
+		}
+		lines += strings.Count(blocks[i], "\n")
+	}
+	if lines >= 40 {
+		t.Errorf("README's invoice is %d lines, want under 40", lines)
 	}
 }
