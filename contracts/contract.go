@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/contractgateway/gateway/strictjson"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -112,6 +113,7 @@ type file struct {
 	Policy      Policy            `json:"policy"`
 	Fallback    Fallback          `json:"fallback"`
 	Output      string            `json:"output,omitempty"`
+	Checks      []Check           `json:"checks,omitempty"`
 }
 
 // Contract is one loaded and compiled contract. It is immutable after load
@@ -139,6 +141,9 @@ type Contract struct {
 	Fixtures map[string][]byte
 	// Builtin is true for contracts embedded in the binary.
 	Builtin bool
+	// Checks are the rules the contract's author wrote as CEL, compiled
+	// at load; the validator evaluates them after the rule packs.
+	Checks []Check
 }
 
 // ID is the contract's name@version, as reports and headers name it.
@@ -170,7 +175,7 @@ func load(fsys fs.FS, dir, base string) (*Contract, error) {
 		Name: f.Name, Version: f.Version, Description: f.Description,
 		Rules: f.Rules, Params: f.Params, ItemArray: f.ItemArray,
 		Shape: f.Shape, Policy: f.Policy, Fallback: f.Fallback, Output: f.Output,
-		Fixtures: map[string][]byte{},
+		Fixtures: map[string][]byte{}, Checks: f.Checks,
 	}
 	for _, err := range c.check() {
 		errs = append(errs, &FileError{File: name("contract.json"), Err: err})
@@ -187,6 +192,10 @@ func load(fsys fs.FS, dir, base string) (*Contract, error) {
 				errs = append(errs, &FileError{File: name(f.Schema), Err: err})
 			}
 		}
+	}
+	if len(c.Checks) > 0 {
+		cdoc, _ := strictjson.Parse(raw)
+		errs = append(errs, compileChecks(name("contract.json"), raw, cdoc, c.Checks, c.SchemaJSON)...)
 	}
 	entries, err := fs.ReadDir(fsys, path.Join(dir, "testdata"))
 	if err == nil {

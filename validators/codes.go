@@ -51,4 +51,8 @@ var Codes = map[string]Class{
 	"DURATION_RANGE":                ClassSemantic,
 	"EVENT_NEEDS_QUESTION":          ClassSemantic,
 	"PLAN_IDS":                      ClassSemantic,
+	// CHECK_ERROR is a contract's check that could not be evaluated (a
+	// division by zero, its cost limit); the codes of the checks
+	// themselves are the contract author's.
+	"CHECK_ERROR": ClassSemantic,
 }

@@ -22,12 +22,20 @@ type ParamDeclarer interface {
 }
 
 // ParamSpecs returns the parameters the validator's rule packs take, in
-// the packs' order.
+// the packs' order, then those the contract's checks read: a check's
+// parameter is declared by its default in the contract's "params".
 func (v *Validator) ParamSpecs() []ParamSpec {
 	var out []ParamSpec
 	for _, p := range v.packs {
 		if d, ok := p.(ParamDeclarer); ok {
 			out = append(out, d.ParamSpecs()...)
+		}
+	}
+	if len(v.Contract.Checks) > 0 {
+		for _, k := range sortedKeys(v.Contract.Params) {
+			if !slices.ContainsFunc(out, func(s ParamSpec) bool { return s.Name == k }) {
+				out = append(out, ParamSpec{Name: k, Form: "a string the checks read"})
+			}
 		}
 	}
 	return out

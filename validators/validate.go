@@ -145,7 +145,7 @@ func rawPath(raw, answer string, ex Extraction, off int) string {
 }
 
 // CheckDoc validates an already parsed document: shape normalisation, JSON
-// Schema, then the rule packs. It returns the normalised document (doc
+// Schema, the rule packs, then the contract's checks. It returns the normalised document (doc
 // itself when nothing changed) and the report. Repair calls it after every
 // patch round.
 func (v *Validator) CheckDoc(doc *strictjson.Value, params Params) (*strictjson.Value, Report) {
@@ -157,6 +157,7 @@ func (v *Validator) CheckDoc(doc *strictjson.Value, params Params) (*strictjson.
 	for _, p := range v.packs {
 		p.Check(doc, params, &e)
 	}
+	runChecks(v.Contract.Checks, doc, params, &e)
 	return doc, v.report(e.out)
 }
 

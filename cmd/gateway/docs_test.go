@@ -76,7 +76,7 @@ func TestContractsShowAgreesWithAdmin(t *testing.T) {
 // (examples/contracts/todo) loads and its fixtures pass.
 func TestReadmeContractLints(t *testing.T) {
 	code, out, stderr := runCLI(t, "", "contracts", "lint", filepath.Join("..", "..", "examples", "contracts"))
-	if code != 0 || !strings.Contains(out, "1 contracts, 2 fixtures, 0 failed") {
+	if code != 0 || !strings.Contains(out, "3 contracts, 6 fixtures, 0 failed") {
 		t.Errorf("contracts lint examples/contracts = %d\n%s%s", code, out, stderr)
 	}
 }

@@ -1,0 +1,95 @@
+package contracts
+
+import (
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+const invoiceSchema = `{"type":"object","properties":{
+ "items":{"type":"array","items":{"type":"object","properties":{"qty":{"type":"number"},"price":{"type":"number"},"amount":{"type":"number"}}}},
+ "total":{"type":"number"},"note":{"type":"string"}}}`
+
+// checkContract is a contract.json with the given checks array, one check
+// per line from line 3 on, so that tests can name lines.
+func checkContract(checks ...string) string {
+	return "{\"name\":\"inv\",\"version\":\"1\",\"schema\":\"s.json\",\n\"checks\":[\n" + strings.Join(checks, ",\n") + "\n]}"
+}
+
+func TestLoadCheckErrorsAreLocated(t *testing.T) {
+	tests := []struct {
+		name, check, want string
+	}{
+		{"syntax error", `{"code":"A","rule":"self.total == "}`, "inv/contract.json: line 3, column 35: checks[0].rule: Syntax error"},
+		{"unknown function", `{"code":"A","rule":"nosuch(self.total)"}`, "inv/contract.json: line 3, column 27: checks[0].rule: undeclared reference to 'nosuch'"},
+		{"wrong types", `{"code":"A","rule":"1 + 'a' == 2"}`, "inv/contract.json: line 3, column 23: checks[0].rule: found no matching overload for '_+_'"},
+		{"rule not a bool", `{"code":"A","rule":"index + 1"}`, "inv/contract.json: line 3, column 20: checks[0].rule: the rule is of type int, want bool"},
+		{"for_each the schema cannot have", `{"code":"A","for_each":"/total","rule":"true"}`, "inv/contract.json: line 3, column 24: checks[0]: for_each \"/total\": the schema has no array there"},
+		{"for_each not a pointer", `{"code":"A","for_each":"items","rule":"true"}`, "line 3, column 24: checks[0]: for_each \"items\": must be a JSON Pointer"},
+		{"code not upper snake", `{"code":"lineAmount","rule":"true"}`, "line 3, column 9: checks[0]: code \"lineAmount\": want upper snake case"},
+		{"bad severity", `{"code":"A","rule":"true","severity":"fatal"}`, "line 3, column 38: checks[0]: severity \"fatal\": want error or warning"},
+		{"path not a pointer", `{"code":"A","rule":"true","path":"total"}`, "line 3, column 34: checks[0]: path \"total\": must be a JSON Pointer"},
+		{"empty rule", `{"code":"A"}`, "line 3, column 1: checks[0]: rule: must be a CEL expression"},
+		{"expected does not compile", `{"code":"A","rule":"true","expected":"self.("}`, "line 3, column 44: checks[0].expected: Syntax error"},
+		{"cost above the limit", `{"code":"A","rule":"self.items.all(i, self.items.all(j, self.items.all(k, i.qty <= j.qty + k.qty)))"}`, "line 3, column 20: checks[0].rule: estimated cost"},
+		{"unknown field", `{"code":"A","rule":"true","fix":"x"}`, "line 3, column 27: unknown field \"checks[0].fix\""},
+		{"escaped rule keeps its column", `{"code":"A","rule":"self.note == \"a\" && nosuch()"}`, "line 3, column 49: checks[0].rule: undeclared reference to 'nosuch'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{
+				"inv/contract.json": {Data: []byte(checkContract(tt.check))},
+				"inv/s.json":        {Data: []byte(invoiceSchema)},
+			}
+			_, err := Load(fsys, "inv")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load(%s) = %v, want an error with %q", tt.check, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryCheckErrorAtOnce(t *testing.T) {
+	fsys := fstest.MapFS{
+		"inv/contract.json": {Data: []byte(checkContract(`{"code":"A","rule":"nosuch()"}`, `{"code":"b","rule":"true"}`, `{"code":"C","for_each":"/nope","rule":"true"}`))},
+		"inv/s.json":        {Data: []byte(invoiceSchema)},
+	}
+	_, err := Load(fsys, "inv")
+	for _, want := range []string{"line 3, column 27: checks[0].rule", "line 4, column 9: checks[1]: code", "line 5, column 24: checks[2]: for_each"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load = %v, want %q among the problems", err, want)
+		}
+	}
+}
+
+func TestLoadCompilesChecks(t *testing.T) {
+	fsys := fstest.MapFS{
+		"inv/contract.json": {Data: []byte(checkContract(
+			`{"code":"LINE_AMOUNT","for_each":"/items","rule":"self.amount == self.qty * self.price","path":"/amount","expected":"self.qty * self.price"}`,
+			`{"code":"TOTAL","rule":"self.total == self.items.map(i, i.amount).sum()","severity":"warning"}`,
+			`{"code":"FIRST","for_each":"/items","rule":"index > 0 || self.qty == root.items[0].qty"}`,
+			`{"code":"UNIQUE","rule":"self.items.map(i, i.price).unique()"}`))},
+		"inv/s.json": {Data: []byte(invoiceSchema)},
+	}
+	c, err := Load(fsys, "inv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		code     string
+		local    bool
+		severity string
+		expected bool
+	}{
+		{"LINE_AMOUNT", true, "error", true},
+		{"TOTAL", false, "warning", false},
+		{"FIRST", false, "error", false},
+		{"UNIQUE", false, "error", false},
+	}
+	for i, tt := range tests {
+		ch := c.Checks[i]
+		if ch.Code != tt.code || ch.Local != tt.local || ch.Severity != tt.severity || (ch.ExpectedProgram != nil) != tt.expected || ch.Program == nil {
+			t.Errorf("check %d = {%s local=%v %s expected=%v}, want %+v", i, ch.Code, ch.Local, ch.Severity, ch.ExpectedProgram != nil, tt)
+		}
+	}
+}

@@ -1,0 +1,482 @@
+package validators
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/strictjson"
+)
+
+// runChecks evaluates the contract's checks (compiled at load) on doc and
+// reports every rule that is false. A rule that reads a missing member is
+// not reported (the schema step reports what is missing), nor one that
+// meets a value of the wrong type where the schema step found a problem;
+// any other evaluation error is a CHECK_ERROR naming the check.
+func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e *Emitter) {
+	if len(checks) == 0 {
+		return
+	}
+	act := &checkActivation{root: jsonVal(doc), params: types.NewStringStringMap(types.DefaultTypeAdapter, params)}
+	act.small = withinAssumedSizes(doc, 0) && len(params) <= contracts.CheckAssumedListSize
+	for k, v := range params {
+		act.small = act.small && len(k) <= contracts.CheckAssumedStringSize && len(v) <= contracts.CheckAssumedStringSize
+	}
+	schemaFound := func(ptr string) bool {
+		for i := range e.out {
+			v := &e.out[i]
+			if v.Class == ClassSchema && v.Severity == SeverityError && (v.Pointer == ptr || strings.HasPrefix(v.Pointer, ptr+"/") || ptr == "") {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range checks {
+		c := &checks[i]
+		if c.Program == nil {
+			continue
+		}
+		if c.ForEach == "" {
+			act.self, act.index = act.root, types.Int(0)
+			runCheck(c, doc, "", act, schemaFound, e)
+			continue
+		}
+		arr, err := doc.At(c.ForEach)
+		if err != nil || arr.Kind != strictjson.KindArray {
+			// The schema step reports a missing or mistyped array.
+			continue
+		}
+		for j, it := range arr.Items {
+			act.self, act.index = jsonVal(it), types.Int(j)
+			runCheck(c, it, c.ForEach+"/"+strconv.Itoa(j), act, schemaFound, e)
+		}
+	}
+}
+
+// runCheck evaluates one check with self bound to self (at the JSON
+// Pointer selfPtr) and records its violation, if any.
+func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *checkActivation, schemaFound func(string) bool, e *Emitter) {
+	prg := c.Program
+	if act.small && c.Untracked != nil {
+		prg = c.Untracked
+	}
+	out, _, err := prg.Eval(act)
+	if err == nil {
+		if b, ok := out.(types.Bool); ok {
+			if b {
+				return
+			}
+			reportCheck(c, self, selfPtr, act, e)
+			return
+		}
+		err = fmt.Errorf("the rule gave %s, not a bool", out.Type().TypeName())
+	}
+	msg := err.Error()
+	switch {
+	case strings.HasPrefix(msg, "no such key"):
+		return
+	case strings.HasPrefix(msg, "no such overload") && schemaFound(scopeOf(c, selfPtr)):
+		return
+	}
+	dotted, pointer := pointerPath(self, selfPtr, "")
+	pos := self.Offset
+	e.Add(Violation{Class: ClassSemantic, Code: "CHECK_ERROR", Severity: SeverityError,
+		Path: dotted, Pointer: pointer, Expected: c.Code, Actual: msg,
+		Hint: "The check " + c.Code + " could not be evaluated: " + msg + "."}, pos)
+}
+
+// scopeOf is the pointer under which a schema problem explains a check's
+// type error: its item for a check that reads only the item, else the
+// whole document.
+func scopeOf(c *contracts.Check, selfPtr string) string {
+	if c.Local {
+		return selfPtr
+	}
+	return ""
+}
+
+// reportCheck records the violation of a check whose rule is false: at
+// its path, with the value there as actual, and with expected and a
+// replace fix when the check has an expected expression that evaluates.
+func reportCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *checkActivation, e *Emitter) {
+	target := self
+	if c.Path != "" {
+		target, _ = self.At(c.Path)
+	}
+	dotted, pointer := pointerPath(self, selfPtr, c.Path)
+	v := Violation{Class: ClassSemantic, Code: c.Code, Severity: Severity(c.Severity),
+		Path: dotted, Pointer: pointer, Actual: Actual(target), Hint: c.Message}
+	if c.ExpectedProgram != nil {
+		if out, _, err := c.ExpectedProgram.Eval(act); err == nil {
+			if x, err := celToJSON(out, 0); err == nil {
+				v.Expected = x
+				if fix := marshal(x); target != nil && !strictjson.Equal(target, mustParse(fix)) {
+					v.Fixable = true
+					v.Fix = &PatchOp{Op: "replace", Path: pointer, Value: fix}
+				}
+			}
+		}
+	}
+	pos := self.Offset
+	if target != nil {
+		pos = target.Offset
+	}
+	e.Add(v, pos)
+}
+
+func mustParse(raw []byte) *strictjson.Value {
+	v, err := strictjson.Parse(raw)
+	if err != nil {
+		return strictjson.Null()
+	}
+	return v
+}
+
+// pointerPath renders selfPtr+rel as a report's dotted path and pointer;
+// a numeric step is an index when the document has an array there.
+func pointerPath(self *strictjson.Value, selfPtr, rel string) (dotted, pointer string) {
+	full := selfPtr + rel
+	toks, err := strictjson.ParsePointer(full)
+	if err != nil {
+		return full, full
+	}
+	segs := make([]Seg, 0, len(toks))
+	_ = self
+	for _, t := range toks {
+		if n, err := strconv.Atoi(t); err == nil && n >= 0 && strconv.Itoa(n) == t {
+			segs = append(segs, n)
+			continue
+		}
+		segs = append(segs, t)
+	}
+	return PathOf(segs...)
+}
+
+// celToJSON turns the value of an expected expression into the Go value a
+// fix carries: whole numbers as ints, as Quantity writes them.
+func celToJSON(v ref.Val, depth int) (any, error) {
+	if depth > 64 {
+		return nil, errors.New("too deep")
+	}
+	switch x := v.(type) {
+	case *types.Optional:
+		if !x.HasValue() {
+			return nil, errNoValue
+		}
+		return celToJSON(x.GetValue(), depth+1)
+	case types.Null:
+		return nil, nil
+	case types.Bool:
+		return bool(x), nil
+	case types.String:
+		return string(x), nil
+	case types.Int:
+		return int64(x), nil
+	case types.Uint:
+		return uint64(x), nil
+	case types.Double:
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, errors.New("not a JSON number")
+		}
+		return Quantity(float64(x)), nil
+	case jsonList:
+		return x.v.Interface(), nil
+	case jsonObject:
+		return x.v.Interface(), nil
+	case traits.Lister:
+		var out []any
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			el, err := celToJSON(it.Next(), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, el)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	case traits.Mapper:
+		out := map[string]any{}
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			k := it.Next()
+			ks, ok := k.(types.String)
+			if !ok {
+				return nil, errors.New("a map key that is not a string")
+			}
+			el, err := celToJSON(x.Get(k), depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[string(ks)] = el
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("a %s is not JSON", v.Type().TypeName())
+}
+
+// errNoValue is an expected expression's optional.none(): the right value
+// does not follow from the document, so the violation has no fix.
+var errNoValue = errors.New("no value")
+
+// checkActivation binds a check's variables without a map per
+// evaluation.
+type checkActivation struct {
+	self, root ref.Val
+	index      types.Int
+	params     ref.Val
+	// small is true when the document and the parameters are within the
+	// sizes the load-time cost estimate assumed.
+	small bool
+}
+
+// withinAssumedSizes reports whether no list or object of v has more than
+// contracts.CheckAssumedListSize elements and no string (or member name)
+// more than contracts.CheckAssumedStringSize bytes: then a check whose
+// load-time estimate stays below the runtime cost limit cannot reach it.
+func withinAssumedSizes(v *strictjson.Value, depth int) bool {
+	if depth > 256 {
+		return false
+	}
+	switch v.Kind {
+	case strictjson.KindString:
+		return len(v.Str) <= contracts.CheckAssumedStringSize
+	case strictjson.KindArray:
+		if len(v.Items) > contracts.CheckAssumedListSize {
+			return false
+		}
+		for _, it := range v.Items {
+			if !withinAssumedSizes(it, depth+1) {
+				return false
+			}
+		}
+	case strictjson.KindObject:
+		if len(v.Members) > contracts.CheckAssumedListSize {
+			return false
+		}
+		for _, m := range v.Members {
+			if len(m.Key) > contracts.CheckAssumedStringSize || !withinAssumedSizes(m.Value, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (a *checkActivation) ResolveName(name string) (any, bool) {
+	switch name {
+	case "self":
+		return a.self, true
+	case "root":
+		return a.root, true
+	case "index":
+		return a.index, true
+	case "params":
+		return a.params, true
+	}
+	return nil, false
+}
+
+func (a *checkActivation) Parent() interpreter.Activation { return nil }
+
+// jsonVal is v as a CEL value, read in place: objects and arrays are views
+// of the parsed document, numbers are doubles (as CEL reads JSON), so that
+// 1 and 1.0 are the same number.
+func jsonVal(v *strictjson.Value) ref.Val {
+	switch v.Kind {
+	case strictjson.KindNull:
+		return types.NullValue
+	case strictjson.KindBool:
+		return types.Bool(v.Bool)
+	case strictjson.KindNumber:
+		f, err := strconv.ParseFloat(v.Num, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return types.NewErr("number %s: %v", v.Num, err)
+		}
+		return types.Double(f)
+	case strictjson.KindString:
+		return types.String(v.Str)
+	case strictjson.KindArray:
+		return jsonList{v}
+	case strictjson.KindObject:
+		return jsonObject{v}
+	}
+	return types.NullValue
+}
+
+// jsonList is a JSON array as a CEL list.
+type jsonList struct{ v *strictjson.Value }
+
+func (l jsonList) native() ref.Val {
+	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
+}
+func (l jsonList) ConvertToNative(t reflect.Type) (any, error) { return l.native().ConvertToNative(t) }
+func (l jsonList) ConvertToType(t ref.Type) ref.Val {
+	switch t {
+	case types.ListType:
+		return l
+	case types.TypeType:
+		return types.ListType
+	}
+	return types.NewErr("type conversion error from list to '%s'", t)
+}
+func (l jsonList) Equal(other ref.Val) ref.Val {
+	o, ok := other.(traits.Lister)
+	if !ok {
+		return types.False
+	}
+	if o.Size() != types.Int(len(l.v.Items)) {
+		return types.False
+	}
+	for i, it := range l.v.Items {
+		if jsonVal(it).Equal(o.Get(types.Int(i))) != types.True {
+			return types.False
+		}
+	}
+	return types.True
+}
+func (l jsonList) Type() ref.Type { return types.ListType }
+func (l jsonList) Value() any     { return l.v }
+func (l jsonList) Add(other ref.Val) ref.Val {
+	vals := make([]ref.Val, len(l.v.Items))
+	for i, it := range l.v.Items {
+		vals[i] = jsonVal(it)
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, vals).(traits.Adder).Add(other)
+}
+func (l jsonList) Contains(x ref.Val) ref.Val {
+	for _, it := range l.v.Items {
+		if jsonVal(it).Equal(x) == types.True {
+			return types.True
+		}
+	}
+	return types.False
+}
+func (l jsonList) Get(index ref.Val) ref.Val {
+	i, err := types.GetOrError(index)
+	if err != nil {
+		return types.ValOrErr(index, "%v", err)
+	}
+	if i < 0 || i >= len(l.v.Items) {
+		return types.NewErr("index '%d' out of range in list size '%d'", i, len(l.v.Items))
+	}
+	return jsonVal(l.v.Items[i])
+}
+func (l jsonList) Iterator() traits.Iterator { return &jsonListIter{items: l.v.Items} }
+func (l jsonList) Size() ref.Val             { return types.Int(len(l.v.Items)) }
+
+type jsonListIter struct {
+	items []*strictjson.Value
+	i     int
+}
+
+func (it *jsonListIter) ConvertToNative(reflect.Type) (any, error) {
+	return nil, errors.New("an iterator is not a value")
+}
+func (it *jsonListIter) ConvertToType(ref.Type) ref.Val {
+	return types.NewErr("an iterator is not a value")
+}
+func (it *jsonListIter) Equal(ref.Val) ref.Val { return types.False }
+func (it *jsonListIter) Type() ref.Type        { return types.IteratorType }
+func (it *jsonListIter) Value() any            { return nil }
+func (it *jsonListIter) HasNext() ref.Val      { return types.Bool(it.i < len(it.items)) }
+func (it *jsonListIter) Next() ref.Val {
+	if it.i >= len(it.items) {
+		return nil
+	}
+	it.i++
+	return jsonVal(it.items[it.i-1])
+}
+
+// jsonObject is a JSON object as a CEL map from strings.
+type jsonObject struct{ v *strictjson.Value }
+
+func (o jsonObject) ConvertToNative(t reflect.Type) (any, error) {
+	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
+}
+func (o jsonObject) ConvertToType(t ref.Type) ref.Val {
+	switch t {
+	case types.MapType:
+		return o
+	case types.TypeType:
+		return types.MapType
+	}
+	return types.NewErr("type conversion error from map to '%s'", t)
+}
+func (o jsonObject) Equal(other ref.Val) ref.Val {
+	m, ok := other.(traits.Mapper)
+	if !ok || m.Size() != o.Size() {
+		return types.False
+	}
+	for _, mem := range o.v.Members {
+		ov, found := m.Find(types.String(mem.Key))
+		if !found || jsonVal(mem.Value).Equal(ov) != types.True {
+			return types.False
+		}
+	}
+	return types.True
+}
+func (o jsonObject) Type() ref.Type { return types.MapType }
+func (o jsonObject) Value() any     { return o.v }
+func (o jsonObject) Contains(key ref.Val) ref.Val {
+	_, found := o.Find(key)
+	return types.Bool(found)
+}
+func (o jsonObject) Get(key ref.Val) ref.Val {
+	v, found := o.Find(key)
+	if !found {
+		return types.ValOrErr(v, "no such key: %v", key)
+	}
+	return v
+}
+func (o jsonObject) Find(key ref.Val) (ref.Val, bool) {
+	k, ok := key.(types.String)
+	if !ok {
+		return nil, false
+	}
+	m := o.v.Get(string(k))
+	if m == nil {
+		return nil, false
+	}
+	return jsonVal(m), true
+}
+func (o jsonObject) Iterator() traits.Iterator {
+	keys := make([]string, len(o.v.Members))
+	for i, m := range o.v.Members {
+		keys[i] = m.Key
+	}
+	return &jsonKeyIter{keys: keys}
+}
+func (o jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
+
+type jsonKeyIter struct {
+	keys []string
+	i    int
+}
+
+func (it *jsonKeyIter) ConvertToNative(reflect.Type) (any, error) {
+	return nil, errors.New("an iterator is not a value")
+}
+func (it *jsonKeyIter) ConvertToType(ref.Type) ref.Val {
+	return types.NewErr("an iterator is not a value")
+}
+func (it *jsonKeyIter) Equal(ref.Val) ref.Val { return types.False }
+func (it *jsonKeyIter) Type() ref.Type        { return types.IteratorType }
+func (it *jsonKeyIter) Value() any            { return nil }
+func (it *jsonKeyIter) HasNext() ref.Val      { return types.Bool(it.i < len(it.keys)) }
+func (it *jsonKeyIter) Next() ref.Val {
+	if it.i >= len(it.keys) {
+		return nil
+	}
+	it.i++
+	return types.String(it.keys[it.i-1])
+}

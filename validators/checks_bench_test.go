@@ -1,0 +1,58 @@
+package validators_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/packs"
+)
+
+// BenchmarkChecks measures the semantic step alone on the same parsed
+// document: the examples/contracts/mcq-cel checks against the built-in
+// mcq rule pack (the schema is left out of both, so that the figures side
+// by side are the rules' own).
+func BenchmarkChecks(b *testing.B) {
+	reg, err := contracts.LoadRegistry("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	mcq, _ := reg.Lookup("mcq@1")
+	cs, err := contracts.LoadPath(filepath.Join("..", "examples", "contracts", "mcq-cel"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, size := range []int{2 << 10, 20 << 10} {
+		text := mcqgen.Doc(size)
+		doc, err := strictjson.ParseString(text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			c    *contracts.Contract
+		}{{"pack", mcq}, {"cel", cs[0]}} {
+			c := *tc.c
+			c.Schema = nil
+			v, err := validators.New(&c, packs.Builtins())
+			if err != nil {
+				b.Fatal(err)
+			}
+			params, _ := v.Params(nil)
+			if _, r := v.CheckDoc(doc, params); !r.Valid {
+				b.Fatalf("%s: bench document invalid: %v", tc.name, r.Codes())
+			}
+			b.Run(fmt.Sprintf("%dKB/%s", size>>10, tc.name), func(b *testing.B) {
+				b.SetBytes(int64(len(text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					v.CheckDoc(doc, params)
+				}
+			})
+		}
+	}
+}
