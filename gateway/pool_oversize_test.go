@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -47,20 +46,11 @@ func TestPoolUnionLeavesOutAnOversizeUpstream(t *testing.T) {
 		io.WriteString(w, `"}`)
 	}))
 	defer huge.Close()
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Upstream = ""
-	cfg.Upstreams = []config.UpstreamServer{{URL: a.URL}, {URL: huge.URL}}
-	// No health checks: they would take the oversize upstream out before
-	// any union asked it.
-	cfg.UpstreamHealthInterval = -time.Second
-	srv, err := Build(cfg, slog.New(slog.NewJSONHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
+	srv, gw := newPoolGateway(t, nil, func(cfg *config.Config) {
+		// No health checks: they would take the oversize upstream out
+		// before any union asked it.
+		cfg.UpstreamHealthInterval = -time.Second
+	}, a.URL, huge.URL)
 	tests := []struct{ path, want string }{
 		{"/api/tags", `"name":"small:latest"`},
 		{"/v1/models", `"id":"small:latest"`},

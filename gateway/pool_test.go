@@ -83,20 +83,8 @@ func newPoolOllama(t *testing.T, name string, models ...string) *poolOllama {
 func TestPoolServesAsOneOllama(t *testing.T) {
 	a := newPoolOllama(t, "a", "small:latest")
 	b := newPoolOllama(t, "b", "small:latest", "big:latest")
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Upstream = ""
-	cfg.Upstreams = []config.UpstreamServer{{URL: a.srv.URL}, {URL: b.srv.URL}}
-	cfg.UpstreamHealthInterval = time.Hour
 	var logs bytes.Buffer
-	srv, err := Build(cfg, slog.New(slog.NewJSONHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.up.Check(context.Background())
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
+	srv, gw := newPoolGateway(t, &logs, nil, a.srv.URL, b.srv.URL)
 
 	tests := []struct {
 		name   string
@@ -202,18 +190,7 @@ func TestPoolGuardedCallCutIsSentAgain(t *testing.T) {
 	b := newPoolOllama(t, "b", "m:latest")
 	a.loaded = true
 	a.cut.Store(true)
-	cfg := config.Default()
-	cfg.Upstream = ""
-	cfg.Upstreams = []config.UpstreamServer{{URL: a.srv.URL}, {URL: b.srv.URL}}
-	cfg.UpstreamHealthInterval = time.Hour
-	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.up.Check(context.Background())
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
+	_, gw := newPoolGateway(t, nil, nil, a.srv.URL, b.srv.URL)
 	resp, body := sendRequest(t, gw.URL, http.MethodPost, "/api/generate", strings.NewReader(`{"model":"m","prompt":"x","stream":false,"format":{"type":"object"}}`), nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `\"by\":\"b\"`) {
 		t.Errorf("guarded call cut on a = %d %s, want b's answer", resp.StatusCode, body)
@@ -221,4 +198,38 @@ func TestPoolGuardedCallCutIsSentAgain(t *testing.T) {
 	if n, m := a.asked.Load(), b.asked.Load(); n != 1 || m != 1 {
 		t.Errorf("generate asked of a %d and b %d times, want once each", n, m)
 	}
+}
+
+// newPoolGateway builds the whole gateway over a pool of urls, logging to
+// logs (nil: nowhere), with edit applied to its config, and serves it.
+// Health checks are left to the test: with the default hour between them
+// the pool is checked once here, so that it knows each upstream's models;
+// an edit that turns them off (a negative interval) leaves the pool
+// unchecked.
+func newPoolGateway(t *testing.T, logs io.Writer, edit func(*config.Config), urls ...string) (*Server, *httptest.Server) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Upstream = ""
+	for _, u := range urls {
+		cfg.Upstreams = append(cfg.Upstreams, config.UpstreamServer{URL: u})
+	}
+	cfg.UpstreamHealthInterval = time.Hour
+	if edit != nil {
+		edit(&cfg)
+	}
+	if logs == nil {
+		logs = io.Discard
+	}
+	srv, err := Build(cfg, slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	if cfg.UpstreamHealthInterval > 0 {
+		srv.up.Check(context.Background())
+	}
+	gw := httptest.NewServer(srv.Handler())
+	t.Cleanup(gw.Close)
+	return srv, gw
 }

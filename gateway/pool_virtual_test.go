@@ -1,17 +1,14 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/contractgateway/gateway/config"
 )
@@ -169,20 +166,9 @@ func guardedRequests(model string) []struct{ name, path, body string } {
 func TestPoolVirtualModel(t *testing.T) {
 	a := newAPIOllama(t, "a", "other:latest")
 	b := newAPIOllama(t, "b", "quiz-base:latest")
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Upstream = ""
-	cfg.Upstreams = []config.UpstreamServer{{URL: a.srv.URL}, {URL: b.srv.URL}}
-	cfg.UpstreamHealthInterval = time.Hour
-	cfg.Routes = []config.Route{{Model: "quiz", Upstream: "quiz-base", Contract: "json"}}
-	srv, err := Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	srv.up.Check(context.Background())
-	gw := httptest.NewServer(srv.Handler())
-	defer gw.Close()
+	_, gw := newPoolGateway(t, nil, func(cfg *config.Config) {
+		cfg.Routes = []config.Route{{Model: "quiz", Upstream: "quiz-base", Contract: "json"}}
+	}, a.srv.URL, b.srv.URL)
 
 	for _, tt := range guardedRequests("quiz") {
 		t.Run(tt.name, func(t *testing.T) {
