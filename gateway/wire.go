@@ -74,7 +74,8 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		}
 	}
 	ol, err := guardlog.Open(guardlog.Options{SQLite: cfg.Outcomes.SQLite, Postgres: cfg.Outcomes.Postgres, Disabled: cfg.Outcomes.Disabled,
-		Retention: time.Duration(cfg.Outcomes.Retention), Logger: logger, Registry: promReg, Debug: ds})
+		Retention: time.Duration(cfg.Outcomes.Retention), Spool: cfg.Outcomes.Spool, SpoolMaxBytes: int64(cfg.Outcomes.SpoolMaxBytes),
+		Logger: logger, Registry: promReg, Debug: ds})
 	if err != nil {
 		closeCache()
 		closeTracing()
