@@ -18,7 +18,7 @@ const (
 	// tries of a database that refused a batch: it doubles from the first
 	// to the second.
 	DefaultRetryMin = time.Second
-	DefaultRetryMax = 30 * time.Second
+	DefaultRetryMax = 5 * time.Second
 	// writeTimeout bounds one batch's write, so that a database that
 	// hangs costs queued records, never a stuck writer.
 	writeTimeout = 10 * time.Second
@@ -63,7 +63,9 @@ type WriterConfig struct {
 	Spool *Spool
 	// RetryMin and RetryMax bound the wait between two tries of a
 	// refusing database, which doubles from one to the other. Zero means
-	// DefaultRetryMin (1s) and DefaultRetryMax (30s).
+	// DefaultRetryMin (1s) and DefaultRetryMax (5s): a database back is
+	// written to within 5s, at the cost of a connection attempt every 5s
+	// while it is down.
 	RetryMin, RetryMax time.Duration
 }
 
