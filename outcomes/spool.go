@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // DefaultSpoolMaxBytes bounds a spool when its WriterConfig says zero:
@@ -53,9 +52,9 @@ func OpenSpool(path string, maxBytes int64) (*Spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("outcomes: spool: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockFile(f); err != nil {
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, ErrSpoolLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrSpoolLocked, path)
 		}
 		return nil, fmt.Errorf("outcomes: spool: lock %s: %w", path, err)

@@ -124,3 +124,28 @@ func TestOpenWhilePostgresDown(t *testing.T) {
 			got, logs.Count(slog.LevelInfo), logs.Count(slog.LevelWarn))
 	}
 }
+
+// TestSpoolInUse: a second gateway given the spool file of a running one
+// starts anyway, with one warning, and spools in memory.
+func TestSpoolInUse(t *testing.T) {
+	dir := t.TempDir()
+	spool := filepath.Join(dir, "outcomes.spool")
+	first, err := Open(Options{SQLite: filepath.Join(dir, "a.db"), Spool: spool, Logger: slog.New(&logcount.Counter{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	logs := &logcount.Counter{}
+	second, err := Open(Options{SQLite: filepath.Join(dir, "b.db"), Spool: spool, Logger: slog.New(logs)})
+	if err != nil || second == nil {
+		t.Fatalf("Open with a spool in use = %v, %v; want a store", second, err)
+	}
+	defer second.Close()
+	if got := logs.Count(slog.LevelWarn); got != 1 {
+		t.Errorf("warnings = %d, want 1", got)
+	}
+	second.Observe(middleware.Event{RequestID: "r", Status: "valid"})
+	if err := second.Flush(t.Context()); err != nil || second.w.Written() != 1 {
+		t.Errorf("second gateway: Flush() = %v, Written() = %d; want its record written", err, second.w.Written())
+	}
+}
