@@ -103,7 +103,9 @@ type Config struct {
 	AllowedOrigins []string `yaml:"allowed_origins"`
 
 	// AdminToken, when set, is required as "Authorization: Bearer TOKEN" on
-	// every admin route except /healthz. Empty leaves admin routes open:
+	// every admin route except /healthz and /readyz (which a load
+	// balancer's health check asks without it, and which then says ready
+	// or not, nothing more). Empty leaves admin routes open:
 	// fine on loopback; on another listen address with access keys the
 	// gateway refuses to start without one (protected mode).
 	AdminToken string `yaml:"admin_token"`
