@@ -3,6 +3,7 @@ package outcomes
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -33,6 +34,11 @@ func (s *flakyStore) Write(_ context.Context, rs []Record) error {
 	defer s.mu.Unlock()
 	if s.down {
 		return errDown
+	}
+	for _, r := range rs {
+		if r.ID == "poison" {
+			return fmt.Errorf("%w: invalid byte sequence", ErrRejected)
+		}
 	}
 	if s.seen == nil {
 		s.seen = map[string]bool{}
@@ -270,4 +276,44 @@ func FuzzSpoolOpen(f *testing.F) {
 			t.Fatalf("after Advance: %d records, %d bytes, %v", s.Len(), s.Bytes(), err)
 		}
 	})
+}
+
+// TestWriterRejectedBatch: a batch the database refuses for its records'
+// sake (not an outage) is counted as failed and logged, and the records
+// after it are written, whether it came straight or from the spool.
+func TestWriterRejectedBatch(t *testing.T) {
+	tests := []struct {
+		name       string
+		downFirst  bool
+		wantFailed uint64
+	}{
+		{"written straight", false, 1},
+		{"replayed from the spool", true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				st := &flakyStore{down: tt.downFirst}
+				logs := &logcount.Counter{}
+				w := NewWriter(st, WriterConfig{Batch: 1, Interval: time.Hour, Retention: -1, Logger: slog.New(logs), RetryMin: time.Hour})
+				for _, id := range []string{"a", "poison", "b"} {
+					w.Add(Record{ID: id})
+				}
+				if err := w.Flush(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				st.set(false, false)
+				w.Add(Record{ID: "c"})
+				if err := w.Close(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if got, want := st.stored(), []string{"a", "b", "c"}; !slices.Equal(got, want) {
+					t.Errorf("stored %v, want %v", got, want)
+				}
+				if w.Failed() != tt.wantFailed || w.SpoolRecords() != 0 {
+					t.Errorf("Failed() = %d, SpoolRecords() = %d; want %d, 0", w.Failed(), w.SpoolRecords(), tt.wantFailed)
+				}
+			})
+		})
+	}
 }

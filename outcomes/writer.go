@@ -2,6 +2,7 @@ package outcomes
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -349,6 +350,10 @@ func (w *Writer) write(batch []Record) {
 			w.back()
 			return
 		}
+		if errors.Is(err, ErrRejected) {
+			w.rejected(err, len(batch))
+			return
+		}
 		w.failing(err)
 	}
 	w.toSpool(batch)
@@ -361,6 +366,14 @@ func (w *Writer) tryWrite(batch []Record) error {
 	ctx, cancel := context.WithTimeout(context.Background(), writeTimeout)
 	defer cancel()
 	return w.store.Write(ctx, batch)
+}
+
+// rejected counts a batch the database refused for its records' sake, and
+// logs it.
+func (w *Writer) rejected(err error, n int) {
+	w.failed.Add(uint64(n))
+	w.cfg.Logger.Warn("outcomes: the database rejected a batch of outcome records; they are lost (counted in gateway_outcomes_failed_total)",
+		"error", err.Error(), "records", n)
 }
 
 // failing keeps the outage state: one warning when the database starts
@@ -407,7 +420,13 @@ func (w *Writer) replay() {
 	for {
 		recs, mark, err := w.spool.Peek(w.cfg.Batch)
 		if err == nil && !mark.Empty() {
-			if err = w.tryWrite(recs); err == nil {
+			if err = w.tryWrite(recs); errors.Is(err, ErrRejected) {
+				// Never written, however often tried: let the rest
+				// through.
+				w.rejected(err, len(recs))
+				err = w.spool.Advance(mark)
+				w.gauge()
+			} else if err == nil {
 				err = w.spool.Advance(mark)
 				w.written.Add(uint64(len(recs)))
 				w.replayed.Add(uint64(len(recs)))
