@@ -103,7 +103,9 @@ type Config struct {
 	AllowedOrigins []string `yaml:"allowed_origins"`
 
 	// AdminToken, when set, is required as "Authorization: Bearer TOKEN" on
-	// every admin route except /healthz. Empty leaves admin routes open:
+	// every admin route except /healthz and /readyz (which a load
+	// balancer's health check asks without it, and which then says ready
+	// or not, nothing more). Empty leaves admin routes open:
 	// fine on loopback; on another listen address with access keys the
 	// gateway refuses to start without one (protected mode).
 	AdminToken string `yaml:"admin_token"`
@@ -124,6 +126,14 @@ type Config struct {
 	// signal before their connections are closed. Zero means the default,
 	// 10s; a negative value closes them at once.
 	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+
+	// ShutdownDelay is how long a gateway told to stop (SIGTERM) keeps
+	// serving, new connections included, while /readyz answers 503, so
+	// that a load balancer's health check takes it out of rotation before
+	// it stops accepting: a rolling restart then fails no request. The
+	// grace period for in-flight requests starts after it. Zero means the
+	// default, 5s; a negative value means none.
+	ShutdownDelay time.Duration `yaml:"shutdown_delay"`
 
 	// UpstreamTimeout bounds the wait for the upstream's response headers,
 	// on every upstream request. Ollama sends the headers of a streamed
@@ -266,10 +276,37 @@ type Outcomes struct {
 
 	// Disabled turns the outcome store off: no records, no database.
 	Disabled bool `yaml:"disabled"`
+
+	// Spool is the path of the file the batches a failing database
+	// refuses are kept in, in order, until it takes them (also across a
+	// restart), so that an outage loses no record. Empty means the
+	// default path next to the default SQLite file, which the command
+	// fills in (DefaultOutcomesSpool); with no state directory the spool
+	// is kept in memory. Each gateway of a host needs its own: a spool in
+	// use by another process is refused, and that gateway spools in
+	// memory.
+	Spool string `yaml:"spool"`
+
+	// SpoolMaxBytes bounds the spool. Records past it are dropped and
+	// counted (gateway_outcomes_spool_dropped_total). Accepts units
+	// ("256MiB"). Zero means the default, 256 MiB: about an hour of
+	// records at 100 guarded requests/s.
+	SpoolMaxBytes ByteSize `yaml:"spool_max_bytes"`
 }
 
 // Retention is a duration ("168h") that also takes -1, keeping everything.
 type Retention time.Duration
+
+// DefaultOutcomesSpool is the outcome spool's default path:
+// outcomes.spool in the directory of DefaultOutcomesSQLite, or "" (a spool
+// in memory) when getenv knows no state directory.
+func DefaultOutcomesSpool(getenv func(string) string) string {
+	db := DefaultOutcomesSQLite(getenv)
+	if db == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(db), "outcomes.spool")
+}
 
 // DefaultOutcomesSQLite is the outcome store's default SQLite path:
 // $XDG_STATE_HOME/contract-gateway/outcomes.db, else

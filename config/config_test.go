@@ -345,10 +345,10 @@ func TestExampleConfig(t *testing.T) {
 	want.MaxBodyBytes, want.MaxResponseBytes, want.ShutdownGrace = 32<<20, 64<<20, 10*time.Second
 	want.Deadline, want.MaxLLMCalls, want.StreamKeepAlive = 120*time.Second, 6, 10*time.Second
 	want.IdleTimeout, want.BodyReadTimeout = 120*time.Second, 60*time.Second
-	want.UpstreamMaxConns = 256
+	want.UpstreamMaxConns, want.ShutdownDelay = 256, 5*time.Second
 	want.Cache = Cache{MaxBytes: 64 << 20, TTL: time.Hour}
 	want.Breaker = Breaker{FailureThreshold: 5, OpenTimeout: 30 * time.Second, HalfOpenMaxRequests: 1}
-	want.Outcomes = Outcomes{Retention: Retention(168 * time.Hour)}
+	want.Outcomes = Outcomes{Retention: Retention(168 * time.Hour), SpoolMaxBytes: 256 << 20}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("examples/config.yaml differs from the defaults it claims (-default +file):\n%s", diff)
 	}

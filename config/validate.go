@@ -124,6 +124,9 @@ func (cfg Config) Validate() error {
 			}
 		}
 	}
+	if cfg.Outcomes.SpoolMaxBytes < 0 {
+		add("outcomes.spool_max_bytes", "outcomes.spool_max_bytes: must be 0 (the default, 256MiB) or more")
+	}
 	if cfg.Outcomes.SQLite != "" && cfg.Outcomes.Postgres != "" {
 		add("outcomes.postgres", "outcomes.postgres: excludes outcomes.sqlite; set one of them")
 	}

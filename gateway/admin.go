@@ -25,8 +25,8 @@ var routeMethods = []string{
 	http.MethodPatch, http.MethodPost, echo.PROPFIND, http.MethodPut, http.MethodTrace, echo.REPORT,
 }
 
-// adminRoutes registers /healthz (open), /readyz and /metrics, and the
-// caller's extra routes (token-checked), then claims the admin paths:
+// adminRoutes registers /healthz (open), /readyz (open, with details for
+// the token) and /metrics, and the caller's extra routes (token-checked), then claims the admin paths:
 // another method on an admin path gets 405 and an unknown path below an
 // admin prefix gets 404, in Ollama's error shape, instead of reaching the
 // upstream.
@@ -119,13 +119,35 @@ func healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// readyzBrief is the echo context key requireAdminToken sets on a
+// /readyz request that did not carry the admin token: it gets ready or
+// not, nothing more.
+const readyzBrief = "gateway.readyz_brief"
+
 // readyz answers 200 when the upstream answers GET /api/version within
-// readyTimeout, 503 otherwise (an open breaker included), with what the
-// upstream client said of it.
+// readyTimeout, 503 otherwise (an open breaker included) and from the
+// moment a shutdown begins, so that a load balancer stops sending new
+// requests before the listener closes. It needs no token, for health
+// checks: without the admin token (when one is set) it says ready or not
+// and nothing more; with it, what the upstream client said of the
+// upstream too.
 func (s *Server) readyz(c echo.Context) error {
+	brief := c.Get(readyzBrief) != nil
+	if s.draining.Load() {
+		if brief {
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not ready"})
+		}
+		return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "not ready: shutting down"}
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), readyTimeout)
 	defer cancel()
 	reply, err := s.up.Get(ctx, "/api/version", nil)
+	if brief {
+		if err != nil {
+			return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "not ready"})
+		}
+		return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	}
 	if err != nil {
 		// The log line says the upstream client's cause once, not its
 		// status and message again.
@@ -144,7 +166,8 @@ func (s *Server) readyz(c echo.Context) error {
 }
 
 // requireAdminToken checks "Authorization: Bearer TOKEN" on admin routes
-// when an admin token is configured.
+// when an admin token is configured. /readyz is answered without it, in
+// brief: a load balancer's health check carries no token.
 func (s *Server) requireAdminToken(next echo.HandlerFunc) echo.HandlerFunc {
 	if s.cfg.AdminToken == "" {
 		return next
@@ -154,7 +177,14 @@ func (s *Server) requireAdminToken(next echo.HandlerFunc) echo.HandlerFunc {
 		if !s.adminPath[c.Path()] {
 			return next(c)
 		}
-		if msg := checkAdminToken(c.Request().Header.Get(echo.HeaderAuthorization), want); msg != "" {
+		msg := checkAdminToken(c.Request().Header.Get(echo.HeaderAuthorization), want)
+		if c.Path() == "/readyz" {
+			if msg != "" {
+				c.Set(readyzBrief, true)
+			}
+			return next(c)
+		}
+		if msg != "" {
 			c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="gateway admin"`)
 			return &apierr.Error{Code: http.StatusUnauthorized, Msg: msg}
 		}

@@ -26,6 +26,7 @@ func startServe(t *testing.T, upstream http.Handler, grace time.Duration, stoppe
 	cfg := config.Default()
 	cfg.Upstream = up.URL
 	cfg.ShutdownGrace = grace
+	cfg.ShutdownDelay = -1 // these tests are of the grace period
 	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"net/http/httputil"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -81,6 +82,11 @@ type Server struct {
 	release   *edge.HeapReleaser // returns the memory of large bodies
 	watch     *routeWatch        // the routes' states; nil without virtual models
 	access    *accessGate        // API keys and their limits; nil: none configured
+	// draining is set when a shutdown begins: /readyz answers 503 from
+	// then on.
+	draining atomic.Bool
+	// afterDelay waits out the shutdown delay; time.After but in tests.
+	afterDelay func(time.Duration) <-chan time.Time
 }
 
 // New validates cfg and builds a Server from it and opts. It starts
@@ -98,11 +104,12 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		members = append(members, upstream.PoolMember{URL: parsed, Weight: u.Weight})
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       opts.Logger,
-		registry:  opts.Registry,
-		adminPath: map[string]bool{},
-		release:   edge.NewHeapReleaser(),
+		cfg:        cfg,
+		log:        opts.Logger,
+		registry:   opts.Registry,
+		adminPath:  map[string]bool{},
+		release:    edge.NewHeapReleaser(),
+		afterDelay: time.After,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -253,6 +260,12 @@ func (s *Server) Breaker() *upstream.BreakerTransport { return s.up.Breaker() }
 // shutdown signal when the config's shutdown_grace is zero.
 const DefaultShutdownGrace = 10 * time.Second
 
+// DefaultShutdownDelay is how long a gateway keeps serving, not ready,
+// after a shutdown signal when the config's shutdown_delay is zero: a
+// load balancer checking /readyz every 2s takes it out of rotation within
+// it, even after a missed check.
+const DefaultShutdownDelay = 5 * time.Second
+
 // readHeaderTimeout bounds how long a client may take to send its request
 // headers (slowloris). A body is bounded by the time between two of its
 // reads (body_read_timeout), never as a whole: uploads and streams are
@@ -260,9 +273,12 @@ const DefaultShutdownGrace = 10 * time.Second
 const readHeaderTimeout = 30 * time.Second
 
 // Serve serves on ln until ctx is done, then shuts down gracefully: it
-// stops accepting, lets in-flight requests finish for up to
-// cfg.ShutdownGrace, then cancels the ones still running and closes their
-// connections. It returns nil after a shutdown, or the listener's error.
+// reports not ready on /readyz and keeps serving, new connections
+// included, for cfg.ShutdownDelay, so that a load balancer takes it out
+// of rotation before anything is refused; then it stops accepting, lets
+// in-flight requests finish for up to cfg.ShutdownGrace, then cancels the
+// ones still running and closes their connections. It returns nil after a
+// shutdown, or the listener's error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// Requests derive from base, not ctx: ctx ends when shutdown begins,
 	// and in-flight requests must get their grace period.
@@ -291,6 +307,21 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		s.Close()
 		return err
 	case <-ctx.Done():
+	}
+
+	s.draining.Store(true)
+	delay := timeoutOr(s.cfg.ShutdownDelay, DefaultShutdownDelay)
+	if delay > 0 {
+		// Each answer now closes its connection, so that a client's next
+		// request opens a new one, which the balancer sends elsewhere.
+		srv.SetKeepAlivesEnabled(false)
+		s.log.Info("shutting down: not ready, still serving until the delay ends", "delay", delay)
+		select {
+		case <-s.afterDelay(delay):
+		case err := <-errc:
+			// The listener failed: nothing more to wait for.
+			errc <- err
+		}
 	}
 
 	graceTime := s.cfg.ShutdownGrace

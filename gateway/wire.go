@@ -74,7 +74,8 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		}
 	}
 	ol, err := guardlog.Open(guardlog.Options{SQLite: cfg.Outcomes.SQLite, Postgres: cfg.Outcomes.Postgres, Disabled: cfg.Outcomes.Disabled,
-		Retention: time.Duration(cfg.Outcomes.Retention), Logger: logger, Registry: promReg, Debug: ds})
+		Retention: time.Duration(cfg.Outcomes.Retention), Spool: cfg.Outcomes.Spool, SpoolMaxBytes: int64(cfg.Outcomes.SpoolMaxBytes),
+		Logger: logger, Registry: promReg, Debug: ds})
 	if err != nil {
 		closeCache()
 		closeTracing()
@@ -429,6 +430,7 @@ func newCache(cfg config.Cache, logger *slog.Logger, reg *prometheus.Registry) (
 	}
 	var store middleware.CacheStore
 	var tiered *cache.Tiered
+	var lease *cache.Redis
 	closer := noop
 	switch {
 	case cfg.Redis != "":
@@ -437,10 +439,11 @@ func newCache(cfg config.Cache, logger *slog.Logger, reg *prometheus.Registry) (
 			return nil, noop, err
 		}
 		closer = func() { rs.Close() }
+		lease = rs
 		// One warning per outage; every error is counted.
 		tiered = cache.NewTiered(mem, rs, func(err error, degraded bool) {
 			if degraded {
-				logger.Warn("cache: redis unavailable; answering from memory until it is back", "error", err.Error())
+				logger.Warn("cache: redis unavailable; answering from memory, and sharing identical requests within this replica only, until it is back", "error", err.Error())
 			}
 		})
 		store = tiered
@@ -451,6 +454,16 @@ func newCache(cfg config.Cache, logger *slog.Logger, reg *prometheus.Registry) (
 	}
 	stage := middleware.NewCache(store)
 	stage.SharedAcrossKeys = cfg.SharedAcrossKeys
+	if lease != nil {
+		// Identical requests on different replicas share one run too.
+		// The lease's Redis is the store's: its outage is the one
+		// warning the store logs.
+		stage.Lease = lease
+		register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "gateway_cache_coalesced_remote_total",
+			Help: "Guarded runs answered by another replica's run, whose lease in Redis they found taken.",
+		}, func() float64 { return float64(stage.RemoteShared()) }))
+	}
 	register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "gateway_cache_coalesced_total",
 		Help: "Guarded requests that shared an identical request's upstream call and ladder.",

@@ -153,6 +153,12 @@ type Store interface {
 	Close() error
 }
 
+// ErrRejected is wrapped by a Store's Write error when the database
+// refused the records themselves (a value it cannot hold), not because it
+// is unreachable: writing them again would fail again, so the Writer
+// counts them as failed instead of keeping them for a retry.
+var ErrRejected = errors.New("outcomes: the database rejected the records")
+
 // ErrBadQuery is wrapped by the errors of a query that no store can run
 // (an unknown grouping or step).
 var ErrBadQuery = errors.New("bad query")

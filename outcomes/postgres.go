@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -51,8 +53,19 @@ func (d pgDB) query(ctx context.Context, q string, args ...any) (rows, error) {
 	return d.pool.Query(ctx, q, args...)
 }
 
-// batch sends stmts in one round trip, inside one transaction.
+// batch sends stmts in one round trip, inside one transaction. A data
+// exception or an integrity violation (SQLSTATE classes 22 and 23) is the
+// records' fault, and wraps ErrRejected.
 func (d pgDB) batch(ctx context.Context, stmts []stmt) error {
+	err := d.sendBatch(ctx, stmts)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
+		return fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	return err
+}
+
+func (d pgDB) sendBatch(ctx context.Context, stmts []stmt) error {
 	return pgx.BeginFunc(ctx, d.pool, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		for _, s := range stmts {

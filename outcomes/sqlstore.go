@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // backend is what the SQL store needs of a database driver: SQLite
@@ -286,22 +287,33 @@ func (s *sqlStore) Write(ctx context.Context, records []Record) error {
 	var codes []any
 	for _, r := range records {
 		ts := r.Time.UnixMicro()
-		recs = append(recs, r.ID, ts, r.Route, r.Contract, r.Model, r.Upstream, r.Key, r.Status,
+		recs = append(recs, text(r.ID), ts, text(r.Route), text(r.Contract), text(r.Model), text(r.Upstream), text(r.Key), text(r.Status),
 			jsonList(r.CodesBefore), jsonList(r.CodesAfter), jsonList(r.Rungs), int64(r.LLMCalls), int64(r.LocalFixes),
 			int64(r.Tokens.FirstPrompt), int64(r.Tokens.FirstOutput), int64(r.Tokens.RepairPrompt), int64(r.Tokens.RepairOutput),
-			r.LatencyMS, r.Cache, r.FirstText, r.FinalText)
+			r.LatencyMS, text(r.Cache), text(r.FirstText), text(r.FinalText))
 		for _, sc := range [...]struct {
 			stage string
 			codes []string
 		}{{"before", r.CodesBefore}, {"after", r.CodesAfter}} {
 			for _, c := range uniq(sc.codes) {
-				codes = append(codes, r.ID, ts, sc.stage, c)
+				codes = append(codes, text(r.ID), ts, sc.stage, text(c))
 			}
 		}
 	}
 	stmts := s.inserts(nil, `INSERT INTO outcomes (`+recordColumns+`) VALUES `, recordWidth, recs)
 	stmts = s.inserts(stmts, `INSERT INTO outcome_codes (id, ts, stage, code) VALUES `, 4, codes)
 	return s.db.batch(ctx, stmts)
+}
+
+// text is s as PostgreSQL's text takes it: valid UTF-8 (an invalid byte
+// becomes U+FFFD) without NUL. A model's answer or a client's model name
+// may hold either, and a batch the database refuses is retried until it
+// takes it: one such record must not hold back the records after it.
+func text(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
 // recordWidth is the number of recordColumns.

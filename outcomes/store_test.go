@@ -344,3 +344,24 @@ func TestPostgresReplicasShare(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreWriteOddText: text PostgreSQL's text type refuses (NUL,
+// invalid UTF-8), in a client's model name or a model's answer, is
+// stored cleaned, so that its batch is not refused (and retried) forever.
+func TestStoreWriteOddText(t *testing.T) {
+	eachStore(t, func(t *testing.T, open opener) {
+		s := open(t)
+		r := sample(1)[0]
+		r.Model, r.FirstText, r.CodesBefore = "llama\x00x", "a\xffb\x00c", []string{"CODE\x00"}
+		if err := s.Write(t.Context(), []Record{r}); err != nil {
+			t.Fatalf("Write(odd text) = %v, want it stored", err)
+		}
+		page, err := s.List(t.Context(), Query{})
+		if err != nil || len(page.Records) != 1 {
+			t.Fatalf("List = %d records, %v; want 1", len(page.Records), err)
+		}
+		if got := page.Records[0]; got.Model != "llamax" || got.FirstText != "a\uFFFDbc" {
+			t.Errorf("stored model %q, first text %q; want %q, %q", got.Model, got.FirstText, "llamax", "a\uFFFDbc")
+		}
+	})
+}

@@ -26,6 +26,9 @@ func outcomesDefault(cfg *config.Config, getenv func(string) string) {
 	if !o.Disabled && o.SQLite == "" && o.Postgres == "" {
 		o.SQLite = config.DefaultOutcomesSQLite(getenv)
 	}
+	if !o.Disabled && o.Spool == "" {
+		o.Spool = config.DefaultOutcomesSpool(getenv)
+	}
 }
 
 // outcomesWhere says where the outcome store is, for the start-up log

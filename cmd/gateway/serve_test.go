@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,12 +98,17 @@ func TestServeRuns(t *testing.T) {
 		io.WriteString(w, "Ollama is running")
 	}))
 	defer up.Close()
+	// No shutdown delay: this test stops the gateway, no balancer watches.
+	cfgPath := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(cfgPath, []byte("shutdown_delay: -1s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		env := map[string]string{"GATEWAY_UPSTREAM": up.URL}
+		env := map[string]string{"GATEWAY_UPSTREAM": up.URL, "GATEWAY_CONFIG": cfgPath}
 		done <- cmdServe(ctx, []string{"--listen", "127.0.0.1:0"}, func(k string) string { return env[k] }, io.Discard, pw)
 		pw.Close()
 	}()

@@ -34,6 +34,11 @@ type Options struct {
 	// Retention is how long records are kept. Zero means 168h; a negative
 	// value keeps everything.
 	Retention time.Duration
+	// Spool is the path of the file that keeps what the database refuses
+	// until it takes it; empty, or a file another process holds, means a
+	// spool in memory. SpoolMaxBytes bounds it; zero means 256 MiB.
+	Spool         string
+	SpoolMaxBytes int64
 	// Logger gets the store's outage warnings. Nil means slog.Default().
 	Logger *slog.Logger
 	// Registry, when set, gets the Writer's counters.
@@ -80,7 +85,7 @@ func Open(o Options) (*Log, error) {
 		if err != nil && store != nil {
 			// Replicas restarting during a database outage still start:
 			// the store connects and migrates once the database is back.
-			o.Logger.Warn("outcomes: PostgreSQL is unreachable at start; outcome records are lost until it is back (counted in gateway_outcomes_failed_total)",
+			o.Logger.Warn("outcomes: PostgreSQL is unreachable at start; outcome records are kept in the spool until it is back",
 				"error", err.Error())
 			err, down = nil, true
 		}
@@ -94,7 +99,8 @@ func Open(o Options) (*Log, error) {
 		o.Retention = outcomes.DefaultRetention
 	}
 	l := &Log{store: store, debug: o.Debug, retention: o.Retention,
-		w: outcomes.NewWriter(store, outcomes.WriterConfig{Retention: o.Retention, Logger: o.Logger, StartDown: down})}
+		w: outcomes.NewWriter(store, outcomes.WriterConfig{Retention: o.Retention, Logger: o.Logger, StartDown: down,
+			Spool: openSpool(o)})}
 	if o.Registry != nil {
 		if err := l.register(o.Registry); err != nil {
 			l.Close()
@@ -104,6 +110,20 @@ func Open(o Options) (*Log, error) {
 	return l, nil
 }
 
+// openSpool opens o's spool file, or a spool in memory when o names none
+// or the file cannot be used (another gateway holds it), with a warning.
+func openSpool(o Options) *outcomes.Spool {
+	if o.Spool != "" {
+		sp, err := outcomes.OpenSpool(o.Spool, o.SpoolMaxBytes)
+		if err == nil {
+			return sp
+		}
+		o.Logger.Warn("outcomes: the spool file cannot be used; records the database refuses are kept in memory, and lost if the gateway stops before it is back (set outcomes.spool to a file of this gateway's own)",
+			"error", err.Error())
+	}
+	return outcomes.NewMemorySpool(o.SpoolMaxBytes)
+}
+
 func (l *Log) register(reg *prometheus.Registry) error {
 	counters := []struct {
 		name, help string
@@ -111,13 +131,27 @@ func (l *Log) register(reg *prometheus.Registry) error {
 	}{
 		{"gateway_outcomes_written_total", "Outcome records written to the outcome store.", l.w.Written},
 		{"gateway_outcomes_dropped_total", "Outcome records dropped because the outcome store's queue was full (the database slower than the requests).", l.w.Dropped},
-		{"gateway_outcomes_failed_total", "Outcome records lost because the outcome store's database failed to write them.", l.w.Failed},
+		{"gateway_outcomes_failed_total", "Outcome records lost to the database's failures: a spool in memory still holding them at shutdown, or a spool file that could not be written.", l.w.Failed},
 		{"gateway_outcomes_deleted_total", "Outcome records deleted by retention.", l.w.Deleted},
+		{"gateway_outcomes_spooled_total", "Outcome records put in the spool because the database refused them (or records before them were waiting there).", l.w.Spooled},
+		{"gateway_outcomes_replayed_total", "Spooled outcome records since written to the database.", l.w.Replayed},
+		{"gateway_outcomes_spool_dropped_total", "Outcome records dropped because the spool was full (outcomes.spool_max_bytes).", l.w.SpoolDropped},
 	}
 	var errs []error
 	for _, c := range counters {
 		errs = append(errs, reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
 			func() float64 { return float64(c.n()) })))
+	}
+	gauges := []struct {
+		name, help string
+		n          func() int64
+	}{
+		{"gateway_outcomes_spool_bytes", "Size of the outcome spool in bytes: records the database has not taken yet.", l.w.SpoolBytes},
+		{"gateway_outcomes_spool_records", "Outcome records in the spool, waiting for the database.", l.w.SpoolRecords},
+	}
+	for _, g := range gauges {
+		errs = append(errs, reg.Register(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help},
+			func() float64 { return float64(g.n()) })))
 	}
 	return errors.Join(errs...)
 }
@@ -165,7 +199,8 @@ func (l *Log) Routes(g *echo.Group) {
 	g.GET("/admin/trends", echo.WrapHandler(outcomes.TrendsHandler(l.store, time.Now)))
 }
 
-// Close writes what is queued, within a deadline, and closes the store.
+// Close writes what is queued, and the spool if the database takes it,
+// within a deadline, and closes the store.
 func (l *Log) Close() {
 	if l == nil {
 		return

@@ -3,6 +3,7 @@ package guardlog
 import (
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -72,7 +73,9 @@ func TestOpen(t *testing.T) {
 					names = append(names, mf.GetName())
 				}
 			}
-			want := []string{"gateway_outcomes_deleted_total", "gateway_outcomes_dropped_total", "gateway_outcomes_failed_total", "gateway_outcomes_written_total"}
+			want := []string{"gateway_outcomes_deleted_total", "gateway_outcomes_dropped_total", "gateway_outcomes_failed_total",
+				"gateway_outcomes_replayed_total", "gateway_outcomes_spool_bytes", "gateway_outcomes_spool_dropped_total",
+				"gateway_outcomes_spool_records", "gateway_outcomes_spooled_total", "gateway_outcomes_written_total"}
 			if diff := cmp.Diff(want, names); diff != "" {
 				t.Errorf("%s: metrics (-want +got):\n%s", tt.name, diff)
 			}
@@ -82,24 +85,26 @@ func TestOpen(t *testing.T) {
 }
 
 // TestOpenWhilePostgresDown checks that a gateway starting while its
-// PostgreSQL is down starts anyway, with one warning for the outage, and
-// writes its records once the database is back.
+// PostgreSQL is down starts anyway, with one warning for the outage, keeps
+// the records of the outage in its spool file, and writes them all once
+// the database is back.
 func TestOpenWhilePostgresDown(t *testing.T) {
 	pg := pgtest.Start(t)
 	dsn := pg.NewDatabase(t)
 	pg.Stop()
 	logs := &logcount.Counter{}
-	l, err := Open(Options{Postgres: dsn, Logger: slog.New(logs)})
+	l, err := Open(Options{Postgres: dsn, Logger: slog.New(logs), Spool: t.TempDir() + "/outcomes.spool"})
 	if err != nil || l == nil {
 		t.Fatalf("Open with PostgreSQL down = %v, %v; want a store", l, err)
 	}
 	defer l.Close()
-	l.Observe(middleware.Event{RequestID: "lost", Status: "valid"})
+	l.Observe(middleware.Event{RequestID: "spooled", Status: "valid"})
 	if err := l.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if l.w.Failed() != 1 || logs.Count(slog.LevelWarn) != 1 {
-		t.Errorf("while down: Failed() = %d, warnings = %d; want 1, 1", l.w.Failed(), logs.Count(slog.LevelWarn))
+	if l.w.Failed() != 0 || l.w.SpoolRecords() != 1 || logs.Count(slog.LevelWarn) != 1 {
+		t.Errorf("while down: Failed() = %d, SpoolRecords() = %d, warnings = %d; want 0, 1, 1",
+			l.w.Failed(), l.w.SpoolRecords(), logs.Count(slog.LevelWarn))
 	}
 	pg.Restart(t)
 	l.Observe(middleware.Event{RequestID: "kept", Status: "valid"})
@@ -110,8 +115,37 @@ func TestOpenWhilePostgresDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Records) != 1 || page.Records[0].ID != "kept" || logs.Count(slog.LevelInfo) != 1 || logs.Count(slog.LevelWarn) != 1 {
-		t.Errorf("after restart: records %+v, info lines %d, warnings %d; want [kept], 1, 1",
-			page.Records, logs.Count(slog.LevelInfo), logs.Count(slog.LevelWarn))
+	var got []string
+	for _, r := range page.Records {
+		got = append(got, r.ID)
+	}
+	if !slices.Equal(got, []string{"kept", "spooled"}) || logs.Count(slog.LevelInfo) != 1 || logs.Count(slog.LevelWarn) != 1 {
+		t.Errorf("after restart: records %v, info lines %d, warnings %d; want [kept spooled], 1, 1",
+			got, logs.Count(slog.LevelInfo), logs.Count(slog.LevelWarn))
+	}
+}
+
+// TestSpoolInUse: a second gateway given the spool file of a running one
+// starts anyway, with one warning, and spools in memory.
+func TestSpoolInUse(t *testing.T) {
+	dir := t.TempDir()
+	spool := filepath.Join(dir, "outcomes.spool")
+	first, err := Open(Options{SQLite: filepath.Join(dir, "a.db"), Spool: spool, Logger: slog.New(&logcount.Counter{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	logs := &logcount.Counter{}
+	second, err := Open(Options{SQLite: filepath.Join(dir, "b.db"), Spool: spool, Logger: slog.New(logs)})
+	if err != nil || second == nil {
+		t.Fatalf("Open with a spool in use = %v, %v; want a store", second, err)
+	}
+	defer second.Close()
+	if got := logs.Count(slog.LevelWarn); got != 1 {
+		t.Errorf("warnings = %d, want 1", got)
+	}
+	second.Observe(middleware.Event{RequestID: "r", Status: "valid"})
+	if err := second.Flush(t.Context()); err != nil || second.w.Written() != 1 {
+		t.Errorf("second gateway: Flush() = %v, Written() = %d; want its record written", err, second.w.Written())
 	}
 }
