@@ -12,10 +12,11 @@ run:
 
 # deps installs what the tests use beyond Go: a real Ollama built from its
 # Go module (cached outside the repo), the npm clients, redis-server,
-# postgresql (the outcome store's tests) and chromium (the dashboard's
-# browser test).
+# postgresql (the outcome store's tests), haproxy (the topology test) and
+# chromium (the dashboard's browser test).
 deps:
 	bash scripts/install-redis.sh
+	bash scripts/install-haproxy.sh
 	bash scripts/install-postgres.sh
 	bash scripts/install-browser.sh
 	bash scripts/install-ollama.sh
@@ -26,7 +27,7 @@ deps:
 # the tests passed, failed and skipped (internal/testsum reads go test's
 # -json; pipefail keeps go test's exit status).
 test: deps
-	set -o pipefail; CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_POSTGRES=1 CG_REQUIRE_BROWSER=1 $(GO) test -json -race -count=1 ./... | $(GO) run ./internal/testsum
+	set -o pipefail; CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_POSTGRES=1 CG_REQUIRE_BROWSER=1 CG_REQUIRE_HAPROXY=1 $(GO) test -json -race -count=1 ./... | $(GO) run ./internal/testsum
 
 # check is what CI runs before the tests: formatting and vet.
 check:
