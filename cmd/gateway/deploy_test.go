@@ -131,8 +131,8 @@ func TestDeployGatewayConfig(t *testing.T) {
 		t.Errorf("replicas = %v, want 3", got)
 	}
 	grace, _ := dig(t, dep, "spec", "template", "spec", "terminationGracePeriodSeconds").(int)
-	if min := cfg.ShutdownDelay + cfg.ShutdownGrace; time.Duration(grace)*time.Second <= min {
-		t.Errorf("terminationGracePeriodSeconds = %d, want above shutdown_delay + shutdown_grace = %v", grace, min)
+	if min := cfg.ShutdownDelay + cfg.ShutdownGrace + 5*time.Second; time.Duration(grace)*time.Second <= min {
+		t.Errorf("terminationGracePeriodSeconds = %d, want above shutdown_delay + shutdown_grace + 5s = %v", grace, min)
 	}
 	ctr := dig(t, dep, "spec", "template", "spec", "containers", 0)
 	probes := []struct{ probe, want string }{{"readinessProbe", "/readyz"}, {"livenessProbe", "/healthz"}}
