@@ -40,7 +40,9 @@ type itemUpstream struct {
 	repairDelay time.Duration
 	cancelled   chan struct{}
 	repairs     int
-	mu          sync.Mutex
+	// prompts are the bodies of the repair and regeneration calls.
+	prompts []string
+	mu      sync.Mutex
 }
 
 type pacedChunk struct {
@@ -68,6 +70,7 @@ func (u *itemUpstream) Do(req *http.Request) (*http.Response, error) {
 			reply = u.repairSeq[min(u.repairs, len(u.repairSeq)-1)]
 		}
 		u.repairs++
+		u.prompts = append(u.prompts, string(body))
 		u.mu.Unlock()
 		go func() {
 			select {
@@ -202,12 +205,18 @@ func serveStream(t *testing.T, up Upstream, header map[string]string, leave bool
 // (zero: the default).
 func serveStreamEvery(t *testing.T, up Upstream, header map[string]string, leave bool, keepAlive time.Duration) streamRun {
 	t.Helper()
+	return serveStreamOn(t, builtinRoutes(t), "mcq", up, header, leave, keepAlive)
+}
+
+// serveStreamOn is serveStreamEvery for the named contract of routes.
+func serveStreamOn(t *testing.T, routes *Routes, contract string, up Upstream, header map[string]string, leave bool, keepAlive time.Duration) streamRun {
+	t.Helper()
 	var (
 		mu     sync.Mutex
 		logged []Event
 	)
 	cfg := DefaultGuardConfig
-	cfg.Resolver = builtinRoutes(t)
+	cfg.Resolver = routes
 	cfg.Upstream = up
 	cfg.StreamKeepAlive = keepAlive
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -234,7 +243,7 @@ func serveStreamEvery(t *testing.T, up Upstream, header map[string]string, leave
 		}()
 	}
 	req := httptest.NewRequest(http.MethodPost, "/api/generate", strings.NewReader(`{"model":"m","prompt":"p"}`)).WithContext(ctx)
-	req.Header.Set("X-Contract", "mcq")
+	req.Header.Set("X-Contract", contract)
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}

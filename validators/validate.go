@@ -21,6 +21,8 @@ type Validator struct {
 	packs    []RulePack
 	// scopes are the fix scopes the packs declare, by code.
 	scopes map[string]FixScope
+	// items is the validator of items in flight (see Items).
+	items *Validator
 }
 
 // New resolves the contract's rule packs in packs (usually packs.Builtins()) and
@@ -50,7 +52,41 @@ func New(c *contracts.Contract, packs map[string]RulePack) (*Validator, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	v.items = v.itemsOnly()
 	return v, nil
+}
+
+// Items is the validator progressive release judges an item with the
+// moment it closes (SPEC §11), on the document of that item and the ones
+// before it: the rule packs and, of the contract's checks, those that run
+// over the item array and read only self, index and params. A check that
+// reads root or other items would judge a document that is not complete
+// yet, so it runs at the end, on the whole document, as Validate runs it.
+func (v *Validator) Items() *Validator {
+	if v.items == nil {
+		return v
+	}
+	return v.items
+}
+
+// itemsOnly builds Items' validator: v with a copy of its contract that
+// keeps only the item-local checks (v itself when it keeps them all).
+func (v *Validator) itemsOnly() *Validator {
+	var keep []contracts.Check
+	for _, c := range v.Contract.Checks {
+		if c.Local && c.ForEach != "" && c.ForEach == v.Contract.ItemArray {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == len(v.Contract.Checks) {
+		return v
+	}
+	c := *v.Contract
+	c.Checks = keep
+	iv := *v
+	iv.Contract = &c
+	iv.items = &iv
+	return &iv
 }
 
 // Params merges request parameters over the contract's defaults and checks

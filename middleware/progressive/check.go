@@ -61,11 +61,13 @@ func (c *Checker) Document(items []*strictjson.Value) *strictjson.Value {
 	return v
 }
 
-// Check validates the document of items and returns it (as validation
-// normalised it), the report, and the violations that keep the items
-// from the client: those Blocking keeps.
+// Check validates the document of items with the validator of items in
+// flight (validators.Validator.Items: the contract's checks that read
+// root or other items wait for the whole document) and returns it (as
+// validation normalised it), the report, and the violations that keep
+// the items from the client: those Blocking keeps.
 func (c *Checker) Check(items []*strictjson.Value) (*strictjson.Value, validators.Report, []validators.Violation) {
-	doc, r := c.v.CheckDoc(c.Document(items), c.params)
+	doc, r := c.v.Items().CheckDoc(c.Document(items), c.params)
 	return doc, r, c.Blocking(r, len(items))
 }
 

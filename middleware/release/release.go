@@ -263,8 +263,12 @@ func (r *Run) release(delta string) {
 // judge decides the fate of the item that closed after those released:
 // it returns the item to release, as written or repaired, or false when
 // it cannot be brought into contract (the run stopped).
+//
+// Every step here validates with the validator of items in flight
+// (validators.Validator.Items), as the checker does: a check that reads
+// root or other items is judged by finish, on the whole document.
 func (r *Run) judge(ctx context.Context, raw string) (*strictjson.Value, bool) {
-	v, params := r.job.Validator, r.job.Params
+	v, params := r.job.Validator.Items(), r.job.Params
 	n := len(r.asm.Items()) + 1
 	var doc *strictjson.Value
 	var report validators.Report
@@ -312,6 +316,7 @@ func (r *Run) judge(ctx context.Context, raw string) (*strictjson.Value, bool) {
 	// released before it.
 	for _, rung := range []func(context.Context, repair.Job, *strictjson.Value, validators.Report, []int) repair.Outcome{repair.RepairItems, repair.RegenerateItems} {
 		job := r.job
+		job.Validator = v
 		job.MaxLLMCalls = r.left
 		if r.left == 0 {
 			job.MaxLLMCalls = -1
