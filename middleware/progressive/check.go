@@ -21,7 +21,10 @@ import (
 //     count);
 //   - codes whose fix scope is Derived (validators.FixScope) wherever they
 //     are located: a pack declares them re-derivable from the whole item
-//     array, so they can never hold an item back.
+//     array, so they can never hold an item back;
+//   - the contract's checks that read root or run over anything but the
+//     item array (validators.Validator.Items leaves them out): on a prefix
+//     of the array they would judge a document that is not there yet.
 //
 // A rule that can only be judged on the whole array is thus one that
 // locates its violation at the array or outside it, or declares its code
