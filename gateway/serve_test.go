@@ -69,22 +69,7 @@ func TestGracefulShutdownLetsInFlightFinish(t *testing.T) {
 	})
 	base, cancel, done := startServe(t, up, 5*time.Second, stopped)
 
-	type result struct {
-		status int
-		body   string
-		err    error
-	}
-	res := make(chan result, 1)
-	go func() {
-		resp, err := http.Post(base+"/api/generate", "application/json", strings.NewReader(`{"stream":false}`))
-		if err != nil {
-			res <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		res <- result{resp.StatusCode, string(b), err}
-	}()
+	res := postInFlight(base+"/api/generate", `{"stream":false}`)
 	<-arrived
 	cancel()
 
@@ -165,4 +150,29 @@ func TestServeListenerError(t *testing.T) {
 	if err := srv.Serve(context.Background(), ln); err == nil {
 		t.Errorf("Serve(closed listener) = nil, want an error")
 	}
+}
+
+// inFlight is the answer to a request sent by postInFlight.
+type inFlight struct {
+	status int
+	body   string
+	err    error
+}
+
+// postInFlight posts body to url from a goroutine of its own, so that the
+// test can shut the gateway down while the request is in flight, and
+// hands over the answer, read whole, when it ends.
+func postInFlight(url, body string) <-chan inFlight {
+	res := make(chan inFlight, 1)
+	go func() {
+		resp, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			res <- inFlight{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		res <- inFlight{resp.StatusCode, string(b), err}
+	}()
+	return res
 }

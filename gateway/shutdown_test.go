@@ -105,22 +105,7 @@ func TestShutdownDelayDrains(t *testing.T) {
 		{"with the token", token, 200, `"upstream_version":"0.17.4"`},
 	})
 
-	type result struct {
-		status int
-		body   string
-		err    error
-	}
-	inflight := make(chan result, 1)
-	go func() {
-		resp, err := http.Post(base+"/api/generate", "application/json", strings.NewReader(`{"stream":false}`))
-		if err != nil {
-			inflight <- result{err: err}
-			return
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		inflight <- result{resp.StatusCode, string(b), err}
-	}()
+	inflight := postInFlight(base+"/api/generate", `{"stream":false}`)
 	<-arrived
 	cancel()
 	select {
