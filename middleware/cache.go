@@ -119,13 +119,9 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	key := x.cacheKey(c.partition(ctx))
 	if !x.cache.noRead {
 		ev.Cache = cacheMiss
-		if v, ok, err := c.store.Get(ctx, key); err == nil && ok {
-			// An entry without the corrections a request reports (one
-			// written before entries kept them) cannot answer it.
-			if res, err := decodeEntry(v); err == nil && (x.report() == "" || res.corrections != nil) {
-				ev.Cache = cacheHit
-				return res
-			}
+		if res := c.entry(ctx, key, x); res != nil {
+			ev.Cache = cacheHit
+			return res
 		}
 	}
 	if x.cache.noRead || x.cache.noWrite {
