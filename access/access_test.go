@@ -102,15 +102,7 @@ func TestAuthorize(t *testing.T) {
 	quiz, _ := c.Identify(header("Authorization", "Bearer "+quizKey))
 	ops, _ := c.Identify(header("Authorization", "Bearer "+adminKey))
 	anon, _ := c.Identify(header())
-	tests := []struct {
-		name   string
-		p      *Principal
-		method string
-		path   string
-		body   string
-		want   int
-		reason string
-	}{
+	tests := []authorizeCase{
 		{"model in globs", quiz, "POST", "/api/chat", `{"model":"quiz"}`, 200, ""},
 		{"model with tag", quiz, "POST", "/api/generate", `{"model":"llama3.2:3b"}`, 200, ""},
 		{"latest tag", quiz, "POST", "/v1/chat/completions", `{"model":"quiz:latest"}`, 200, ""},
@@ -141,18 +133,7 @@ func TestAuthorize(t *testing.T) {
 		{"anonymous out of scope", anon, "POST", "/api/generate", `{"model":"quiz"}`, 403, ReasonModel},
 		{"anonymous manage", anon, "POST", "/api/pull", `{"model":"tinyllama"}`, 403, ReasonManage},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n, err := Classify(tt.method, tt.path).Need([]byte(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tt.p.Authorize(n)
-			if got := status(err); got != tt.want || ReasonOf(err) != tt.reason {
-				t.Errorf("Authorize(%s %s %s) = %v (reason %q), want %d %q", tt.method, tt.path, tt.body, err, ReasonOf(err), tt.want, tt.reason)
-			}
-		})
-	}
+	runAuthorize(t, tests)
 }
 
 func TestBodyModels(t *testing.T) {
@@ -337,6 +318,36 @@ func BenchmarkIdentify(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				c.Identify(h)
+			}
+		})
+	}
+}
+
+// authorizeCase is one request a principal makes, and the status and
+// refusal reason Authorize must give it.
+type authorizeCase struct {
+	name   string
+	p      *Principal
+	method string
+	path   string
+	body   string
+	want   int
+	reason string
+}
+
+// runAuthorize classifies each case's request, reads what it needs from
+// its body, and checks what Authorize says of it.
+func runAuthorize(t *testing.T, tests []authorizeCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n, err := Classify(tt.method, tt.path).Need([]byte(tt.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tt.p.Authorize(n)
+			if got := status(err); got != tt.want || ReasonOf(err) != tt.reason {
+				t.Errorf("Authorize(%s %s %s) for %s = %v (reason %q), want %d %q", tt.method, tt.path, tt.body, tt.p.Name, err, ReasonOf(err), tt.want, tt.reason)
 			}
 		})
 	}

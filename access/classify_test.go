@@ -206,15 +206,7 @@ func TestAuthorizeEveryModelTouched(t *testing.T) {
 	}
 	alpha, alphaOps, ops := key(alphaKey), key(alphaOpsKey), key(opsKey)
 	const aliases = "/api/experimental/aliases"
-	tests := []struct {
-		name   string
-		p      *Principal
-		method string
-		path   string
-		body   string
-		want   int
-		reason string
-	}{
+	tests := []authorizeCase{
 		{"alias to an outside model, decoy model member", alpha, "POST", aliases, `{"model":"alpha-x","alias":"alpha-x","target":"secret"}`, 403, ReasonManage},
 		{"alias to an own model without manage", alpha, "POST", aliases, `{"alias":"alpha-x","target":"alpha-base"}`, 403, ReasonManage},
 		{"alias to an outside model with manage", alphaOps, "POST", aliases, `{"alias":"alpha-x","target":"secret"}`, 403, ReasonModel},
@@ -251,18 +243,7 @@ func TestAuthorizeEveryModelTouched(t *testing.T) {
 		{"images in scope", alpha, "POST", "/v1/images/generations", `{"model":"alpha-x"}`, 200, ""},
 		{"images out of scope", alpha, "POST", "/v1/images/edits", `{"model":"secret"}`, 403, ReasonModel},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			n, err := Classify(tt.method, tt.path).Need([]byte(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tt.p.Authorize(n)
-			if got := status(err); got != tt.want || ReasonOf(err) != tt.reason {
-				t.Errorf("Authorize(%s %s %s) for %s = %v (reason %q), want %d %q", tt.method, tt.path, tt.body, tt.p.Name, err, ReasonOf(err), tt.want, tt.reason)
-			}
-		})
-	}
+	runAuthorize(t, tests)
 }
 
 // FuzzNeedReadsWhatOllamaReads: whatever model Ollama's decoder
