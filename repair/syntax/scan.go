@@ -972,6 +972,9 @@ func (s *scanner) innerGapBreaks(k int) bool {
 	src := s.src
 	j := k
 	for j < len(src) && src[j] != '"' && src[j] != '\n' && src[j] != '\r' {
+		if src[j] == '\\' && j+1 < len(src) && src[j+1] == '"' {
+			j++ // an escaped quote is text, not the next quote
+		}
 		j++
 	}
 	s.gapFrom, s.gapEnd = k, j
