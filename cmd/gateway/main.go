@@ -15,6 +15,14 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// Once shutdown has begun, the signals' default action is back: a
+		// second SIGINT or SIGTERM ends the process at once, as an
+		// operator pressing Ctrl-C twice expects, instead of waiting out
+		// the delay and the grace.
+		<-ctx.Done()
+		stop()
+	}()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
