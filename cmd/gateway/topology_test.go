@@ -50,12 +50,16 @@ var topoSchema = json.RawMessage(`{"type":"object","properties":{"name":{"type":
 
 // countingProxy is a reverse proxy in front of one Ollama that counts its
 // generations (POST /api/generate and /api/chat), not the pool's health
-// checks.
+// checks, and those in progress.
 type countingProxy struct {
 	srv         *httptest.Server
 	generations atomic.Int64
-	mu          sync.Mutex
-	bodies      []string // the generations' bodies, for a failure message
+	inflight    atomic.Int64 // generations being answered now
+	// streaming, when set, is sent to (without blocking) once the first
+	// chunk of a pass-through stream has gone back to the gateway.
+	streaming atomic.Pointer[chan struct{}]
+	mu        sync.Mutex
+	bodies    []string // the generations' bodies, for a failure message
 }
 
 func newCountingProxy(t *testing.T, target string) *countingProxy {
@@ -67,20 +71,62 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 	p := &countingProxy{}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
+	// An Ollama that is gone cuts the connection, as it would without
+	// the proxy, rather than answering 502.
+	rp.ErrorHandler = func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) }
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && (r.URL.Path == "/api/generate" || r.URL.Path == "/api/chat") {
 			p.generations.Add(1)
+			p.inflight.Add(1)
+			defer p.inflight.Add(-1)
 			b, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(strings.NewReader(string(b)))
 			p.mu.Lock()
 			p.bodies = append(p.bodies, string(b))
 			p.mu.Unlock()
+			if ch := p.streaming.Load(); ch != nil && passThroughStream(b) {
+				w = &firstChunk{ResponseWriter: w, sent: func() {
+					select {
+					case *ch <- struct{}{}:
+					default:
+					}
+				}}
+			}
 		}
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(p.srv.Close)
 	return p
 }
+
+// passThroughStream reports whether a generation's body asks for a
+// stream without a format: a pass-through stream of the load.
+func passThroughStream(body []byte) bool {
+	var m struct {
+		Stream *bool
+		Format json.RawMessage
+	}
+	return json.Unmarshal(body, &m) == nil && (m.Stream == nil || *m.Stream) && m.Format == nil
+}
+
+// firstChunk is a ResponseWriter that flushes every write and calls sent
+// once, after the first.
+type firstChunk struct {
+	http.ResponseWriter
+	once sync.Once
+	sent func()
+}
+
+func (w *firstChunk) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	http.NewResponseController(w.ResponseWriter).Flush()
+	w.once.Do(w.sent)
+	return n, err
+}
+
+func (w *firstChunk) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *firstChunk) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // replica is one gateway process of the topology, started again on the
 // same port after it exits.
@@ -518,6 +564,10 @@ access:
 
 	t.Run("rolling restart under load", func(t *testing.T) {
 		rollingRestart(t, client, base, statsURL, replicas, pg.DSN)
+	})
+
+	t.Run("one Ollama killed mid-load", func(t *testing.T) {
+		ollamaKilled(t, client, base, ollamas[0], proxies[0])
 	})
 }
 
