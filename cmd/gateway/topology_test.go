@@ -566,6 +566,9 @@ access:
 		rollingRestart(t, client, base, statsURL, replicas, pg.DSN)
 	})
 
+	t.Run("PostgreSQL stopped under load", func(t *testing.T) {
+		pgOutage(t, client, base, replicas, pg)
+	})
 	t.Run("one Ollama killed mid-load", func(t *testing.T) {
 		ollamaKilled(t, client, base, ollamas[0], proxies[0])
 	})
