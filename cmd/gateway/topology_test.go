@@ -566,12 +566,16 @@ access:
 		rollingRestart(t, client, base, statsURL, replicas, pg.DSN)
 	})
 
+	// The replicas keep their processes from here on: their memory is
+	// measured before and after the two fault scenarios' loads.
+	memBefore := sampleMemory(t, client, replicas)
 	t.Run("PostgreSQL stopped under load", func(t *testing.T) {
 		pgOutage(t, client, base, replicas, pg)
 	})
 	t.Run("one Ollama killed mid-load", func(t *testing.T) {
 		ollamaKilled(t, client, base, ollamas[0], proxies[0])
 	})
+	logMemory(t, replicas, memBefore, sampleMemory(t, client, replicas), "across the outage and kill loads")
 }
 
 // rollSample is one client request of the rolling-restart load.
