@@ -578,88 +578,17 @@ access:
 	logMemory(t, replicas, memBefore, sampleMemory(t, client, replicas), "across the outage and kill loads")
 }
 
-// rollSample is one client request of the rolling-restart load.
-type rollSample struct {
-	start   time.Time
-	latency time.Duration
-	guarded bool
-	failed  string
-}
-
-// rollingRestart holds a bounded load of guarded and pass-through
-// requests, streamed and not, through haproxy while each replica in turn
-// gets SIGTERM and is started again; no client request may fail and every
+// rollingRestart holds a load of guarded and pass-through requests,
+// streamed and not, through haproxy while each replica in turn gets
+// SIGTERM and is started again; no client request may fail and every
 // guarded answer must have its outcome record.
 func rollingRestart(t *testing.T, client *http.Client, base, statsURL string, replicas []*replica, dsn string) {
 	const (
-		workers     = 4
-		maxRequests = 3000
-		steadyEach  = 40 // requests completed before and after the restarts
+		workers    = 4
+		steadyEach = 40 // requests completed before and after the restarts
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		samples  []rollSample
-		answered []string // ids of guarded requests answered 200
-		next     atomic.Int64
-		done     atomic.Int64
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-ctx.Done():
-					return
-				default:
-				}
-				n := next.Add(1)
-				if n > maxRequests {
-					return
-				}
-				kind := n % 4
-				guarded, stream := kind < 2, kind%2 == 1
-				id := fmt.Sprintf("topo-roll-%d", n)
-				var body string
-				if guarded {
-					body = topoRequest(fmt.Sprintf("Describe person number %d", n), stream, topoSchema)
-				} else {
-					body = topoRequest(fmt.Sprintf("Once upon a time, story %d", n), stream, nil)
-				}
-				begin := time.Now()
-				status, b, _, err := topoDo(client, http.MethodPost, base+"/api/generate", topoLoadKey, id, body)
-				s := rollSample{start: begin, latency: time.Since(begin), guarded: guarded}
-				switch {
-				case err != nil:
-					s.failed = err.Error()
-				case status != http.StatusOK:
-					s.failed = fmt.Sprintf("status %d: %.200s", status, b)
-				default:
-					if text, err := answerText(b, stream); err != nil {
-						s.failed = err.Error()
-					} else if guarded && !validPerson(text) {
-						s.failed = fmt.Sprintf("guarded answer %q is not a valid person", text)
-					}
-				}
-				mu.Lock()
-				samples = append(samples, s)
-				if guarded && status == http.StatusOK {
-					answered = append(answered, id)
-				}
-				mu.Unlock()
-				done.Add(1)
-			}
-		})
-	}
-	waitCompleted := func(what string, n int64) {
-		waitFor(t, what, 60*time.Second, func() bool { return done.Load() >= n || ctx.Err() != nil })
-	}
-
-	waitCompleted("steady load before the restarts", steadyEach)
+	l := startLoad(client, base, "topo-roll-", workers, 90*time.Second)
+	l.waitCompleted(t, "steady load before the restarts", steadyEach)
 	restartBegin := time.Now()
 	for _, r := range replicas {
 		r.terminate(t)
@@ -667,29 +596,29 @@ func rollingRestart(t *testing.T, client *http.Client, base, statsURL string, re
 		waitFor(t, "haproxy sees "+r.name+" up again", 20*time.Second, func() bool { return haproxyUp(statsURL)[r.name] })
 	}
 	restartEnd := time.Now()
-	waitCompleted("steady load after the restarts", done.Load()+steadyEach)
-	close(stop)
-	wg.Wait()
-	if ctx.Err() != nil {
-		t.Fatalf("the load did not finish within its bound: %v", ctx.Err())
-	}
+	l.waitCompleted(t, "steady load after the restarts", l.done.Load()+steadyEach)
+	samples := l.finish(t)
 
+	var answered []string // ids of guarded requests answered
 	var steady, during []time.Duration
 	failed, guarded := 0, 0
 	for _, s := range samples {
 		if s.failed != "" {
 			failed++
 			if failed <= 5 {
-				t.Errorf("client request failed: %s", s.failed)
+				t.Errorf("client request %s failed: %s", s.id, s.failed)
 			}
 		}
 		if s.guarded {
 			guarded++
+			if s.failed == "" {
+				answered = append(answered, s.id)
+			}
 		}
 		if !s.start.Before(restartBegin) && s.start.Before(restartEnd) {
-			during = append(during, s.latency)
+			during = append(during, s.end.Sub(s.start))
 		} else {
-			steady = append(steady, s.latency)
+			steady = append(steady, s.end.Sub(s.start))
 		}
 	}
 	t.Logf("rolling restart: %d requests sent (%d guarded), %d failed; restarts took %v; p99 steady %v (%d requests), p99 during restart %v (%d requests)",
