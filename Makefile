@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO ?= go
 
-.PHONY: run test check deps fuzz soak bench
+.PHONY: run test cluster-test check deps fuzz soak bench
 
 # run starts the gateway in front of the Ollama on 127.0.0.1:11434, or the
 # one at UPSTREAM; LISTEN, CONFIG and CONTRACTS set the address, the config
@@ -28,6 +28,14 @@ deps:
 # -json; pipefail keeps go test's exit status).
 test: deps
 	set -o pipefail; CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_POSTGRES=1 CG_REQUIRE_BROWSER=1 CG_REQUIRE_HAPROXY=1 $(GO) test -json -race -count=1 ./... | $(GO) run ./internal/testsum
+
+# cluster-test runs only the topology test, verbose so that its figures
+# show: HAProxy in front of three gateway processes on one Redis, one
+# PostgreSQL and two real Ollamas, with its rolling restart, Ollama kill
+# and database outage under load (about two minutes). make test runs it
+# too, so CI does not call this target.
+cluster-test: deps
+	CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_POSTGRES=1 CG_REQUIRE_BROWSER=1 CG_REQUIRE_HAPROXY=1 $(GO) test -race -count=1 -v -run '^TestTopology$$' ./cmd/gateway
 
 # check is what CI runs before the tests: formatting and vet.
 check:

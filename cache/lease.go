@@ -15,6 +15,11 @@ import (
 // own call. The holder renews it every third of it while it runs.
 const DefaultLeaseTTL = 10 * time.Second
 
+// DefaultLeasePoll is how often a replica waiting for another's run looks
+// for its cache entry (and whether the lease is still held): the most a
+// waiting request lags behind the holder's answer.
+const DefaultLeasePoll = 50 * time.Millisecond
+
 // Lua scripts that touch a lease only while it is still the caller's: a
 // holder whose lease expired and was taken by another replica must not
 // end or extend the other's.

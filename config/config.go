@@ -353,6 +353,37 @@ type Cache struct {
 	// one tenant what another asked. Requests without a key share one
 	// partition either way.
 	SharedAcrossKeys bool `yaml:"shared_across_keys"`
+
+	// Lease tunes how replicas on one Redis share one run of identical
+	// guarded requests; it does nothing without Redis.
+	Lease CacheLease `yaml:"lease"`
+}
+
+// The lease's defaults, which cache.DefaultLeaseTTL and
+// cache.DefaultLeasePoll also are (config imports no component; a test
+// keeps them equal), and the shortest lease the holder can keep renewed.
+const (
+	defaultLeaseTTL  = 10 * time.Second
+	defaultLeasePoll = 50 * time.Millisecond
+	minLeaseTTL      = 100 * time.Millisecond
+)
+
+// CacheLease configures the lease in Redis through which replicas share
+// one run of identical guarded requests: the replica that takes a key's
+// lease makes the upstream call, the others wait for its cache entry.
+type CacheLease struct {
+	// TTL is the lease's life unless its holder renews it, which it does
+	// every third of it while its run goes on: how long the other
+	// replicas wait for a holder that died before they make their own
+	// call. Zero means the default, 10s; otherwise at least 100ms.
+	TTL time.Duration `yaml:"ttl"`
+
+	// Poll is how often a waiting replica looks for the holder's cache
+	// entry (and whether the lease is still held): the most a waiting
+	// request lags behind the holder's answer, against one Redis read
+	// per waiting request each time. Zero means the default, 50ms;
+	// otherwise below the TTL.
+	Poll time.Duration `yaml:"poll"`
 }
 
 // Breaker configures the upstream circuit breaker. The zero value of every

@@ -346,7 +346,7 @@ func TestExampleConfig(t *testing.T) {
 	want.Deadline, want.MaxLLMCalls, want.StreamKeepAlive = 120*time.Second, 6, 10*time.Second
 	want.IdleTimeout, want.BodyReadTimeout = 120*time.Second, 60*time.Second
 	want.UpstreamMaxConns, want.ShutdownDelay = 256, 5*time.Second
-	want.Cache = Cache{MaxBytes: 64 << 20, TTL: time.Hour}
+	want.Cache = Cache{MaxBytes: 64 << 20, TTL: time.Hour, Lease: CacheLease{TTL: 10 * time.Second, Poll: 50 * time.Millisecond}}
 	want.Breaker = Breaker{FailureThreshold: 5, OpenTimeout: 30 * time.Second, HalfOpenMaxRequests: 1}
 	want.Outcomes = Outcomes{Retention: Retention(168 * time.Hour), SpoolMaxBytes: 256 << 20}
 	if diff := cmp.Diff(want, got); diff != "" {

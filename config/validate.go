@@ -59,6 +59,7 @@ func (cfg Config) Validate() error {
 			add("cache.redis", "cache.redis %q: want redis://host:port[/db]", cfg.Cache.Redis)
 		}
 	}
+	cfg.Cache.Lease.validate(add)
 	if cfg.Tracing.Endpoint != "" {
 		if u, err := url.Parse(cfg.Tracing.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			add("tracing.endpoint", "tracing.endpoint %q: want http(s)://host:port of an OTLP/HTTP collector", cfg.Tracing.Endpoint)
@@ -282,4 +283,25 @@ func isLoopback(h string) bool {
 func isUnspecified(h string) bool {
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsUnspecified()
+}
+
+// validate checks the lease's settings: a TTL the holder can keep renewed,
+// and a poll below it (a waiting replica that looked less often than the
+// lease lasts would notice neither the answer nor a dead holder in time).
+func (l CacheLease) validate(add func(key, format string, args ...any)) {
+	ttl := l.TTL
+	switch {
+	case ttl == 0:
+		ttl = defaultLeaseTTL
+	case ttl < 0:
+		add("cache.lease.ttl", "cache.lease.ttl: must not be negative (got %v); 0 means the default, %v", l.TTL, defaultLeaseTTL)
+	case ttl < minLeaseTTL:
+		add("cache.lease.ttl", "cache.lease.ttl %v: must be at least %v: the holder renews its lease every third of it, and a shorter one lapses while its run goes on", l.TTL, minLeaseTTL)
+	}
+	switch {
+	case l.Poll < 0:
+		add("cache.lease.poll", "cache.lease.poll: must not be negative (got %v); 0 means the default, %v", l.Poll, defaultLeasePoll)
+	case ttl > 0 && l.Poll >= ttl:
+		add("cache.lease.poll", "cache.lease.poll %v: must be below cache.lease.ttl (%v): a waiting replica would look for the holder's answer less often than the lease lasts", l.Poll, ttl)
+	}
 }

@@ -289,6 +289,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			inflight.Add(1)
 			defer inflight.Done()
+			if s.draining.Load() {
+				// Each answer now closes its connection, so that a
+				// client's next request opens a new one, which the
+				// balancer sends elsewhere.
+				w.Header().Set("Connection", "close")
+			}
 			s.echo.ServeHTTP(w, r)
 		}),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -312,9 +318,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.draining.Store(true)
 	delay := timeoutOr(s.cfg.ShutdownDelay, DefaultShutdownDelay)
 	if delay > 0 {
-		// Each answer now closes its connection, so that a client's next
-		// request opens a new one, which the balancer sends elsewhere.
-		srv.SetKeepAlivesEnabled(false)
+		// Idle connections stay open until the delay ends: closing them
+		// now (SetKeepAlivesEnabled) races a balancer that still sees
+		// the gateway ready and sends a request on one, whose client
+		// then gets an empty answer.
 		s.log.Info("shutting down: not ready, still serving until the delay ends", "delay", delay)
 		select {
 		case <-s.afterDelay(delay):

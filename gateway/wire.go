@@ -458,7 +458,7 @@ func newCache(cfg config.Cache, logger *slog.Logger, reg *prometheus.Registry) (
 		// Identical requests on different replicas share one run too.
 		// The lease's Redis is the store's: its outage is the one
 		// warning the store logs.
-		stage.Lease = lease
+		stage.Lease, stage.LeaseTTL, stage.LeasePoll = lease, cfg.Lease.TTL, cfg.Lease.Poll
 		register(reg, prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "gateway_cache_coalesced_remote_total",
 			Help: "Guarded runs answered by another replica's run, whose lease in Redis they found taken.",

@@ -62,11 +62,12 @@ type Cache struct {
 	group cache.Group[*result]
 	// Lease, when set, shares runs across replicas too: see Leaser.
 	Lease Leaser
-	// LeaseTTL is the lease's life unless renewed. Zero means
-	// cache.DefaultLeaseTTL.
+	// LeaseTTL is the lease's life unless renewed (config
+	// cache.lease.ttl). Zero means cache.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// LeasePoll is how often a replica waiting for another's run looks
-	// for its entry. Zero means 50ms.
+	// for its entry (config cache.lease.poll). Zero means
+	// cache.DefaultLeasePoll.
 	LeasePoll time.Duration
 	// OnLeaseError hears of every error of Lease, with degraded true for
 	// the first one after a success: the caller logs one warning per
@@ -166,7 +167,7 @@ func (c *Cache) lease(ctx context.Context, key cache.Key, x *exchange) (end func
 		return noop, nil
 	}
 	ttl := cmp.Or(c.LeaseTTL, cache.DefaultLeaseTTL)
-	poll := cmp.Or(c.LeasePoll, 50*time.Millisecond)
+	poll := cmp.Or(c.LeasePoll, cache.DefaultLeasePoll)
 	for {
 		token, ok, err := c.Lease.Acquire(ctx, key, ttl)
 		if c.leaseError(ctx, err) {

@@ -50,12 +50,16 @@ var topoSchema = json.RawMessage(`{"type":"object","properties":{"name":{"type":
 
 // countingProxy is a reverse proxy in front of one Ollama that counts its
 // generations (POST /api/generate and /api/chat), not the pool's health
-// checks.
+// checks, and those in progress.
 type countingProxy struct {
 	srv         *httptest.Server
 	generations atomic.Int64
-	mu          sync.Mutex
-	bodies      []string // the generations' bodies, for a failure message
+	inflight    atomic.Int64 // generations being answered now
+	// streaming, when set, is sent to (without blocking) once the first
+	// chunk of a pass-through stream has gone back to the gateway.
+	streaming atomic.Pointer[chan struct{}]
+	mu        sync.Mutex
+	bodies    []string // the generations' bodies, for a failure message
 }
 
 func newCountingProxy(t *testing.T, target string) *countingProxy {
@@ -67,20 +71,62 @@ func newCountingProxy(t *testing.T, target string) *countingProxy {
 	p := &countingProxy{}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.FlushInterval = -1
+	// An Ollama that is gone cuts the connection, as it would without
+	// the proxy, rather than answering 502.
+	rp.ErrorHandler = func(http.ResponseWriter, *http.Request, error) { panic(http.ErrAbortHandler) }
 	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && (r.URL.Path == "/api/generate" || r.URL.Path == "/api/chat") {
 			p.generations.Add(1)
+			p.inflight.Add(1)
+			defer p.inflight.Add(-1)
 			b, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(strings.NewReader(string(b)))
 			p.mu.Lock()
 			p.bodies = append(p.bodies, string(b))
 			p.mu.Unlock()
+			if ch := p.streaming.Load(); ch != nil && passThroughStream(b) {
+				w = &firstChunk{ResponseWriter: w, sent: func() {
+					select {
+					case *ch <- struct{}{}:
+					default:
+					}
+				}}
+			}
 		}
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(p.srv.Close)
 	return p
 }
+
+// passThroughStream reports whether a generation's body asks for a
+// stream without a format: a pass-through stream of the load.
+func passThroughStream(body []byte) bool {
+	var m struct {
+		Stream *bool
+		Format json.RawMessage
+	}
+	return json.Unmarshal(body, &m) == nil && (m.Stream == nil || *m.Stream) && m.Format == nil
+}
+
+// firstChunk is a ResponseWriter that flushes every write and calls sent
+// once, after the first.
+type firstChunk struct {
+	http.ResponseWriter
+	once sync.Once
+	sent func()
+}
+
+func (w *firstChunk) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	http.NewResponseController(w.ResponseWriter).Flush()
+	w.once.Do(w.sent)
+	return n, err
+}
+
+func (w *firstChunk) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *firstChunk) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // replica is one gateway process of the topology, started again on the
 // same port after it exits.
@@ -519,90 +565,30 @@ access:
 	t.Run("rolling restart under load", func(t *testing.T) {
 		rollingRestart(t, client, base, statsURL, replicas, pg.DSN)
 	})
+
+	// The replicas keep their processes from here on: their memory is
+	// measured before and after the two fault scenarios' loads.
+	memBefore := sampleMemory(t, client, replicas)
+	t.Run("PostgreSQL stopped under load", func(t *testing.T) {
+		pgOutage(t, client, base, replicas, pg)
+	})
+	t.Run("one Ollama killed mid-load", func(t *testing.T) {
+		ollamaKilled(t, client, base, ollamas[0], proxies[0])
+	})
+	logMemory(t, replicas, memBefore, sampleMemory(t, client, replicas), "across the outage and kill loads")
 }
 
-// rollSample is one client request of the rolling-restart load.
-type rollSample struct {
-	start   time.Time
-	latency time.Duration
-	guarded bool
-	failed  string
-}
-
-// rollingRestart holds a bounded load of guarded and pass-through
-// requests, streamed and not, through haproxy while each replica in turn
-// gets SIGTERM and is started again; no client request may fail and every
+// rollingRestart holds a load of guarded and pass-through requests,
+// streamed and not, through haproxy while each replica in turn gets
+// SIGTERM and is started again; no client request may fail and every
 // guarded answer must have its outcome record.
 func rollingRestart(t *testing.T, client *http.Client, base, statsURL string, replicas []*replica, dsn string) {
 	const (
-		workers     = 4
-		maxRequests = 3000
-		steadyEach  = 40 // requests completed before and after the restarts
+		workers    = 4
+		steadyEach = 40 // requests completed before and after the restarts
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		samples  []rollSample
-		answered []string // ids of guarded requests answered 200
-		next     atomic.Int64
-		done     atomic.Int64
-	)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-ctx.Done():
-					return
-				default:
-				}
-				n := next.Add(1)
-				if n > maxRequests {
-					return
-				}
-				kind := n % 4
-				guarded, stream := kind < 2, kind%2 == 1
-				id := fmt.Sprintf("topo-roll-%d", n)
-				var body string
-				if guarded {
-					body = topoRequest(fmt.Sprintf("Describe person number %d", n), stream, topoSchema)
-				} else {
-					body = topoRequest(fmt.Sprintf("Once upon a time, story %d", n), stream, nil)
-				}
-				begin := time.Now()
-				status, b, _, err := topoDo(client, http.MethodPost, base+"/api/generate", topoLoadKey, id, body)
-				s := rollSample{start: begin, latency: time.Since(begin), guarded: guarded}
-				switch {
-				case err != nil:
-					s.failed = err.Error()
-				case status != http.StatusOK:
-					s.failed = fmt.Sprintf("status %d: %.200s", status, b)
-				default:
-					if text, err := answerText(b, stream); err != nil {
-						s.failed = err.Error()
-					} else if guarded && !validPerson(text) {
-						s.failed = fmt.Sprintf("guarded answer %q is not a valid person", text)
-					}
-				}
-				mu.Lock()
-				samples = append(samples, s)
-				if guarded && status == http.StatusOK {
-					answered = append(answered, id)
-				}
-				mu.Unlock()
-				done.Add(1)
-			}
-		})
-	}
-	waitCompleted := func(what string, n int64) {
-		waitFor(t, what, 60*time.Second, func() bool { return done.Load() >= n || ctx.Err() != nil })
-	}
-
-	waitCompleted("steady load before the restarts", steadyEach)
+	l := startLoad(client, base, "topo-roll-", workers, 90*time.Second)
+	l.waitCompleted(t, "steady load before the restarts", steadyEach)
 	restartBegin := time.Now()
 	for _, r := range replicas {
 		r.terminate(t)
@@ -610,29 +596,29 @@ func rollingRestart(t *testing.T, client *http.Client, base, statsURL string, re
 		waitFor(t, "haproxy sees "+r.name+" up again", 20*time.Second, func() bool { return haproxyUp(statsURL)[r.name] })
 	}
 	restartEnd := time.Now()
-	waitCompleted("steady load after the restarts", done.Load()+steadyEach)
-	close(stop)
-	wg.Wait()
-	if ctx.Err() != nil {
-		t.Fatalf("the load did not finish within its bound: %v", ctx.Err())
-	}
+	l.waitCompleted(t, "steady load after the restarts", l.done.Load()+steadyEach)
+	samples := l.finish(t)
 
+	var answered []string // ids of guarded requests answered
 	var steady, during []time.Duration
 	failed, guarded := 0, 0
 	for _, s := range samples {
 		if s.failed != "" {
 			failed++
 			if failed <= 5 {
-				t.Errorf("client request failed: %s", s.failed)
+				t.Errorf("client request %s failed: %s", s.id, s.failed)
 			}
 		}
 		if s.guarded {
 			guarded++
+			if s.failed == "" {
+				answered = append(answered, s.id)
+			}
 		}
 		if !s.start.Before(restartBegin) && s.start.Before(restartEnd) {
-			during = append(during, s.latency)
+			during = append(during, s.end.Sub(s.start))
 		} else {
-			steady = append(steady, s.latency)
+			steady = append(steady, s.end.Sub(s.start))
 		}
 	}
 	t.Logf("rolling restart: %d requests sent (%d guarded), %d failed; restarts took %v; p99 steady %v (%d requests), p99 during restart %v (%d requests)",
