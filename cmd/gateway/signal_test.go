@@ -3,7 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -23,10 +22,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	}))
 	defer up.Close()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "gateway")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildGateway(t, dir)
 	cfg := filepath.Join(dir, "gateway.yaml")
 	mustWrite(t, cfg, "upstream: "+up.URL+"\nshutdown_delay: 10m\n")
 	r := &replica{name: "gateway", addr: freeAddr(t), bin: bin, config: cfg, state: dir, log: filepath.Join(dir, "log")}
