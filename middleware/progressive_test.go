@@ -302,14 +302,23 @@ func TestProgressiveStream(t *testing.T) {
 		{name: "broken question repaired in flight", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
 		}, repair: "GOOD", wantTexts: durations(1, 1, 2, 2, 5, 5, 5, 5, 5, 5, 6), wantEnd: "end", wantStatus: "repaired", wantRepairs: 1},
+		// Two scoped repairs (mcq's max_repairs; the second at the re-run
+		// temperature, for the first changed nothing), then a
+		// regeneration: the answer's whole budget of item calls.
 		{name: "question beyond repair after release", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantEndAt: 7 * time.Second, wantStatus: "failed", wantRepairs: 2},
-		// The scoped repair gives nothing usable: the question is written
+		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantEndAt: 9 * time.Second, wantStatus: "failed", wantRepairs: 3},
+		// The scoped repair changes nothing: the second, at the re-run
+		// temperature, mends the question, still before any later one
+		// goes out.
+		{name: "question repaired by a second call in flight", edit: func(qs []*strictjson.Value) {
+			qs[2].Set("answer", strictjson.Int(9))
+		}, repairSeq: []string{`{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 7, 7, 7, 7, 7, 7, 7), wantEnd: "end", wantEndAt: 7 * time.Second, wantStatus: "repaired", wantRepairs: 2},
+		// Neither scoped repair changes anything: the question is written
 		// anew (partial regeneration), still before any later one goes out.
 		{name: "question regenerated in flight", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repairSeq: []string{`{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 7, 7, 7, 7, 7, 7, 7), wantEnd: "end", wantEndAt: 7 * time.Second, wantStatus: "repaired", wantRepairs: 2},
+		}, repairSeq: []string{`{"nothing":true}`, `{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 9, 9, 9, 9, 9, 9, 9), wantEnd: "end", wantEndAt: 9 * time.Second, wantStatus: "repaired", wantRepairs: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,10 @@
 // Package release runs the progressive release of one guarded stream: it
 // reads the model's answer as it arrives, checks each item of the
 // contract's item array the moment it closes, repairs a broken one in
-// flight (local fixes, then one item-scoped repair call for it and the
-// broken items that closed behind it, then one call writing them anew
-// where the contract allows partial regeneration, every call within the
-// answer's budget) while later items wait behind it in order, and hands
+// flight (local fixes, then item-scoped repair calls for it and the
+// broken items that closed behind it together, then one call writing them
+// anew where the contract allows partial regeneration, every call within
+// the answer's budget) while later items wait behind it in order, and hands
 // the deltas to release to the caller, who writes them in the client's
 // stream format. When nobody follows the stream, nothing can go out early:
 // an item that needs the model is left to the ladder, after the answer. At the end it
@@ -391,31 +391,24 @@ func (r *Run) prefix(batch []pending) []*strictjson.Value {
 	return items
 }
 
-// mend brings the batch's broken items into contract with the model: one
-// item-scoped repair call for all of them, then, for those it did not
-// mend, one call writing them anew where the contract's policy allows
+// mend brings the batch's broken items into contract with the model:
+// item-scoped repair calls for all of them together while the policy's
+// max_repairs allows (a call that changed nothing is followed by one at
+// the re-run schedule's first temperature, as in the ladder), then, for
+// those still broken, one call writing them anew where the policy allows
 // partial regeneration. Items go out in order as soon as every item
-// before them did; neither call touches an item released before it. Each
-// call counts against the answer's budget: max_llm_calls, and the
-// policy's max_repairs and single regeneration, which the ladder's calls
-// on the answer share. When a broken item is left, the release stops.
+// before them did; no call touches an item released before it. Each call
+// counts against the answer's budget: max_llm_calls, and the policy's
+// max_repairs and single regeneration, which the ladder's calls on the
+// answer share. When a broken item is left, the release stops.
 func (r *Run) mend(ctx context.Context, batch []pending) {
 	policy := r.job.Validator.Contract.Policy
-	rungs := []struct {
-		do    func(context.Context, repair.Job, *strictjson.Value, validators.Report, []int) repair.Outcome
-		count *int
-		limit int
-	}{
-		{repair.RepairItems, &r.spent.Repairs, policy.MaxRepairs},
-		{repair.RegenerateItems, &r.spent.Regenerations, 1},
-	}
 	v := r.job.Validator.Items()
-	for _, rung := range rungs {
-		if len(batch) == 0 {
-			return
-		}
-		if *rung.count >= rung.limit || r.left == 0 {
-			continue
+	again, repairs := false, true
+	for len(batch) > 0 && r.left > 0 && r.job.Model != nil && !r.job.LocalOnly {
+		regenerate := !repairs || r.spent.Repairs >= policy.MaxRepairs
+		if regenerate && (!policy.PartialRegeneration || r.spent.Regenerations >= 1) {
+			break
 		}
 		rel := len(r.asm.Items())
 		var broken []int
@@ -429,21 +422,56 @@ func (r *Run) mend(ctx context.Context, batch []pending) {
 		job.Validator = v
 		job.MaxLLMCalls = r.left
 		r.setWaiting(true)
-		out := rung.do(ctx, job, doc, report, broken)
+		var out repair.Outcome
+		if regenerate {
+			out = repair.RegenerateItems(ctx, job, doc, report, broken)
+		} else {
+			out = repair.RepairItems(ctx, job, doc, report, broken, again)
+		}
 		r.setWaiting(false)
 		r.left = max(0, r.left-out.LLMCalls)
-		if out.LLMCalls > 0 {
-			*rung.count++
-		}
 		r.out0.AddCalls(out)
+		switch {
+		case out.LLMCalls == 0 && regenerate:
+			r.stopAt(batch)
+			return
+		case out.LLMCalls == 0:
+			repairs = false // no repair call could be made: regeneration next
+			continue
+		case regenerate:
+			r.spent.Regenerations++
+		default:
+			r.spent.Repairs++
+		}
+		before := batch
 		if out.Status == repair.StatusRepaired {
 			batch = r.rejudge(batch, out)
 		}
+		again = !regenerate && unchanged(before, batch)
 		batch = r.releaseReady(batch)
 	}
+	r.stopAt(batch)
+}
+
+// stopAt stops the release when batch holds an item left broken.
+func (r *Run) stopAt(batch []pending) {
 	if len(batch) > 0 {
 		r.stop("item " + strconv.Itoa(len(r.asm.Items())) + " could not be repaired")
 	}
+}
+
+// unchanged reports whether the items of batch are those of before: the
+// call changed nothing.
+func unchanged(before, batch []pending) bool {
+	if len(before) != len(batch) {
+		return false
+	}
+	for k := range batch {
+		if !strictjson.Equal(before[k].item, batch[k].item) {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Run) setWaiting(w bool) {

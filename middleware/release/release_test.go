@@ -106,7 +106,7 @@ func TestRunReleases(t *testing.T) {
 		}, reply: "GOOD", wantStatus: repair.StatusRepaired, released: true, calls: 1},
 		{name: "item beyond repair after release", edit: func(doc *strictjson.Value) {
 			item(doc, 3).Set("answer", strictjson.Int(9))
-		}, reply: `{"no":1}`, wantStatus: repair.StatusFailed, released: true, calls: 2}, // a scoped repair, then a regeneration
+		}, reply: `{"no":1}`, wantStatus: repair.StatusFailed, released: true, calls: 3}, // two scoped repairs (max_repairs), then a regeneration
 		{name: "first item beyond local repair: nothing released", edit: func(doc *strictjson.Value) {
 			item(doc, 0).Set("answer", strictjson.Int(9))
 		}, released: false},

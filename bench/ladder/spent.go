@@ -1,0 +1,10 @@
+package main
+
+import (
+	"github.com/contractgateway/gateway/middleware/release"
+	"github.com/contractgateway/gateway/repair"
+)
+
+// withSpent gives the ladder that takes an answer over the repair and
+// regeneration calls the run made on it, as the guard does.
+func withSpent(job *repair.Job, rr release.Result) { job.Spent = rr.Spent }
