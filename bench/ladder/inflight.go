@@ -43,8 +43,10 @@ func (m *slotModel) release() { m.once.Do(func() { close(m.free) }) }
 // released nothing, goes through the ladder whole, with what the run left
 // of the budget. stream says a client follows the release and takes each
 // item as it goes out. The outcome counts every model call made for the
-// answer.
-func inflight(ctx context.Context, job repair.Job, stream bool) repair.Outcome {
+// answer; released says the release sent items (to a client that
+// streams) or called the model for them, so that the answer did not
+// simply go through the ladder whole.
+func inflight(ctx context.Context, job repair.Job, stream bool) (out repair.Outcome, released bool) {
 	slot := newSlotModel(job.Model)
 	text := job.Text
 	first := job
@@ -56,7 +58,7 @@ func inflight(ctx context.Context, job repair.Job, stream bool) repair.Outcome {
 	}
 	run, err := release.Start(ctx, first, feed)
 	if err != nil {
-		return repair.Run(ctx, job)
+		return repair.Run(ctx, job), false
 	}
 	for _, line := range strings.SplitAfter(text, "\n") {
 		run.Feed(line)
@@ -67,15 +69,15 @@ func inflight(ctx context.Context, job repair.Job, stream bool) repair.Outcome {
 	}
 	slot.release()
 	if !stream && run.Abandon() {
-		return repair.Run(ctx, job)
+		return repair.Run(ctx, job), false
 	}
 	rr := run.Finish()
 	if !rr.Released {
-		return repair.Run(ctx, job)
+		return repair.Run(ctx, job), false
 	}
-	out := rr.Outcome
+	out = rr.Outcome
 	if out.Status == repair.StatusValid || out.Status == repair.StatusRepaired || !feed.Retract() {
-		return out
+		return out, true
 	}
 	// Nobody saw an item: the ladder takes the answer over with what is
 	// left of the budget, and its outcome counts the run's calls too.
@@ -89,7 +91,7 @@ func inflight(ctx context.Context, job repair.Job, stream bool) repair.Outcome {
 	all.Rungs = append([]string(nil), out.Rungs...)
 	all.AddCalls(lo)
 	lo.LLMCalls, lo.Tokens, lo.Rungs = all.LLMCalls, all.Tokens, all.Rungs
-	return lo
+	return lo, out.LLMCalls > 0
 }
 
 // budgetOf is the request's budget of model calls (max_llm_calls).

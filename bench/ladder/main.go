@@ -78,11 +78,14 @@ type config struct {
 // tally sums the outcomes of one configuration.
 type tally struct {
 	n, valid, zeroCall, calls, maxCalls, restored, fields int
-	// over counts the answers whose calls went past the policy's budget.
-	over   int
-	tokens repair.Usage
-	status map[string]int
-	rungs  map[string]int
+	// over counts the answers whose calls went past the policy's budget;
+	// inflight is the most calls of an answer the progressive release
+	// sent items of or called the model for (the others went through the
+	// ladder whole, as in the ladder's column).
+	over, inflight int
+	tokens         repair.Usage
+	status         map[string]int
+	rungs          map[string]int
 }
 
 func run(args []string, w io.Writer) error {
@@ -154,7 +157,11 @@ func run(args []string, w io.Writer) error {
 				}
 				var out repair.Outcome
 				if cfg.inflight {
-					out = inflight(context.Background(), job, cfg.stream)
+					var released bool
+					out, released = inflight(context.Background(), job, cfg.stream)
+					if released {
+						t.inflight = max(t.inflight, out.LLMCalls)
+					}
 				} else {
 					out = repair.Run(context.Background(), job)
 				}
@@ -188,6 +195,7 @@ func run(args []string, w io.Writer) error {
 	row("fixed with zero model calls", func(t tally) string { return pct(t.zeroCall, t.n) })
 	row("model calls per answer, mean", func(t tally) string { return fmt.Sprintf("%.2f", float64(t.calls)/float64(t.n)) })
 	row("model calls per answer, max", func(t tally) string { return fmt.Sprint(t.maxCalls) })
+	row("  max, released in flight", func(t tally) string { return fmt.Sprint(t.inflight) })
 	row("answers past the policy's budget", func(t tally) string { return fmt.Sprint(t.over) })
 	row("prompt tokens per answer", func(t tally) string { return fmt.Sprintf("%.0f", float64(t.tokens.PromptTokens)/float64(t.n)) })
 	row("output tokens per answer", func(t tally) string { return fmt.Sprintf("%.0f", float64(t.tokens.OutputTokens)/float64(t.n)) })
