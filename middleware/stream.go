@@ -106,6 +106,12 @@ type gatedModel struct {
 	x *exchange
 }
 
+// ReportsStart implements repair.StartReporter for the model it gates.
+func (m gatedModel) ReportsStart() bool {
+	sr, ok := m.Model.(repair.StartReporter)
+	return ok && sr.ReportsStart()
+}
+
 func (m gatedModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
 	it := m.x.items
 	if it.gate == nil {

@@ -69,6 +69,19 @@ type ModelRequest struct {
 	TopP        float64
 	// NumPredict bounds the reply's tokens; 0 leaves the model's default.
 	NumPredict int
+	// Started, when set, is called once when the model begins to answer
+	// (the reply's first output arrives), by a Model that can tell
+	// (StartReporter): until then the call may still wait for the model's
+	// slot, held by another answer.
+	Started func()
+}
+
+// StartReporter is a Model that calls ModelRequest.Started when a reply
+// begins, so that its caller can tell a call the model is answering from
+// one still waiting for the model's slot.
+type StartReporter interface {
+	Model
+	ReportsStart() bool
 }
 
 // DefaultMaxLLMCalls is the budget of model calls of one job when

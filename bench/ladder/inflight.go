@@ -12,23 +12,53 @@ import (
 // slotModel is the bench's model behind a one-slot server (Ollama with
 // OLLAMA_NUM_PARALLEL=1): a call made while the first answer is still
 // being written waits until the answer is complete and the slot is free.
+//
+// It says when it begins a reply (repair.StartReporter): a queued call
+// begins only once the slot is free, and withdrawn says when one was
+// given up while it waited.
 type slotModel struct {
 	repair.Model
-	once sync.Once
-	free chan struct{}
+	once      sync.Once
+	free      chan struct{}
+	mu        sync.Mutex
+	queued    int
+	withdrawn chan struct{}
 }
 
 func newSlotModel(m repair.Model) *slotModel {
-	return &slotModel{Model: m, free: make(chan struct{})}
+	return &slotModel{Model: m, free: make(chan struct{}), withdrawn: make(chan struct{}, 1)}
 }
 
+// ReportsStart implements repair.StartReporter.
+func (m *slotModel) ReportsStart() bool { return true }
+
 func (m *slotModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	m.mu.Lock()
+	m.queued++
+	m.mu.Unlock()
 	select {
 	case <-m.free:
 	case <-ctx.Done():
+		m.mu.Lock()
+		m.queued--
+		m.mu.Unlock()
+		m.withdrawn <- struct{}{}
 		return repair.Reply{}, ctx.Err()
 	}
+	m.mu.Lock()
+	m.queued--
+	m.mu.Unlock()
+	if req.Started != nil {
+		req.Started()
+	}
 	return m.Model.Complete(ctx, req)
+}
+
+// waiting says a call waits for the slot.
+func (m *slotModel) waiting() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.queued > 0
 }
 
 // release frees the slot: the first answer is complete.
@@ -67,11 +97,24 @@ func inflight(ctx context.Context, job repair.Job, stream bool) (out repair.Outc
 			fl.Take()
 		}
 	}
-	slot.release()
+	// The answer is complete. The run sees it before a call queued for
+	// the slot begins (the call still has its prompt to read): a run that
+	// withdraws such calls does so, and the slot is then free.
+	var rr release.Result
 	if !stream && run.Abandon() {
+		slot.release()
 		return repair.Run(ctx, job), false
 	}
-	rr := run.Finish()
+	if withdraws && slot.waiting() {
+		fin := make(chan release.Result)
+		go func() { fin <- run.Finish() }()
+		<-slot.withdrawn
+		slot.release()
+		rr = <-fin
+	} else {
+		slot.release()
+		rr = run.Finish()
+	}
 	if !rr.Released {
 		return repair.Run(ctx, job), false
 	}

@@ -8,3 +8,7 @@ import (
 // withSpent gives the ladder that takes an answer over the repair and
 // regeneration calls the run made on it, as the guard does.
 func withSpent(job *repair.Job, rr release.Result) { job.Spent = rr.Spent }
+
+// withdraws says the run withdraws a call still waiting for the model's
+// slot when the answer ends (repair.StartReporter).
+const withdraws = true

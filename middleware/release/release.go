@@ -6,8 +6,10 @@
 // anew where the contract allows partial regeneration, every call within
 // the answer's budget) while later items wait behind it in order, and hands
 // the deltas to release to the caller, who writes them in the client's
-// stream format. When nobody follows the stream, nothing can go out early:
-// an item that needs the model is left to the ladder, after the answer. At the end it
+// stream format. A call still waiting for the model's slot when the
+// answer ends is withdrawn and made again with every broken item by then.
+// When nobody follows the stream, nothing can go out early: an item that
+// needs the model is left to the ladder, after the answer. At the end it
 // brings the members derived from the items into contract (local repair)
 // and says whether the document the deltas make is valid. It does no I/O
 // of its own: the model is the caller's repair.Model, the writing the
@@ -21,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/contractgateway/gateway/middleware/progressive"
 	"github.com/contractgateway/gateway/repair"
@@ -98,6 +101,10 @@ type Run struct {
 	calling   bool
 	abandoned bool
 	wake      chan struct{}
+	// endc is closed when the answer is complete (ended is set).
+	endc chan struct{}
+	// started says the model began to answer the run's current call.
+	started atomic.Bool
 	// fed counts the deltas fed and read those the worker has read and
 	// judged the items of; waiting says it waits on a model call, over
 	// that it has ended. Sync waits on idle for them.
@@ -149,7 +156,7 @@ func Start(ctx context.Context, job repair.Job, out *Feed) (*Run, error) {
 	}
 	path, _ := strictjson.ParsePointer(job.Validator.Contract.ItemArray)
 	r := &Run{job: job, split: split, check: check, asm: asm, path: path, left: job.MaxLLMCalls,
-		wake: make(chan struct{}, 1), out: out, done: make(chan struct{})}
+		wake: make(chan struct{}, 1), endc: make(chan struct{}), out: out, done: make(chan struct{})}
 	r.idle = sync.NewCond(&r.mu)
 	switch {
 	case r.left == 0:
@@ -191,7 +198,7 @@ func (r *Run) Sync() {
 // that did not close then fails) and waits for the run's end.
 func (r *Run) Finish() Result {
 	r.mu.Lock()
-	r.ended = true
+	r.end()
 	r.mu.Unlock()
 	signal(r.wake)
 	<-r.done
@@ -210,11 +217,20 @@ func (r *Run) Abandon() bool {
 		r.mu.Unlock()
 		return false
 	}
-	r.abandoned, r.ended = true, true
+	r.abandoned = true
+	r.end()
 	r.mu.Unlock()
 	signal(r.wake)
 	<-r.done
 	return true
+}
+
+// end says the answer is complete; r.mu is held.
+func (r *Run) end() {
+	if !r.ended {
+		r.ended = true
+		close(r.endc)
+	}
 }
 
 // Out is the feed of the deltas the run releases.
@@ -422,13 +438,20 @@ func (r *Run) mend(ctx context.Context, batch []pending) {
 		job.Validator = v
 		job.MaxLLMCalls = r.left
 		r.setWaiting(true)
-		var out repair.Outcome
-		if regenerate {
-			out = repair.RegenerateItems(ctx, job, doc, report, broken)
-		} else {
-			out = repair.RepairItems(ctx, job, doc, report, broken, again)
-		}
+		out, queued := r.call(ctx, job, func(ctx context.Context, job repair.Job) repair.Outcome {
+			if regenerate {
+				return repair.RegenerateItems(ctx, job, doc, report, broken)
+			}
+			return repair.RepairItems(ctx, job, doc, report, broken, again)
+		})
 		r.setWaiting(false)
+		if queued {
+			// The call still waited for the model's slot when the answer
+			// ended: it is withdrawn, and made again with every broken
+			// item that closed since.
+			batch = r.behind(batch)
+			continue
+		}
 		r.left = max(0, r.left-out.LLMCalls)
 		r.out0.AddCalls(out)
 		switch {
@@ -458,6 +481,66 @@ func (r *Run) stopAt(batch []pending) {
 	if len(batch) > 0 {
 		r.stop("item " + strconv.Itoa(len(r.asm.Items())) + " could not be repaired")
 	}
+}
+
+// call makes one model call through do. While the answer is still being
+// written, and the model can say when it begins a reply
+// (repair.StartReporter), a call it has not begun to answer when the
+// answer ends is withdrawn: it waited for the model's slot, which the
+// answer held (Ollama with one slot a model), and by now more items may
+// have closed that a call made now takes as well; queued says so, and
+// the withdrawn call counts as no call. A call the model answers, or one
+// made once the answer is complete, runs its course.
+func (r *Run) call(ctx context.Context, job repair.Job, do func(context.Context, repair.Job) repair.Outcome) (out repair.Outcome, queued bool) {
+	sr, ok := job.Model.(repair.StartReporter)
+	if !ok || !sr.ReportsStart() {
+		return do(ctx, job), false
+	}
+	select {
+	case <-r.endc:
+		return do(ctx, job), false
+	default:
+	}
+	r.started.Store(false)
+	job.Model = startWatch{sr, &r.started}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	res := make(chan repair.Outcome, 1)
+	go func() { res <- do(cctx, job) }()
+	select {
+	case out := <-res:
+		return out, false
+	case <-r.endc:
+	}
+	if r.started.Load() {
+		return <-res, false
+	}
+	select {
+	case out := <-res:
+		return out, false
+	default:
+	}
+	cancel()
+	<-res
+	return repair.Outcome{}, true
+}
+
+// startWatch is the run's model while the answer is being written: it
+// records in started that the model began a reply of the current call.
+type startWatch struct {
+	repair.Model
+	started *atomic.Bool
+}
+
+func (m startWatch) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	prev := req.Started
+	req.Started = func() {
+		m.started.Store(true)
+		if prev != nil {
+			prev()
+		}
+	}
+	return m.Model.Complete(ctx, req)
 }
 
 // unchanged reports whether the items of batch are those of before: the

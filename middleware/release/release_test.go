@@ -394,3 +394,58 @@ func TestRunWithdraw(t *testing.T) {
 		t.Errorf("a late follower took %q from a withdrawn feed", got)
 	}
 }
+
+// slotModel is fixModel behind a model slot the answer holds until free
+// is closed: a call begins (Started) only then, and withdrawn is
+// signalled when one is given up while it waits.
+type slotModel struct {
+	*fixModel
+	free      chan struct{}
+	withdrawn chan struct{}
+}
+
+func (m slotModel) ReportsStart() bool { return true }
+
+func (m slotModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	select {
+	case <-m.free:
+	case <-ctx.Done():
+		m.withdrawn <- struct{}{}
+		return repair.Reply{}, ctx.Err()
+	}
+	if req.Started != nil {
+		req.Started()
+	}
+	return m.fixModel.Complete(ctx, req)
+}
+
+// TestRunWithdrawsQueuedCall: a call that still waits for the model's
+// slot when the answer ends is withdrawn, and one call then repairs
+// every broken item that closed by then: the first broken question's
+// call was made while the model still wrote, the second closed behind
+// it, and one call mends both.
+func TestRunWithdrawsQueuedCall(t *testing.T) {
+	text, good := mcqText(t, func(doc *strictjson.Value) {
+		for _, i := range []int{1, 3} {
+			doc.Get("questions").Items[i].Set("answer", strictjson.Int(9))
+		}
+	})
+	m := slotModel{fixModel: &fixModel{good: good.Get("questions").Items}, free: make(chan struct{}), withdrawn: make(chan struct{}, 1)}
+	r := startRun(t, m)
+	for _, line := range strings.SplitAfter(text, "\n") {
+		r.Feed(line)
+		r.Sync()
+	}
+	fin := make(chan Result)
+	go func() { fin <- r.Finish() }()
+	<-m.withdrawn
+	close(m.free)
+	res := <-fin
+	if res.Outcome.Status != repair.StatusRepaired || res.Outcome.LLMCalls != 1 {
+		t.Errorf("Finish() = %s after %d calls (%s), want repaired after 1", res.Outcome.Status, res.Outcome.LLMCalls, res.Reason)
+	}
+	asked := m.asked()
+	if len(asked) != 1 || !strings.Contains(asked[0], `"questions[1]": {`) || !strings.Contains(asked[0], `"questions[3]": {`) {
+		t.Errorf("calls made %.300q, want one asking for questions 1 and 3", asked)
+	}
+}
