@@ -48,9 +48,7 @@ func (m *slotModel) Complete(ctx context.Context, req repair.ModelRequest) (repa
 	m.mu.Lock()
 	m.queued--
 	m.mu.Unlock()
-	if req.Started != nil {
-		req.Started()
-	}
+	began(req)
 	return m.Model.Complete(ctx, req)
 }
 

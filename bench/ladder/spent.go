@@ -12,3 +12,10 @@ func withSpent(job *repair.Job, rr release.Result) { job.Spent = rr.Spent }
 // withdraws says the run withdraws a call still waiting for the model's
 // slot when the answer ends (repair.StartReporter).
 const withdraws = true
+
+// began says the model begins to answer req.
+func began(req repair.ModelRequest) {
+	if req.Started != nil {
+		req.Started()
+	}
+}
