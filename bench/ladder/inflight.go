@@ -18,45 +18,34 @@ import (
 // given up while it waited.
 type slotModel struct {
 	repair.Model
-	once      sync.Once
-	free      chan struct{}
-	mu        sync.Mutex
-	queued    int
-	withdrawn chan struct{}
+	once sync.Once
+	free chan struct{}
+	// arrived is signalled when a call comes while the slot is held (at
+	// most one does: it waits), withdrawn when it is given up.
+	arrived, withdrawn chan struct{}
 }
 
 func newSlotModel(m repair.Model) *slotModel {
-	return &slotModel{Model: m, free: make(chan struct{}), withdrawn: make(chan struct{}, 1)}
+	return &slotModel{Model: m, free: make(chan struct{}), arrived: make(chan struct{}, 1), withdrawn: make(chan struct{}, 1)}
 }
 
 // ReportsStart implements repair.StartReporter.
 func (m *slotModel) ReportsStart() bool { return true }
 
 func (m *slotModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
-	m.mu.Lock()
-	m.queued++
-	m.mu.Unlock()
 	select {
 	case <-m.free:
-	case <-ctx.Done():
-		m.mu.Lock()
-		m.queued--
-		m.mu.Unlock()
-		m.withdrawn <- struct{}{}
-		return repair.Reply{}, ctx.Err()
+	default:
+		m.arrived <- struct{}{}
+		select {
+		case <-m.free:
+		case <-ctx.Done():
+			m.withdrawn <- struct{}{}
+			return repair.Reply{}, ctx.Err()
+		}
 	}
-	m.mu.Lock()
-	m.queued--
-	m.mu.Unlock()
 	began(req)
 	return m.Model.Complete(ctx, req)
-}
-
-// waiting says a call waits for the slot.
-func (m *slotModel) waiting() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.queued > 0
 }
 
 // release frees the slot: the first answer is complete.
@@ -88,9 +77,10 @@ func inflight(ctx context.Context, job repair.Job, stream bool) (out repair.Outc
 	if err != nil {
 		return repair.Run(ctx, job), false
 	}
+	calling := false
 	for _, line := range strings.SplitAfter(text, "\n") {
 		run.Feed(line)
-		run.Sync()
+		calling = sync1(run)
 		if fl != nil {
 			fl.Take()
 		}
@@ -103,7 +93,9 @@ func inflight(ctx context.Context, job repair.Job, stream bool) (out repair.Outc
 		slot.release()
 		return repair.Run(ctx, job), false
 	}
-	if withdraws && slot.waiting() {
+	if withdraws && calling {
+		// The call under way waits for the slot (once it has come).
+		<-slot.arrived
 		fin := make(chan release.Result)
 		go func() { fin <- run.Finish() }()
 		<-slot.withdrawn

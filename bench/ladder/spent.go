@@ -19,3 +19,7 @@ func began(req repair.ModelRequest) {
 		req.Started()
 	}
 }
+
+// sync1 waits until the run judged what it was fed or waits on a call,
+// and says which.
+func sync1(run *release.Run) bool { return run.Sync() }

@@ -182,16 +182,18 @@ func (r *Run) Feed(delta string) {
 }
 
 // Sync waits until the run has read every delta fed so far and judged
-// the items they closed, or waits on a model call, or has ended. A caller
-// that feeds a recorded answer at a pace of its own (a benchmark, a test)
-// uses it to see the run as it would be with a model that writes slower
-// than the run judges, as local models do.
-func (r *Run) Sync() {
+// the items they closed, or waits on a model call (calling: the call has
+// been handed to the model), or has ended. A caller that feeds a recorded
+// answer at a pace of its own (a benchmark, a test) uses it to see the
+// run as it would be with a model that writes slower than the run
+// judges, as local models do.
+func (r *Run) Sync() (calling bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.read < r.fed && !r.waiting && !r.over {
 		r.idle.Wait()
 	}
+	return r.waiting
 }
 
 // Finish says the answer is complete (or ended with an error: a document
@@ -420,8 +422,13 @@ func (r *Run) prefix(batch []pending) []*strictjson.Value {
 func (r *Run) mend(ctx context.Context, batch []pending) {
 	policy := r.job.Validator.Contract.Policy
 	v := r.job.Validator.Items()
-	again, repairs := false, true
+	again, repairs, whole := false, true, false
 	for len(batch) > 0 && r.left > 0 && r.job.Model != nil && !r.job.LocalOnly {
+		if !whole && r.isEnded() {
+			// The answer is complete: the call takes every broken item of
+			// it, and the items closed since the batch was made wait too.
+			batch, whole = r.behind(batch), true
+		}
 		regenerate := !repairs || r.spent.Repairs >= policy.MaxRepairs
 		if regenerate && (!policy.PartialRegeneration || r.spent.Regenerations >= 1) {
 			break
@@ -437,7 +444,6 @@ func (r *Run) mend(ctx context.Context, batch []pending) {
 		job := r.job
 		job.Validator = v
 		job.MaxLLMCalls = r.left
-		r.setWaiting(true)
 		out, queued := r.call(ctx, job, func(ctx context.Context, job repair.Job) repair.Outcome {
 			if regenerate {
 				return repair.RegenerateItems(ctx, job, doc, report, broken)
@@ -448,8 +454,7 @@ func (r *Run) mend(ctx context.Context, batch []pending) {
 		if queued {
 			// The call still waited for the model's slot when the answer
 			// ended: it is withdrawn, and made again with every broken
-			// item that closed since.
-			batch = r.behind(batch)
+			// item of the answer.
 			continue
 		}
 		r.left = max(0, r.left-out.LLMCalls)
@@ -493,16 +498,12 @@ func (r *Run) stopAt(batch []pending) {
 // made once the answer is complete, runs its course.
 func (r *Run) call(ctx context.Context, job repair.Job, do func(context.Context, repair.Job) repair.Outcome) (out repair.Outcome, queued bool) {
 	sr, ok := job.Model.(repair.StartReporter)
-	if !ok || !sr.ReportsStart() {
-		return do(ctx, job), false
-	}
-	select {
-	case <-r.endc:
-		return do(ctx, job), false
-	default:
-	}
+	reports := ok && sr.ReportsStart()
 	r.started.Store(false)
-	job.Model = startWatch{sr, &r.started}
+	job.Model = watch{Model: job.Model, r: r, reports: reports}
+	if !reports || r.isEnded() {
+		return do(ctx, job), false
+	}
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	res := make(chan repair.Outcome, 1)
@@ -525,22 +526,37 @@ func (r *Run) call(ctx context.Context, job repair.Job, do func(context.Context,
 	return repair.Outcome{}, true
 }
 
-// startWatch is the run's model while the answer is being written: it
-// records in started that the model began a reply of the current call.
-type startWatch struct {
+// watch is the run's model: a call handed to it makes the run wait on
+// the model (Sync), and, when the model reports it (reports), the
+// beginning of its reply is recorded in started.
+type watch struct {
 	repair.Model
-	started *atomic.Bool
+	r       *Run
+	reports bool
 }
 
-func (m startWatch) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
-	prev := req.Started
-	req.Started = func() {
-		m.started.Store(true)
-		if prev != nil {
-			prev()
+func (m watch) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	if m.reports {
+		prev := req.Started
+		req.Started = func() {
+			m.r.started.Store(true)
+			if prev != nil {
+				prev()
+			}
 		}
 	}
+	m.r.setWaiting(true)
 	return m.Model.Complete(ctx, req)
+}
+
+// isEnded reports whether the answer is complete.
+func (r *Run) isEnded() bool {
+	select {
+	case <-r.endc:
+		return true
+	default:
+		return false
+	}
 }
 
 // unchanged reports whether the items of batch are those of before: the

@@ -396,17 +396,19 @@ func TestRunWithdraw(t *testing.T) {
 }
 
 // slotModel is fixModel behind a model slot the answer holds until free
-// is closed: a call begins (Started) only then, and withdrawn is
-// signalled when one is given up while it waits.
+// is closed: a call begins (Started) only then; arrived is signalled when
+// a call comes, withdrawn when one is given up while it waits.
 type slotModel struct {
 	*fixModel
 	free      chan struct{}
+	arrived   chan struct{}
 	withdrawn chan struct{}
 }
 
 func (m slotModel) ReportsStart() bool { return true }
 
 func (m slotModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	m.arrived <- struct{}{}
 	select {
 	case <-m.free:
 	case <-ctx.Done():
@@ -430,12 +432,17 @@ func TestRunWithdrawsQueuedCall(t *testing.T) {
 			doc.Get("questions").Items[i].Set("answer", strictjson.Int(9))
 		}
 	})
-	m := slotModel{fixModel: &fixModel{good: good.Get("questions").Items}, free: make(chan struct{}), withdrawn: make(chan struct{}, 1)}
+	m := slotModel{fixModel: &fixModel{good: good.Get("questions").Items}, free: make(chan struct{}),
+		arrived: make(chan struct{}, 4), withdrawn: make(chan struct{}, 1)}
 	r := startRun(t, m)
 	for _, line := range strings.SplitAfter(text, "\n") {
 		r.Feed(line)
 		r.Sync()
 	}
+	if !r.Sync() {
+		t.Fatal("Sync() = false at the answer's end, want a call under way")
+	}
+	<-m.arrived
 	fin := make(chan Result)
 	go func() { fin <- r.Finish() }()
 	<-m.withdrawn
