@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
@@ -30,7 +31,11 @@ type model struct {
 	span func(ctx context.Context, op, model, phase string) (context.Context, func(prompt, output int, err error))
 }
 
-var _ repair.Model = model{}
+var _ repair.StartReporter = model{}
+
+// ReportsStart implements repair.StartReporter: the call is streamed, and
+// its first piece of text says the model answers it.
+func (model) ReportsStart() bool { return true }
 
 // NewModel returns a repair.Model that completes through up with model
 // name (the command line's `repair --ollama`).
@@ -70,8 +75,12 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 	if m.span != nil {
 		ctx, done = m.span(ctx, "text_completion", name, "repair")
 	}
-	a, err := m.call(ctx, upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header, model: name},
-		codec.Generate{}, len(req.Format) > 0)
+	call := upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header, model: name}
+	if req.Started != nil {
+		var once sync.Once
+		call.onDelta = func(string) { once.Do(req.Started) }
+	}
+	a, err := m.call(ctx, call, codec.Generate{}, len(req.Format) > 0)
 	if err != nil {
 		done(0, 0, err)
 		return repair.Reply{}, err

@@ -548,6 +548,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		Model:          g.model(x),
 		ModelName:      x.repairModel(),
 		FirstScheduled: x.firstScheduled,
+		Spent:          x.items.spentCalls(),
 		RerunModel: func(ctx context.Context, m string) (repair.Reply, error) {
 			return again(func(r *codec.Request) { r.SetModel(m) })(ctx)
 		},

@@ -3,6 +3,7 @@ package middleware
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // linesContract writes an item contract with checks to a directory of
 // contracts and returns the routes that serve it as "lines": LINE_AMOUNT
 // over the item array reads only self (with expected when fixable is
-// set), LINE_OF reads root ("line 1 of 5", true only on the whole
+// set; one repair call allowed, max_repairs 1), LINE_OF reads root ("line 1 of 5", true only on the whole
 // document) and TOTAL reads the whole document.
 func linesContract(t *testing.T, fixable bool) (*Routes, *validators.Validator) {
 	t.Helper()
@@ -26,7 +27,7 @@ func linesContract(t *testing.T, fixable bool) (*Routes, *validators.Validator) 
 	}
 	dir := filepath.Join(t.TempDir(), "lines")
 	files := map[string]string{
-		"contract.json": `{"name":"lines","version":"1","schema":"schema.json","item_array":"/items","checks":[
+		"contract.json": `{"name":"lines","version":"1","schema":"schema.json","item_array":"/items","policy":{"max_repairs":1},"checks":[
  {"code":"LINE_AMOUNT","for_each":"/items","rule":"self.amount == self.qty * self.price","path":"/amount",` + expected + `"message":"amount must be qty × price"},
  {"code":"LINE_OF","for_each":"/items","rule":"self.of == root.items.size()","path":"/of","message":"of is the number of lines"},
  {"code":"TOTAL","rule":"self.total == self.items.map(i, i.amount).sum()","path":"/total","expected":"self.items.map(i, i.amount).sum()","message":"total is the sum of the amounts"}]}`,
@@ -143,4 +144,44 @@ func TestProgressiveStreamChecks(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestProgressiveStreamBatch: two broken lines that close in the same
+// piece of the answer are repaired by one item-scoped call for both, not
+// a call each: the contract allows one repair call (max_repairs 1), and
+// every call in flight counts against it. The lines go out in order once
+// the call is back, with the one that closed while it ran.
+func TestProgressiveStreamBatch(t *testing.T) {
+	routes, v := linesContract(t, false)
+	synctest.Test(t, func(t *testing.T) {
+		chunks := []pacedChunk{
+			{time.Second, `{"items":[` + line(0, 3)},
+			{2 * time.Second, "," + line(1, 6)},
+			{3 * time.Second, "," + line(2, 10) + "," + line(3, 11)},
+			{4 * time.Second, "," + line(4, 15)},
+			{6 * time.Second, `],"total":45}`},
+		}
+		up := &itemUpstream{chunks: chunks, repair: `{"items[2]":` + line(2, 9) + `,"items[3]":` + line(3, 12) + `}`, repairDelay: 2 * time.Second}
+		r := serveStreamOn(t, routes, "lines", up, nil, false, 0)
+		at, text := r.texts()
+		var times []time.Duration
+		for _, a := range at {
+			if len(times) == 0 || times[len(times)-1] != a {
+				times = append(times, a)
+			}
+		}
+		if want := durations(1, 2, 5, 6); !slices.Equal(times, want) {
+			t.Errorf("text deltas at %v, want at the times %v", at, want)
+		}
+		if up.repairs != 1 || len(r.logged) != 1 || r.logged[0].LLMCalls != 1 {
+			t.Errorf("%d repair calls, logged %+v; want one call", up.repairs, r.logged)
+		}
+		if len(up.prompts) == 0 || !strings.Contains(up.prompts[0], `items[2]`) || !strings.Contains(up.prompts[0], `items[3]`) {
+			t.Errorf("the first call does not ask for both lines: %.300q", up.prompts)
+		}
+		params, _ := v.Params(nil)
+		if rep := v.Validate(text, params).Report; !rep.Valid {
+			t.Errorf("the streamed document is invalid: %v\n%s", rep.Codes(), text)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -146,32 +147,49 @@ func TestCoalescedStreamFollows(t *testing.T) {
 	})
 }
 
-// TestNonStreamRepairInFlight: a client that asked for one answer gets the
-// in-flight repair a stream gets: a broken question is repaired while the
-// model writes, and the answer is ready when the model ends, not a repair
-// call later. When the in-flight repair fails and no client saw an item,
-// the ladder has the whole answer again, with what is left of the
-// budget, and the calls of both count.
-func TestNonStreamRepairInFlight(t *testing.T) {
+// TestNonStreamRepairAtEnd: a client that asked for one answer has no
+// item released early, so a broken question waits for the answer's end,
+// and one item-scoped call then repairs every broken question at once
+// rather than one call each while the model writes. Every call counts
+// against the answer's one budget: a model that mends nothing gets the
+// mcq policy's two repairs, a regeneration and a re-run, and no more.
+func TestNonStreamRepairAtEnd(t *testing.T) {
 	tests := []struct {
-		name      string
-		repairs   []string // "GOOD": the valid question 3
+		name    string
+		broken  []int
+		repairs []string // "GOOD": the valid broken questions, keyed
+		// wantAt is when the answer goes out (0: not checked).
 		wantAt    time.Duration
-		wantCalls int
+		wantCode  int
+		wantCalls int // every model call made for the answer
+		wantItem  int // the item-scoped and regeneration calls among them
 	}{
-		{name: "repaired in flight", repairs: []string{"GOOD"}, wantAt: 6 * time.Second, wantCalls: 1},
-		// In flight: a scoped repair and a regeneration, both useless; then
-		// the ladder's scoped repair mends it.
-		{name: "ladder after a failed in-flight repair", repairs: []string{`{"nothing":true}`, `{"nothing":true}`, "GOOD"}, wantAt: 9 * time.Second, wantCalls: 3},
+		{name: "one broken question", broken: []int{2}, repairs: []string{"GOOD"},
+			wantAt: 8 * time.Second, wantCode: http.StatusOK, wantCalls: 1, wantItem: 1},
+		{name: "two broken questions, one call", broken: []int{1, 3}, repairs: []string{"GOOD"},
+			wantAt: 8 * time.Second, wantCode: http.StatusOK, wantCalls: 1, wantItem: 1},
+		// Two scoped repairs (the second at the re-run temperature), a
+		// regeneration and the re-run, whose repeats of those calls the
+		// ladder reads again without asking.
+		{name: "a model that mends nothing", broken: []int{2}, repairs: []string{`{"nothing":true}`},
+			wantCode: http.StatusUnprocessableEntity, wantCalls: 4, wantItem: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				chunks, good := mcqChunks(t, func(qs []*strictjson.Value) { qs[2].Set("answer", strictjson.Int(9)) })
+				chunks, good := mcqChunks(t, func(qs []*strictjson.Value) {
+					for _, i := range tt.broken {
+						qs[i].Set("answer", strictjson.Int(9))
+					}
+				})
 				up := &itemUpstream{chunks: chunks, repairDelay: 2 * time.Second}
 				for _, r := range tt.repairs {
 					if r == "GOOD" {
-						r = `{"questions[2]":` + string(strictjson.Marshal(good[2])) + `}`
+						obj := strictjson.Object()
+						for _, i := range tt.broken {
+							obj.Set("questions["+strconv.Itoa(i)+"]", good[i])
+						}
+						r = string(strictjson.Marshal(obj))
 					}
 					up.repairSeq = append(up.repairSeq, r)
 				}
@@ -182,14 +200,20 @@ func TestNonStreamRepairInFlight(t *testing.T) {
 				for _, w := range rec.writes {
 					at = max(at, w.at)
 				}
-				if rec.Code != http.StatusOK || rec.Header().Get("X-Contract-Status") != "repaired" {
-					t.Fatalf("got %d %q %.200q, want 200 repaired", rec.Code, rec.Header().Get("X-Contract-Status"), rec.Body.String())
+				if rec.Code != tt.wantCode {
+					t.Fatalf("got %d %q %.200q, want %d", rec.Code, rec.Header().Get("X-Contract-Status"), rec.Body.String(), tt.wantCode)
 				}
-				if at != tt.wantAt {
+				if tt.wantAt != 0 && at != tt.wantAt {
 					t.Errorf("answered at %v, want %v", at, tt.wantAt)
 				}
-				if up.repairs != tt.wantCalls || len(a.logged) != 1 || a.logged[0].LLMCalls != tt.wantCalls {
-					t.Errorf("%d repair calls, logged %+v; want %d calls in both", up.repairs, a.logged, tt.wantCalls)
+				if up.repairs != tt.wantItem || len(a.logged) != 1 || a.logged[0].LLMCalls != tt.wantCalls {
+					t.Errorf("%d item calls, logged %+v; want %d item calls of %d logged", up.repairs, a.logged, tt.wantItem, tt.wantCalls)
+				}
+				if len(a.streams) != 0 {
+					t.Error("a stream writer was made for a non-stream client")
+				}
+				if tt.wantCode != http.StatusOK {
+					return
 				}
 				v, _ := packs.Builtin("mcq")
 				params, _ := v.Params(nil)
@@ -197,9 +221,6 @@ func TestNonStreamRepairInFlight(t *testing.T) {
 				text, _ := resp.Get("response").AsString()
 				if rep := v.Validate(text, params).Report; !rep.Valid {
 					t.Errorf("the answer is invalid: %v", rep.Codes())
-				}
-				if len(a.streams) != 0 {
-					t.Error("a stream writer was made for a non-stream client")
 				}
 			})
 		})

@@ -286,15 +286,18 @@ func durations(ss ...float64) []time.Duration {
 // repair ends the stream with the contract failure, never a silent pass.
 func TestProgressiveStream(t *testing.T) {
 	tests := []struct {
-		name        string
-		edit        func(qs []*strictjson.Value)
-		repair      string   // "GOOD": the valid question 2
-		repairSeq   []string // each call's reply; "ITEM": the valid question 2 alone
-		wantTexts   []time.Duration
-		wantEnd     string        // end or fail
-		wantEndAt   time.Duration // 0: 6 s, the model's end
-		wantStatus  string
+		name       string
+		edit       func(qs []*strictjson.Value)
+		repair     string   // "GOOD": the valid question 2
+		repairSeq  []string // each call's reply; "ITEM": the valid question 2 alone
+		wantTexts  []time.Duration
+		wantEnd    string        // end or fail
+		wantEndAt  time.Duration // 0: 6 s, the model's end
+		wantStatus string
+		// wantRepairs is the repair requests the upstream saw, wantCalls
+		// (when not 0) the model calls the answer counts.
 		wantRepairs int
+		wantCalls   int
 	}{
 		// Each question goes out in two pieces (its opening, then the
 		// rest) at the same instant; the last delta is the array's close.
@@ -302,14 +305,28 @@ func TestProgressiveStream(t *testing.T) {
 		{name: "broken question repaired in flight", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
 		}, repair: "GOOD", wantTexts: durations(1, 1, 2, 2, 5, 5, 5, 5, 5, 5, 6), wantEnd: "end", wantStatus: "repaired", wantRepairs: 1},
+		// Two scoped repairs (mcq's max_repairs; the second at the re-run
+		// temperature, for the first changed nothing), then a
+		// regeneration: the answer's whole budget of item calls. The
+		// second, made at 5 s, has no output yet when the model's answer
+		// ends at 6 s: it waits for the model's slot, as far as the
+		// gateway can tell, and is withdrawn and made again with every
+		// broken question by then (the upstream saw four requests; three
+		// calls count).
 		{name: "question beyond repair after release", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantEndAt: 7 * time.Second, wantStatus: "failed", wantRepairs: 2},
-		// The scoped repair gives nothing usable: the question is written
+		}, repair: `{"nothing":true}`, wantTexts: durations(1, 1, 2, 2), wantEnd: "fail", wantEndAt: 10 * time.Second, wantStatus: "failed", wantRepairs: 4, wantCalls: 3},
+		// The scoped repair changes nothing: the second, at the re-run
+		// temperature (withdrawn at 6 s and made again), mends the
+		// question, still before any later one goes out.
+		{name: "question repaired by a second call in flight", edit: func(qs []*strictjson.Value) {
+			qs[2].Set("answer", strictjson.Int(9))
+		}, repairSeq: []string{`{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 8, 8, 8, 8, 8, 8, 8), wantEnd: "end", wantEndAt: 8 * time.Second, wantStatus: "repaired", wantRepairs: 3, wantCalls: 2},
+		// Neither scoped repair changes anything: the question is written
 		// anew (partial regeneration), still before any later one goes out.
 		{name: "question regenerated in flight", edit: func(qs []*strictjson.Value) {
 			qs[2].Set("answer", strictjson.Int(9))
-		}, repairSeq: []string{`{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 7, 7, 7, 7, 7, 7, 7), wantEnd: "end", wantEndAt: 7 * time.Second, wantStatus: "repaired", wantRepairs: 2},
+		}, repairSeq: []string{`{"nothing":true}`, `{"nothing":true}`, `{"nothing":true}`, "ITEM"}, wantTexts: durations(1, 1, 2, 2, 10, 10, 10, 10, 10, 10, 10), wantEnd: "end", wantEndAt: 10 * time.Second, wantStatus: "repaired", wantRepairs: 4, wantCalls: 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,6 +361,9 @@ func TestProgressiveStream(t *testing.T) {
 				}
 				if len(r.logged) != 1 || r.logged[0].Status != tt.wantStatus {
 					t.Fatalf("logged %+v, want one event with status %s", r.logged, tt.wantStatus)
+				}
+				if tt.wantCalls != 0 && r.logged[0].LLMCalls != tt.wantCalls {
+					t.Errorf("logged %d model calls, want %d", r.logged[0].LLMCalls, tt.wantCalls)
 				}
 				if tt.wantEnd == "fail" {
 					if last.err.Code != http.StatusUnprocessableEntity || last.err.Report == nil || last.err.Report.Valid {

@@ -50,19 +50,25 @@ type progressiveStream struct {
 // checked, and repaired in flight, while the model writes. feed is what
 // the run releases, rel the run, gate the repair gate its model asked
 // (nil until it calls), and spent what a run whose feed was retracted
-// spent, which the ladder's outcome adds. The run's goroutine writes them.
+// spent, which the ladder's outcome adds; calls is the repair and
+// regeneration calls among them, which the ladder's job does not make
+// again. The run's goroutine writes them.
 type itemRelease struct {
 	feed  *release.Feed
 	rel   *release.Run
 	gate  *repairs
 	spent *repair.Outcome
+	calls repair.Spent
 }
 
 // progressive decides how x's answer is released: item by item as they
 // validate when the contract has an item array and bare output and the
 // request declares no tools; to the client as they go when it asked for
 // a stream and neither the route nor the header asks for a buffered one.
-// Other clients get the run's in-flight repair, as one answer.
+// Other clients get the run's checks as the model writes; an item that
+// needs the model waits for the ladder, after the answer, where one call
+// repairs every broken item (the run does not call for a feed nobody
+// follows).
 func (g *guard) progressive(c echo.Context, x *exchange) {
 	if x.route.toolsOnly || x.route.Validator.Contract.ItemArray == "" || x.route.output() != "bare" {
 		return
@@ -98,6 +104,12 @@ type gatedModel struct {
 	repair.Model
 	g *guard
 	x *exchange
+}
+
+// ReportsStart implements repair.StartReporter for the model it gates.
+func (m gatedModel) ReportsStart() bool {
+	sr, ok := m.Model.(repair.StartReporter)
+	return ok && sr.ReportsStart()
 }
 
 func (m gatedModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
@@ -154,7 +166,7 @@ func (g *guard) finishRelease(x *exchange, first *codec.Answer, err error) *resu
 	// A stream keeps the order it releases in, which a replay can cut.
 	if err == nil && (!ok || x.stream == nil) && it.feed.Retract() {
 		if !ok {
-			it.spent = &out
+			it.spent, it.calls = &out, rr.Spent
 			return nil
 		}
 		out.Doc = rr.Whole
@@ -179,6 +191,15 @@ func (g *guard) ladderRepairs(x *exchange) *repairs {
 		it.gate.left = max(0, it.gate.left-it.spent.LLMCalls)
 	}
 	return it.gate
+}
+
+// spentCalls is the repair and regeneration calls a run whose feed was
+// retracted made on the answer: the ladder's job has only the rest.
+func (it *itemRelease) spentCalls() repair.Spent {
+	if it == nil {
+		return repair.Spent{}
+	}
+	return it.calls
 }
 
 // addSpent adds to out the model calls and tokens of a run whose feed was

@@ -18,15 +18,29 @@ import (
 // StatusRepaired when the call gave usable items and StatusFailed
 // otherwise (no model, no budget, no usable reply); the caller judges
 // the report, for only it knows which violations the items answer for.
-func RepairItems(ctx context.Context, job Job, doc *strictjson.Value, report validators.Report, indices []int) Outcome {
+//
+// again says an item-scoped call on these items as they are fixed
+// nothing before: at temperature 0 a local model would answer the same,
+// so this call is asked at the first temperature of the policy's re-run
+// schedule (a different draw, as the ladder's second scoped call is), and
+// none is made when the schedule has none.
+func RepairItems(ctx context.Context, job Job, doc *strictjson.Value, report validators.Report, indices []int, again bool) Outcome {
 	l := newLadder(job)
 	l.out.Rungs = []string{}
 	l.out.Before = report
 	base := attempt{doc: doc, report: report}
+	temperature := 0.0
+	if again {
+		t, ok := l.retryTemperature()
+		if !ok {
+			return l.finish(base, StatusFailed)
+		}
+		temperature = t
+	}
 	if job.Model == nil || job.LocalOnly || l.array == "" || len(indices) == 0 || !l.canCall(ctx) {
 		return l.finish(base, StatusFailed)
 	}
-	a, ok := l.scopedRepair(ctx, base, indices, 0)
+	a, ok := l.scopedRepair(ctx, base, indices, temperature)
 	if !ok {
 		return l.finish(base, StatusFailed)
 	}

@@ -69,6 +69,19 @@ type ModelRequest struct {
 	TopP        float64
 	// NumPredict bounds the reply's tokens; 0 leaves the model's default.
 	NumPredict int
+	// Started, when set, is called once when the model begins to answer
+	// (the reply's first output arrives), by a Model that can tell
+	// (StartReporter): until then the call may still wait for the model's
+	// slot, held by another answer.
+	Started func()
+}
+
+// StartReporter is a Model that calls ModelRequest.Started when a reply
+// begins, so that its caller can tell a call the model is answering from
+// one still waiting for the model's slot.
+type StartReporter interface {
+	Model
+	ReportsStart() bool
 }
 
 // DefaultMaxLLMCalls is the budget of model calls of one job when
@@ -111,6 +124,23 @@ type Job struct {
 	// upstream breaker open): rungs 2–4 are skipped and the fallback applies
 	// at once.
 	LocalOnly bool
+	// Spent is what rungs 2 and 3 already spent on this answer before the
+	// ladder got it: the calls a stream's progressive release made on its
+	// items in flight. The answer has one budget, whichever stage calls
+	// the model, so the ladder makes only the repair calls of
+	// Policy.MaxRepairs that are left, and no partial regeneration of the
+	// answer once one was made. Re-runs are new answers with budgets of
+	// their own, within MaxLLMCalls. The calls themselves are not counted
+	// again here: MaxLLMCalls is what the request has left.
+	Spent Spent
+}
+
+// Spent counts the model calls of rungs 2 and 3 made on one answer.
+type Spent struct {
+	// Repairs counts repair calls, item-scoped or whole-document.
+	Repairs int
+	// Regenerations counts partial regeneration calls.
+	Regenerations int
 }
 
 // Outcome is where the ladder ended.
@@ -187,13 +217,15 @@ func (o *Outcome) AddCalls(other Outcome) {
 // contract's fallback when no rung succeeds:
 //
 //  1. local repair (no model);
-//  2. LLM repair, at most Policy.MaxRepairs calls, item-scoped first when
+//  2. LLM repair, at most Policy.MaxRepairs calls (less Job.Spent's:
+//     the calls a stream made on the answer's items), item-scoped first when
 //     the policy allows it and every error sits in items, each reply merged
 //     with the document it was given (items without violations stay as they
 //     were, and so do the fields of repaired items no violation named); a
 //     reply that fixed nothing ends the rung early;
 //  3. partial regeneration, one call, when the remaining errors all sit in
-//     items of the contract's item array;
+//     items of the contract's item array and no call regenerated items of
+//     the answer before (Job.Spent);
 //  4. re-runs of the original request at each temperature of
 //     Policy.Temperatures; each re-run's answer enters the ladder again
 //     (local repair, LLM repair, partial regeneration) within the same
@@ -223,11 +255,13 @@ func Run(ctx context.Context, job Job) Outcome {
 	}
 	l.best = first
 	if !job.LocalOnly {
-		if a, ok := l.llmRepair(ctx, first); ok {
+		if a, ok := l.llmRepair(ctx, first, max(0, l.policy.MaxRepairs-job.Spent.Repairs)); ok {
 			return l.finish(a, StatusRepaired)
 		}
-		if a, ok := l.partialRegeneration(ctx); ok {
-			return l.finish(a, StatusRepaired)
+		if job.Spent.Regenerations == 0 {
+			if a, ok := l.partialRegeneration(ctx); ok {
+				return l.finish(a, StatusRepaired)
+			}
 		}
 		if a, ok := l.rerun(ctx); ok {
 			return l.finish(a, StatusRepaired)

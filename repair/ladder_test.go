@@ -974,3 +974,36 @@ func TestRunMergeFollowsFixScopes(t *testing.T) {
 		})
 	}
 }
+
+// TestRunSpent checks that the ladder makes only the repair and
+// regeneration calls an answer has left when a stream already made some
+// on its items (Job.Spent): one budget per answer, whichever stage calls.
+func TestRunSpent(t *testing.T) {
+	v := contractFor(t, "mcq", nil)
+	params, _ := v.Params(nil)
+	answer3 := fixture(t, v, "invalid_ANSWER_RANGE_one_based_answer.json")
+	truth := parse(t, fixture(t, v, "valid_python_basics_en.json"))
+	tests := []struct {
+		name      string
+		spent     Spent
+		wantRungs []string
+	}{
+		{"nothing spent", Spent{}, []string{"local", "llm_repair_scoped", "llm_repair_scoped", "partial_regeneration", "fallback:error"}},
+		{"one repair spent", Spent{Repairs: 1}, []string{"local", "llm_repair_scoped", "partial_regeneration", "fallback:error"}},
+		{"every repair spent", Spent{Repairs: 2}, []string{"local", "partial_regeneration", "fallback:error"}},
+		{"more repairs spent than allowed", Spent{Repairs: 5}, []string{"local", "partial_regeneration", "fallback:error"}},
+		{"repairs and the regeneration spent", Spent{Repairs: 2, Regenerations: 1}, []string{"local", "fallback:error"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fm := &fakeModel{truth: truth, script: []step{{}, {}, {}}}
+			out := Run(context.Background(), Job{Validator: v, Params: params, Text: answer3, Model: fm, Spent: tt.spent})
+			if diff := cmp.Diff(tt.wantRungs, out.Rungs); diff != "" {
+				t.Errorf("Run(Spent %+v) rungs mismatch (-want +got):\n%s", tt.spent, diff)
+			}
+			if n := len(fm.requests()); n != out.LLMCalls || n != len(tt.wantRungs)-2 {
+				t.Errorf("Run(Spent %+v) made %d model calls, LLMCalls %d; want %d", tt.spent, n, out.LLMCalls, len(tt.wantRungs)-2)
+			}
+		})
+	}
+}

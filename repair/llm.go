@@ -241,7 +241,8 @@ func (a attempt) original() string {
 	return a.raw
 }
 
-// llmRepair is rung 2: at most Policy.MaxRepairs repair calls. While every
+// llmRepair is rung 2: at most repairs repair calls (Policy.MaxRepairs,
+// less those already made on the answer: Job.Spent). While every
 // error of the document sits in items of the item array (or is re-derived
 // from them) and the policy allows it, a call is item-scoped; otherwise, or
 // once a scoped reply could not be used, it sends the whole document. Each
@@ -256,13 +257,13 @@ func (a attempt) original() string {
 // the re-run schedule (a different draw, which costs the broken items'
 // tokens, not the document's); after that, the whole document; after a
 // whole-document call, the ladder moves on to the next rung.
-func (l *ladder) llmRepair(ctx context.Context, base attempt) (attempt, bool) {
+func (l *ladder) llmRepair(ctx context.Context, base attempt, repairs int) (attempt, bool) {
 	if l.job.Model == nil || noJSON(base) {
 		return attempt{}, false
 	}
 	scoped := l.policy.ScopedRepair && l.array != ""
 	temperature := 0.0
-	for i := 0; i < l.policy.MaxRepairs && l.canCall(ctx); i++ {
+	for i := 0; i < repairs && l.canCall(ctx); i++ {
 		var (
 			a        attempt
 			ok       bool
@@ -547,7 +548,7 @@ func (l *ladder) rerun(ctx context.Context) (attempt, bool) {
 			return a, true
 		}
 		l.consider(a)
-		if b, ok := l.llmRepair(ctx, a); ok {
+		if b, ok := l.llmRepair(ctx, a, l.policy.MaxRepairs); ok {
 			return b, true
 		}
 		if b, ok := l.partialRegeneration(ctx); ok {

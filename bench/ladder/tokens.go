@@ -20,7 +20,15 @@ import (
 type costModel struct{ *repairer }
 
 func (m costModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
-	out, err := m.repairer.Complete(ctx, req)
+	return priced{m.repairer}.Complete(ctx, req)
+}
+
+// priced is a model whose replies count the prompt's tokens too, a token
+// per four bytes, as the reply's are counted.
+type priced struct{ repair.Model }
+
+func (m priced) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	out, err := m.Model.Complete(ctx, req)
 	out.PromptTokens = (len(req.System) + len(req.Prompt)) / 4
 	return out, err
 }
@@ -114,4 +122,23 @@ func breakAnswers(truth *strictjson.Value, items []int) string {
 		_ = q.Replace("/answer", strictjson.Int(int64(len(q.Get("options").Items))))
 	}
 	return "```json\n" + string(strictjson.MarshalIndent(doc, "  ")) + "\n```"
+}
+
+// generate returns n answers made from one valid document of 10
+// questions, each with the answers of 1 to 4 questions set past their
+// options, the faults only a model can fix; the document is their truth,
+// and the names say which questions are broken.
+func generate(n int, seed uint64) (*strictjson.Value, []string, []string) {
+	truth, err := strictjson.Parse([]byte(mcqgen.Questions(10)))
+	if err != nil {
+		panic(err) // mcqgen writes valid JSON
+	}
+	rng := rand.New(rand.NewPCG(seed, 10))
+	texts, names := make([]string, n), make([]string, n)
+	for i := range texts {
+		broken := rng.Perm(10)[:1+rng.IntN(4)]
+		texts[i] = breakAnswers(truth, broken)
+		names[i] = fmt.Sprintf("generated_%03d_%v", i, broken)
+	}
+	return truth, texts, names
 }

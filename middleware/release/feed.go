@@ -65,6 +65,19 @@ func (f *Feed) Retract() bool {
 	return f.retracted
 }
 
+// withdraw retracts the feed when nobody follows it, and says whether it
+// is retracted: no client streams the answer, so nothing it releases
+// would reach one before the answer is whole. A follower that comes
+// later takes nothing, as after Retract.
+func (f *Feed) withdraw() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.followers) == 0 && !f.taken {
+		f.retracted = true
+	}
+	return f.retracted
+}
+
 // publish releases delta to every follower.
 func (f *Feed) publish(delta string) {
 	f.mu.Lock()

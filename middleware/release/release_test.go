@@ -3,12 +3,16 @@ package release
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
 )
 
@@ -106,7 +110,7 @@ func TestRunReleases(t *testing.T) {
 		}, reply: "GOOD", wantStatus: repair.StatusRepaired, released: true, calls: 1},
 		{name: "item beyond repair after release", edit: func(doc *strictjson.Value) {
 			item(doc, 3).Set("answer", strictjson.Int(9))
-		}, reply: `{"no":1}`, wantStatus: repair.StatusFailed, released: true, calls: 2}, // a scoped repair, then a regeneration
+		}, reply: `{"no":1}`, wantStatus: repair.StatusFailed, released: true, calls: 3}, // two scoped repairs (max_repairs), then a regeneration
 		{name: "first item beyond local repair: nothing released", edit: func(doc *strictjson.Value) {
 			item(doc, 0).Set("answer", strictjson.Int(9))
 		}, released: false},
@@ -251,5 +255,204 @@ func TestRunAbandon(t *testing.T) {
 	close(m.gate)
 	if res := r.Finish(); res.Outcome.Status != repair.StatusRepaired || res.Outcome.LLMCalls != 1 {
 		t.Errorf("the run ended %s after %d calls, want repaired after 1", res.Outcome.Status, res.Outcome.LLMCalls)
+	}
+}
+
+// fixModel answers every repair call with the right questions of good,
+// keyed as a scoped call asks, of which the call takes those it named;
+// it records the prompts.
+type fixModel struct {
+	good    []*strictjson.Value
+	mu      sync.Mutex
+	prompts []string
+}
+
+func (m *fixModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	m.mu.Lock()
+	m.prompts = append(m.prompts, req.Prompt)
+	m.mu.Unlock()
+	obj := strictjson.Object()
+	for i, q := range m.good {
+		obj.Set("questions["+strconv.Itoa(i)+"]", q)
+	}
+	return repair.Reply{Text: string(strictjson.Marshal(obj))}, nil
+}
+
+func (m *fixModel) asked() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.prompts)
+}
+
+// startRunOf is startRun with the mcq contract's policy edited.
+func startRunOf(t *testing.T, m repair.Model, policy func(*contracts.Policy)) testRun {
+	t.Helper()
+	mcq, err := packs.Builtin("mcq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *mcq.Contract
+	policy(&c.Policy)
+	v, err := validators.New(&c, packs.Builtins())
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, _ := v.Params(nil)
+	r, err := Start(context.Background(), repair.Job{Validator: v, Params: params, Model: m}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testRun{r, r.Out().Follow(make(chan struct{}, 1))}
+}
+
+// TestRunBatch: the broken items that closed by the time a call is made
+// are repaired by that one call, and every call counts against the
+// answer's budget: with max_repairs 1 and no partial regeneration, one
+// call mends both broken questions of an answer read at once, where one
+// call each would pass the budget. An item that closes while the call is
+// under way waits for it, and gets a call of its own when the budget has
+// one.
+func TestRunBatch(t *testing.T) {
+	tests := []struct {
+		name string
+		// paced feeds the answer a question at a time, each judged before
+		// the next comes; otherwise it comes in one piece.
+		paced      bool
+		maxRepairs int
+		wantStatus string
+		wantCalls  int
+		// wantAsked is, for each call, the questions it asked for.
+		wantAsked [][]int
+	}{
+		{name: "read at once: one call for both", maxRepairs: 1, wantStatus: repair.StatusRepaired, wantCalls: 1, wantAsked: [][]int{{1, 3}}},
+		{name: "paced: a call each within the budget", paced: true, maxRepairs: 2, wantStatus: repair.StatusRepaired, wantCalls: 2, wantAsked: [][]int{{1}, {3}}},
+		{name: "paced: the budget spent on the first", paced: true, maxRepairs: 1, wantStatus: repair.StatusFailed, wantCalls: 1, wantAsked: [][]int{{1}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, good := mcqText(t, func(doc *strictjson.Value) {
+				for _, i := range []int{1, 3} {
+					doc.Get("questions").Items[i].Set("answer", strictjson.Int(9))
+				}
+			})
+			m := &fixModel{good: good.Get("questions").Items}
+			r := startRunOf(t, m, func(p *contracts.Policy) { p.MaxRepairs, p.PartialRegeneration = tt.maxRepairs, false })
+			if tt.paced {
+				for _, line := range strings.SplitAfter(text, "\n") {
+					r.Feed(line)
+					r.Sync()
+				}
+			} else {
+				r.Feed(text)
+			}
+			res := r.Finish()
+			if res.Outcome.Status != tt.wantStatus || res.Outcome.LLMCalls != tt.wantCalls {
+				t.Errorf("Finish() = %s after %d calls (%s), want %s after %d", res.Outcome.Status, res.Outcome.LLMCalls, res.Reason, tt.wantStatus, tt.wantCalls)
+			}
+			if res.Spent.Repairs != tt.wantCalls || res.Spent.Regenerations != 0 {
+				t.Errorf("Spent = %+v, want %d repairs", res.Spent, tt.wantCalls)
+			}
+			asked := m.asked()
+			if len(asked) != len(tt.wantAsked) {
+				t.Fatalf("%d calls made, want %d", len(asked), len(tt.wantAsked))
+			}
+			for k, want := range tt.wantAsked {
+				for i := range 5 {
+					key := `"questions[` + strconv.Itoa(i) + `]"`
+					if got := strings.Contains(asked[k], "Repair ONLY questions at indices") && strings.Contains(asked[k], key+": {"); got != slices.Contains(want, i) {
+						t.Errorf("call %d asks for question %d: %v, want %v", k, i, got, !got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestRunWithdraw: a run nobody follows calls no model for an item that
+// needs one; it leaves the answer to the ladder, which makes one call for
+// every broken item at the end, and the run is abandoned.
+func TestRunWithdraw(t *testing.T) {
+	text, good := mcqText(t, func(doc *strictjson.Value) {
+		doc.Get("questions").Items[2].Set("answer", strictjson.Int(9))
+	})
+	m := &fixModel{good: good.Get("questions").Items}
+	v, _ := packs.Builtin("mcq")
+	params, _ := v.Params(nil)
+	r, err := Start(context.Background(), repair.Job{Validator: v, Params: params, Model: m}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Feed(text)
+	r.Sync()
+	if !r.Abandon() {
+		t.Fatal("Abandon() = false for a run nobody follows, want true")
+	}
+	if n := len(m.asked()); n != 0 {
+		t.Errorf("%d model calls, want none", n)
+	}
+	if got := r.Out().Follow(nil).Take(); got != nil {
+		t.Errorf("a late follower took %q from a withdrawn feed", got)
+	}
+}
+
+// slotModel is fixModel behind a model slot the answer holds until free
+// is closed: a call begins (Started) only then; arrived is signalled when
+// a call comes, withdrawn when one is given up while it waits.
+type slotModel struct {
+	*fixModel
+	free      chan struct{}
+	arrived   chan struct{}
+	withdrawn chan struct{}
+}
+
+func (m slotModel) ReportsStart() bool { return true }
+
+func (m slotModel) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+	m.arrived <- struct{}{}
+	select {
+	case <-m.free:
+	case <-ctx.Done():
+		m.withdrawn <- struct{}{}
+		return repair.Reply{}, ctx.Err()
+	}
+	if req.Started != nil {
+		req.Started()
+	}
+	return m.fixModel.Complete(ctx, req)
+}
+
+// TestRunWithdrawsQueuedCall: a call that still waits for the model's
+// slot when the answer ends is withdrawn, and one call then repairs
+// every broken item that closed by then: the first broken question's
+// call was made while the model still wrote, the second closed behind
+// it, and one call mends both.
+func TestRunWithdrawsQueuedCall(t *testing.T) {
+	text, good := mcqText(t, func(doc *strictjson.Value) {
+		for _, i := range []int{1, 3} {
+			doc.Get("questions").Items[i].Set("answer", strictjson.Int(9))
+		}
+	})
+	m := slotModel{fixModel: &fixModel{good: good.Get("questions").Items}, free: make(chan struct{}),
+		arrived: make(chan struct{}, 4), withdrawn: make(chan struct{}, 1)}
+	r := startRun(t, m)
+	for _, line := range strings.SplitAfter(text, "\n") {
+		r.Feed(line)
+		r.Sync()
+	}
+	if !r.Sync() {
+		t.Fatal("Sync() = false at the answer's end, want a call under way")
+	}
+	<-m.arrived
+	fin := make(chan Result)
+	go func() { fin <- r.Finish() }()
+	<-m.withdrawn
+	close(m.free)
+	res := <-fin
+	if res.Outcome.Status != repair.StatusRepaired || res.Outcome.LLMCalls != 1 {
+		t.Errorf("Finish() = %s after %d calls (%s), want repaired after 1", res.Outcome.Status, res.Outcome.LLMCalls, res.Reason)
+	}
+	asked := m.asked()
+	if len(asked) != 1 || !strings.Contains(asked[0], `"questions[1]": {`) || !strings.Contains(asked[0], `"questions[3]": {`) {
+		t.Errorf("calls made %.300q, want one asking for questions 1 and 3", asked)
 	}
 }
