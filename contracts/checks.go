@@ -102,6 +102,12 @@ var checkEnv = func() *cel.Env {
 		cel.Function("words",
 			cel.MemberOverload("string_words", []*cel.Type{cel.StringType}, cel.ListType(cel.StringType),
 				cel.UnaryBinding(stringWords))),
+		cel.Function("containsPhrase",
+			cel.MemberOverload("string_contains_phrase", []*cel.Type{cel.StringType, cel.ListType(cel.StringType)}, cel.BoolType,
+				cel.BinaryBinding(stringContainsPhrase))),
+		cel.Function("uniqueText",
+			cel.MemberOverload("list_unique_text", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType,
+				cel.UnaryBinding(listUniqueText))),
 		cel.Function("unique",
 			cel.MemberOverload("list_unique", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType,
 				cel.UnaryBinding(listUnique))),
@@ -169,18 +175,70 @@ func listUnique(v ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
-	var seen []ref.Val
+	n, ok := l.Size().(types.Int)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	if n <= uniqueScan {
+		// Short lists, the common case (options, tags), are compared
+		// pair by pair in place.
+		for i := types.Int(1); i < n; i++ {
+			x := l.Get(i)
+			for j := types.Int(0); j < i; j++ {
+				if l.Get(j).Equal(x) == types.True {
+					return types.False
+				}
+			}
+		}
+		return types.True
+	}
+	// A long list keys its strings by value and compares the rest
+	// (numbers, which meet across types, lists, objects) pair by pair.
+	strs := make(map[string]struct{}, n)
+	var rest []ref.Val
 	for it := l.Iterator(); it.HasNext() == types.True; {
 		x := it.Next()
-		for _, s := range seen {
+		if y, ok := x.(types.String); ok {
+			if _, dup := strs[string(y)]; dup {
+				return types.False
+			}
+			strs[string(y)] = struct{}{}
+			continue
+		}
+		for _, s := range rest {
 			if s.Equal(x) == types.True {
 				return types.False
 			}
 		}
-		seen = append(seen, x)
+		rest = append(rest, x)
 	}
 	return types.True
 }
+
+// uniqueScan is the list length up to which unique() compares pairs.
+const uniqueScan = 16
+
+// checkPlan and checkPhrases are the planning steps of every check's
+// programs: constant lists made once, containsPhrase's phrases prepared
+// once.
+var (
+	checkPlan    = cel.CustomDecoratorV2(constantLists)
+	checkPhrases = cel.CustomDecoratorV2(constantPhrases)
+)
+
+// checkFolder folds the constant parts of every check's expressions at
+// load.
+var checkFolder = func() *cel.StaticOptimizer {
+	f, err := cel.NewConstantFoldingOptimizer()
+	if err != nil {
+		panic(err)
+	}
+	o, err := cel.NewStaticOptimizer(f)
+	if err != nil {
+		panic(err)
+	}
+	return o
+}()
 
 // checkSizeEstimator bounds every list, object and string a rule reads by
 // CheckAssumedListSize, so that CEL's estimate is finite for dynamic JSON.
@@ -307,6 +365,20 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 		locate(fmt.Errorf("the rule is of type %s, want bool", ast.OutputType()))
 		return nil, nil, false
 	}
+	readsRoot := false
+	if refs := ast.NativeRep().ReferenceMap(); refs != nil {
+		for _, r := range refs {
+			if r.Name == "root" {
+				readsRoot = true
+			}
+		}
+	}
+	// Parts of the expression that do not depend on the document (a list
+	// of level names, a phrase list for "in") are evaluated once here, not
+	// built again on every evaluation.
+	if folded, iss := checkFolder.Optimize(checkEnv, ast); iss == nil || iss.Err() == nil {
+		ast = folded
+	}
 	est, err := checkEnv.EstimateCost(ast, checkSizeEstimator{})
 	if err != nil {
 		locate(fmt.Errorf("cost: %w", err))
@@ -316,24 +388,16 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
 		return nil, nil, false
 	}
-	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize))
+	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
 	if err != nil {
 		locate(err)
 		return nil, nil, false
 	}
 	var untracked cel.Program
 	if est.Max <= CheckRuntimeCostLimit {
-		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize)); err != nil {
+		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
 			locate(err)
 			return nil, nil, false
-		}
-	}
-	readsRoot := false
-	if refs := ast.NativeRep().ReferenceMap(); refs != nil {
-		for _, r := range refs {
-			if r.Name == "root" {
-				readsRoot = true
-			}
 		}
 	}
 	return prg, untracked, readsRoot

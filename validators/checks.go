@@ -47,7 +47,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		}
 		if c.ForEach == "" {
 			act.self, act.index = act.root, types.Int(0)
-			runCheck(c, doc, "", act, schemaFound, e)
+			runCheck(c, doc, "", -1, act, schemaFound, e)
 			continue
 		}
 		arr, err := doc.At(c.ForEach)
@@ -57,14 +57,22 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		}
 		for j, it := range arr.Items {
 			act.self, act.index = jsonVal(it), types.Int(j)
-			runCheck(c, it, c.ForEach+"/"+strconv.Itoa(j), act, schemaFound, e)
+			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
 }
 
-// runCheck evaluates one check with self bound to self (at the JSON
-// Pointer selfPtr) and records its violation, if any.
-func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *checkActivation, schemaFound func(string) bool, e *Emitter) {
+// runCheck evaluates one check with self bound to self and records its
+// violation, if any. self is at the JSON Pointer arr+"/"+j, or the
+// document when j < 0; the pointer is written only for a violation, so
+// that the common case, a rule that holds, costs no string.
+func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act *checkActivation, schemaFound func(string) bool, e *Emitter) {
+	selfPtr := func() string {
+		if j < 0 {
+			return ""
+		}
+		return arr + "/" + strconv.Itoa(j)
+	}
 	prg := c.Program
 	if act.small && c.Untracked != nil {
 		prg = c.Untracked
@@ -75,7 +83,7 @@ func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *c
 			if b {
 				return
 			}
-			reportCheck(c, self, selfPtr, act, e)
+			reportCheck(c, self, selfPtr(), act, e)
 			return
 		}
 		err = fmt.Errorf("the rule gave %s, not a bool", out.Type().TypeName())
@@ -84,10 +92,10 @@ func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *c
 	switch {
 	case strings.HasPrefix(msg, "no such key"):
 		return
-	case strings.HasPrefix(msg, "no such overload") && schemaFound(scopeOf(c, selfPtr)):
+	case strings.HasPrefix(msg, "no such overload") && schemaFound(scopeOf(c, selfPtr())):
 		return
 	}
-	dotted, pointer := pointerPath(self, selfPtr, "")
+	dotted, pointer := pointerPath(self, selfPtr(), "")
 	pos := self.Offset
 	e.Add(Violation{Class: ClassSemantic, Code: "CHECK_ERROR", Severity: SeverityError,
 		Path: dotted, Pointer: pointer, Expected: c.Code, Actual: msg,
@@ -298,6 +306,9 @@ func jsonVal(v *strictjson.Value) ref.Val {
 	case strictjson.KindBool:
 		return types.Bool(v.Bool)
 	case strictjson.KindNumber:
+		if n, ok := smallWhole(v.Num); ok {
+			return smallDoubles[n]
+		}
 		f, err := strconv.ParseFloat(v.Num, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return types.NewErr("number %s: %v", v.Num, err)
@@ -311,6 +322,33 @@ func jsonVal(v *strictjson.Value) ref.Val {
 		return jsonObject{v}
 	}
 	return types.NullValue
+}
+
+// smallDoubles are the whole numbers 0 to len-1 as CEL values, made
+// once: counts, weights and indices, the numbers rules read most, then
+// cost no allocation.
+var smallDoubles = func() [1024]ref.Val {
+	var out [1024]ref.Val
+	for i := range out {
+		out[i] = types.Double(i)
+	}
+	return out
+}()
+
+// smallWhole reports whether the number literal lit is a whole number
+// with an entry in smallDoubles ("3", not "3.0" or "-3"), and which.
+func smallWhole(lit string) (int, bool) {
+	if len(lit) == 0 || len(lit) > 3 || (len(lit) > 1 && lit[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(lit); i++ {
+		if lit[i] < '0' || lit[i] > '9' {
+			return 0, false
+		}
+		n = 10*n + int(lit[i]-'0')
+	}
+	return n, true
 }
 
 // jsonList is a JSON array as a CEL list.

@@ -83,6 +83,11 @@ func TestChecks(t *testing.T) {
 			`{"n":2}`, []brief{{Code: "OPT", Path: "n", Pointer: "/n", Actual: 2.0}}},
 		{"the documented extensions", []string{`{"code":"EXT","rule":"[3, 1].sort() == [1, 3] && [1, 1.0].distinct().size() == 1 && lists.range(3).size() == 3 && 'abc'.indexOf('b') == 1 && math.round(1.5) == 2.0 && '%d'.format([1]) == '1' && regex.replace('a1', '[0-9]', '') == 'a' && sets.equivalent([1, 2], [2, 1]) && [1, [2]].flatten().size() == 2 && [1, 2, 3].slice(1, 2) == [2] && 'a b'.split(' ').join('-') == 'a-b'"}`},
 			`{}`, []brief{}},
+		{"whole numbers small and large, fractions and exponents", []string{`{"code":"NUM","rule":"self.tags == [0, 7, 999, 1000, 1000, 12.5, -3, 0.5] && self.tags[1] + 1.0 == 8.0 && self.n == 1"}`},
+			`{"tags":[0,7,999,1000,1e3,12.5,-3,5e-1],"n":1.0}`, []brief{}},
+		{"phrases and distinct texts", []string{`{"code":"CATCH_ALL","for_each":"/tags","rule":"!self.containsPhrase(['all of the above', 'none of these'])"}`, `{"code":"DISTINCT","rule":"self.tags.uniqueText()","path":"/tags"}`},
+			`{"tags":["Paris","None of these!"," paris"]}`,
+			[]brief{{Code: "DISTINCT", Path: "tags", Pointer: "/tags", Actual: []any{"Paris", "None of these!", " paris"}}, {Code: "CATCH_ALL", Path: "tags[1]", Pointer: "/tags/1", Actual: "None of these!"}}},
 		{"strings extension", []string{`{"code":"STR","for_each":"/tags","rule":"self.startsWith('Q') && self.substring(1) == string(index + 1)"}`},
 			`{"tags":["Q1","Q3"]}`, []brief{{Code: "STR", Path: "tags[1]", Pointer: "/tags/1", Actual: "Q3"}}},
 	}
