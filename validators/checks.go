@@ -26,7 +26,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 	if len(checks) == 0 {
 		return
 	}
-	act := &checkActivation{root: jsonVal(doc), params: types.NewStringStringMap(types.DefaultTypeAdapter, params)}
+	act := &checkActivation{root: jsonVal(doc), params: paramsVal(params)}
 	act.small = withinAssumedSizes(doc, 0) && len(params) <= contracts.CheckAssumedListSize
 	for k, v := range params {
 		act.small = act.small && len(k) <= contracts.CheckAssumedStringSize && len(v) <= contracts.CheckAssumedStringSize
@@ -60,6 +60,17 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
+}
+
+// paramsVal is the bound parameters as a CEL map whose values are made
+// once, so that a rule reading params.options on every item does not
+// make the string again each time.
+func paramsVal(params Params) ref.Val {
+	m := make(map[ref.Val]ref.Val, len(params))
+	for k, v := range params {
+		m[types.String(k)] = types.String(v)
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, m)
 }
 
 // runCheck evaluates one check with self bound to self and records its
