@@ -67,11 +67,12 @@ type Check struct {
 	ExpectedProgram cel.Program `json:"-"`
 	// Untracked is Rule compiled without cost tracking, set when the
 	// load-time estimate shows that the rule cannot reach
-	// CheckRuntimeCostLimit on a document within the assumed sizes (no
-	// list or object over CheckAssumedListSize, no string over
-	// CheckAssumedStringSize): such a document is evaluated without
-	// counting, which saves a third of the allocations.
-	Untracked cel.Program `json:"-"`
+	// CheckRuntimeCostLimit on documents of some size class (see
+	// CheckSizeClass); UntrackedWithin has bit k set for each such class
+	// k. A document of such a class is evaluated without counting,
+	// which saves most of the evaluation's allocations.
+	Untracked       cel.Program `json:"-"`
+	UntrackedWithin uint32      `json:"-"`
 	// Local is true when the rule and Expected read only self, index and
 	// params: such a check can run on one item by itself (progressive
 	// release runs it when the item closes).
@@ -105,6 +106,15 @@ var checkEnv = func() *cel.Env {
 		cel.Function("containsPhrase",
 			cel.MemberOverload("string_contains_phrase", []*cel.Type{cel.StringType, cel.ListType(cel.StringType)}, cel.BoolType,
 				cel.BinaryBinding(stringContainsPhrase))),
+		cel.Function("codeBlocks",
+			cel.MemberOverload("string_code_blocks", []*cel.Type{cel.StringType}, cel.ListType(cel.MapType(cel.StringType, cel.DynType)),
+				cel.UnaryBinding(stringCodeBlocks))),
+		cel.Function("unfencedText",
+			cel.MemberOverload("string_unfenced_text", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringUnfencedText))),
+		cel.Function("numberCodeLines",
+			cel.MemberOverload("string_number_code_lines", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringNumberCodeLines))),
 		cel.Function("uniqueText",
 			cel.MemberOverload("list_unique_text", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType,
 				cel.UnaryBinding(listUniqueText))),
@@ -240,18 +250,52 @@ var checkFolder = func() *cel.StaticOptimizer {
 	return o
 }()
 
-// checkSizeEstimator bounds every list, object and string a rule reads by
-// CheckAssumedListSize, so that CEL's estimate is finite for dynamic JSON.
-type checkSizeEstimator struct{}
+// checkSizeEstimator bounds every list and object a rule reads by list
+// elements and every string by str bytes, so that CEL's estimate is
+// finite for dynamic JSON.
+type checkSizeEstimator struct{ list, str uint64 }
 
-func (checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+// assumedSizes is the estimator of the load-time limit.
+var assumedSizes = checkSizeEstimator{CheckAssumedListSize, CheckAssumedStringSize}
+
+func (e checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	if cs := n.ComputedSize(); cs != nil {
 		return cs
 	}
 	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
-		return &cost.SizeEstimate{Min: 0, Max: CheckAssumedStringSize}
+		return &cost.SizeEstimate{Min: 0, Max: e.str}
 	}
-	return &cost.SizeEstimate{Min: 0, Max: CheckAssumedListSize}
+	return &cost.SizeEstimate{Min: 0, Max: e.list}
+}
+
+// checkListSizes and checkStringSizes are the size classes of documents
+// for which a rule's estimate is taken again at load: class
+// i*len(checkStringSizes)+j holds the documents with no list or object
+// over checkListSizes[i] elements and no string over checkStringSizes[j]
+// bytes. A rule too costly to evaluate uncounted on any document may
+// still be cheap enough on the small documents most answers are.
+var (
+	checkListSizes   = [...]int{8, 16, 32, 64, CheckAssumedListSize}
+	checkStringSizes = [...]int{64, 128, 256, 512, CheckAssumedStringSize}
+)
+
+// CheckSizeClass is the smallest size class holding a document whose
+// longest list or object has maxList elements and whose longest string
+// (or member name) maxString bytes; false when the document is larger
+// than every class.
+func CheckSizeClass(maxList, maxString int) (int, bool) {
+	i := 0
+	for i < len(checkListSizes) && checkListSizes[i] < maxList {
+		i++
+	}
+	j := 0
+	for j < len(checkStringSizes) && checkStringSizes[j] < maxString {
+		j++
+	}
+	if i == len(checkListSizes) || j == len(checkStringSizes) {
+		return 0, false
+	}
+	return i*len(checkStringSizes) + j, true
 }
 
 func (checkSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
@@ -324,11 +368,11 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 		}
 		seen[c.Code+"\x00"+c.ForEach+"\x00"+c.Path] = true
 		var readsOther bool
-		c.Program, c.Untracked, readsOther = compileExpr(i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
+		c.Program, c.Untracked, c.UntrackedWithin, readsOther = compileExpr(i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
 		c.Local = !readsOther
 		if c.Expected != "" {
 			var other bool
-			c.ExpectedProgram, _, other = compileExpr(i, "expected", c.Expected, nil, raw, at, file, &errs)
+			c.ExpectedProgram, _, _, other = compileExpr(i, "expected", c.Expected, nil, raw, at, file, &errs)
 			c.Local = c.Local && !other
 		}
 		c.Local = c.Local && c.ForEach != ""
@@ -339,10 +383,10 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 // compileExpr compiles one CEL expression of check i (field is "rule" or
 // "expected"), checks its result type (want nil: any), estimates its cost
 // and appends every problem to errs, located in the file. It returns the
-// program with the runtime cost limit, the one without (nil unless the
-// estimate stays below that limit) and whether the expression reads
-// root.
-func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, bool) {
+// program with the runtime cost limit; for a rule also the one without
+// and the size classes it may run uncounted on (nil and 0 when none);
+// and whether the expression reads root.
+func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, uint32, bool) {
 	ast, iss := checkEnv.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		for _, e := range iss.Errors() {
@@ -352,7 +396,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 			}
 			*errs = append(*errs, fe)
 		}
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	locate := func(err error) {
 		fe := &FileError{File: file, Err: fmt.Errorf("checks[%d].%s: %w", i, field, err)}
@@ -363,7 +407,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 	}
 	if want != nil && !ast.OutputType().IsExactType(want) && !ast.OutputType().IsExactType(cel.DynType) {
 		locate(fmt.Errorf("the rule is of type %s, want bool", ast.OutputType()))
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	readsRoot := false
 	if refs := ast.NativeRep().ReferenceMap(); refs != nil {
@@ -379,28 +423,39 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 	if folded, iss := checkFolder.Optimize(checkEnv, ast); iss == nil || iss.Err() == nil {
 		ast = folded
 	}
-	est, err := checkEnv.EstimateCost(ast, checkSizeEstimator{})
+	est, err := checkEnv.EstimateCost(ast, assumedSizes)
 	if err != nil {
 		locate(fmt.Errorf("cost: %w", err))
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	if est.Max > CheckMaxEstimatedCost {
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
 	if err != nil {
 		locate(err)
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
-	var untracked cel.Program
-	if est.Max <= CheckRuntimeCostLimit {
-		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
-			locate(err)
-			return nil, nil, false
+	var within uint32
+	for i, l := range checkListSizes {
+		if field != "rule" {
+			break
+		}
+		for j, str := range checkStringSizes {
+			if e, err := checkEnv.EstimateCost(ast, checkSizeEstimator{uint64(l), uint64(str)}); err == nil && e.Max <= CheckRuntimeCostLimit {
+				within |= 1 << (i*len(checkStringSizes) + j)
+			}
 		}
 	}
-	return prg, untracked, readsRoot
+	var untracked cel.Program
+	if within != 0 {
+		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
+			locate(err)
+			return nil, nil, 0, false
+		}
+	}
+	return prg, untracked, within, readsRoot
 }
 
 // stringOffset is the byte offset in raw of the character at CEL's line

@@ -14,7 +14,7 @@ import (
 func evalCheckExpr(t *testing.T, src string, self any, tracked bool) any {
 	t.Helper()
 	var errs []error
-	prg, untracked, _ := compileExpr(0, "rule", src, nil, nil, func(int, string) *strictjson.Value { return nil }, "t", &errs)
+	prg, untracked, _, _ := compileExpr(0, "rule", src, nil, nil, func(int, string) *strictjson.Value { return nil }, "t", &errs)
 	if len(errs) > 0 {
 		t.Fatalf("compile %q: %v", src, errs)
 	}
@@ -62,6 +62,14 @@ func TestCheckFunctions(t *testing.T) {
 		{`self.unique()`, append(longList(40, ""), "v7"), false},
 		{`self.unique()`, []any{1.0, 2.0, 1}, false},
 		{`self.unique()`, []any{"a", "A"}, true},
+		{`self.codeBlocks()`, "no code here", "[]"},
+		{`self.codeBlocks().map(b, [b.lang, b.lines, b.closed, b.inline])`, "Run:\n```python\n\nx = 1\nprint(x)\n\n```\nand ```y``` too\n```\nz", "[[python, [x = 1, print(x)], true, false] [, [y], true, true] [, [z], false, false]]"},
+		{`self.codeBlocks()[0].code`, "```go\na := 1\nb := 2```", "a := 1\nb := 2"},
+		{`self.unfencedText()`, "a\n```go\nx\n```\nb ```c``` d\ne", "a\n\n\n\n\ne"},
+		{`self.unfencedText()`, "one line", "one line"},
+		{`self.numberCodeLines()`, "Run:\n```python\n\nx = 1\n3) y = 2\n7:\n\n```\nx = 1", "Run:\n```python\n\n1: x = 1\n2: y = 2\n3:\n\n```\nx = 1"},
+		{`self.numberCodeLines()`, "```js\n1: let x;\n2: x = 1;\n```", "```js\n1: let x;\n2: x = 1;\n```"},
+		{`self.numberCodeLines()`, "```js\nlet x;", "```js\n1: let x;"},
 		// Constant lists are made once and read as any list.
 		{`['Reproduction', 'Application', 'Analysis'][self]`, 1, "Application"},
 		{`self in ['a', 'b'] && ['a', 'b'] + [self] == ['a', 'b', self]`, "b", true},

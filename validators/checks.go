@@ -27,10 +27,12 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		return
 	}
 	act := &checkActivation{root: jsonVal(doc), params: paramsVal(params)}
-	act.small = withinAssumedSizes(doc, 0) && len(params) <= contracts.CheckAssumedListSize
+	maxList, maxString := sizesOf(doc, 0)
+	maxList = max(maxList, len(params))
 	for k, v := range params {
-		act.small = act.small && len(k) <= contracts.CheckAssumedStringSize && len(v) <= contracts.CheckAssumedStringSize
+		maxString = max(maxString, len(k), len(v))
 	}
+	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
 	schemaFound := func(ptr string) bool {
 		for i := range e.out {
 			v := &e.out[i]
@@ -85,7 +87,7 @@ func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act
 		return arr + "/" + strconv.Itoa(j)
 	}
 	prg := c.Program
-	if act.small && c.Untracked != nil {
+	if act.sized && c.Untracked != nil && c.UntrackedWithin&(1<<act.class) != 0 {
 		prg = c.Untracked
 	}
 	out, _, err := prg.Eval(act)
@@ -253,42 +255,38 @@ type checkActivation struct {
 	self, root ref.Val
 	index      types.Int
 	params     ref.Val
-	// small is true when the document and the parameters are within the
-	// sizes the load-time cost estimate assumed.
-	small bool
+	// class is the size class (contracts.CheckSizeClass) of the
+	// document and the parameters; sized is false when they are larger
+	// than every class.
+	class int
+	sized bool
 }
 
-// withinAssumedSizes reports whether no list or object of v has more than
-// contracts.CheckAssumedListSize elements and no string (or member name)
-// more than contracts.CheckAssumedStringSize bytes: then a check whose
-// load-time estimate stays below the runtime cost limit cannot reach it.
-func withinAssumedSizes(v *strictjson.Value, depth int) bool {
+// sizesOf returns the number of elements or members of the longest list
+// or object in v and the bytes of its longest string or member name: the
+// sizes that pick a document's class for the checks' cost estimates. A
+// document nested deeper than 256 levels counts as too large for any.
+func sizesOf(v *strictjson.Value, depth int) (maxList, maxString int) {
 	if depth > 256 {
-		return false
+		return math.MaxInt, math.MaxInt
 	}
 	switch v.Kind {
 	case strictjson.KindString:
-		return len(v.Str) <= contracts.CheckAssumedStringSize
+		return 0, len(v.Str)
 	case strictjson.KindArray:
-		if len(v.Items) > contracts.CheckAssumedListSize {
-			return false
-		}
+		maxList = len(v.Items)
 		for _, it := range v.Items {
-			if !withinAssumedSizes(it, depth+1) {
-				return false
-			}
+			l, s := sizesOf(it, depth+1)
+			maxList, maxString = max(maxList, l), max(maxString, s)
 		}
 	case strictjson.KindObject:
-		if len(v.Members) > contracts.CheckAssumedListSize {
-			return false
-		}
+		maxList = len(v.Members)
 		for _, m := range v.Members {
-			if len(m.Key) > contracts.CheckAssumedStringSize || !withinAssumedSizes(m.Value, depth+1) {
-				return false
-			}
+			l, s := sizesOf(m.Value, depth+1)
+			maxList, maxString = max(maxList, l), max(maxString, s, len(m.Key))
 		}
 	}
-	return true
+	return maxList, maxString
 }
 
 func (a *checkActivation) ResolveName(name string) (any, bool) {

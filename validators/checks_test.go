@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -138,28 +139,31 @@ func TestCheckCostLimit(t *testing.T) {
 	}
 }
 
-func TestWithinAssumedSizes(t *testing.T) {
-	long := strings.Repeat("x", contracts.CheckAssumedStringSize+1)
-	many := "[" + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize+1), ",") + "]"
-	enough := "[" + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize), ",") + "]"
+func TestSizesOf(t *testing.T) {
+	long := strings.Repeat("x", 300)
 	tests := []struct {
-		doc  string
-		want bool
+		doc       string
+		list, str int
+		class     int
+		sized     bool
 	}{
-		{`{"a":[1,2],"b":"x"}`, true},
-		{enough, true},
-		{many, false},
-		{`{"a":{"b":` + many + `}}`, false},
-		{`{"a":"` + long + `"}`, false},
-		{`{"` + long + `":1}`, false},
+		{`{"a":[1,2],"b":"x"}`, 2, 1, 0, true},
+		{`[` + strings.TrimSuffix(strings.Repeat("1,", 9), ",") + `]`, 9, 0, 5, true},
+		{`{"a":{"b":["` + long + `"]}}`, 1, 300, 3, true},
+		{`{"` + long + `":1}`, 1, 300, 3, true},
+		{`[` + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize+1), ",") + `]`, contracts.CheckAssumedListSize + 1, 0, 0, false},
+		{`["` + strings.Repeat("x", contracts.CheckAssumedStringSize+1) + `"]`, 1, contracts.CheckAssumedStringSize + 1, 0, false},
+		{strings.Repeat("[", 300) + strings.Repeat("]", 300), math.MaxInt, math.MaxInt, 0, false},
 	}
 	for _, tt := range tests {
 		doc, err := strictjson.ParseString(tt.doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := withinAssumedSizes(doc, 0); got != tt.want {
-			t.Errorf("withinAssumedSizes(%.40s…) = %v, want %v", tt.doc, got, tt.want)
+		l, s := sizesOf(doc, 0)
+		class, sized := contracts.CheckSizeClass(l, s)
+		if l != tt.list || s != tt.str || class != tt.class || sized != tt.sized {
+			t.Errorf("sizesOf(%.40s…) = %d, %d (class %d, %v), want %d, %d (class %d, %v)", tt.doc, l, s, class, sized, tt.list, tt.str, tt.class, tt.sized)
 		}
 	}
 }
