@@ -26,7 +26,8 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 	if len(checks) == 0 {
 		return
 	}
-	act := &checkActivation{root: jsonVal(doc), params: paramsVal(params)}
+	vals := &docVals{m: make(map[*strictjson.Value]ref.Val, 64)}
+	act := &checkActivation{root: vals.val(doc), params: paramsVal(params)}
 	maxList, maxString := sizesOf(doc, 0)
 	maxList = max(maxList, len(params))
 	for k, v := range params {
@@ -58,7 +59,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			continue
 		}
 		for j, it := range arr.Items {
-			act.self, act.index = jsonVal(it), types.Int(j)
+			act.self, act.index = vals.val(it), types.Int(j)
 			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
@@ -305,10 +306,18 @@ func (a *checkActivation) ResolveName(name string) (any, bool) {
 
 func (a *checkActivation) Parent() interpreter.Activation { return nil }
 
-// jsonVal is v as a CEL value, read in place: objects and arrays are views
+// docVals makes the CEL values of one document, each once: the checks
+// of a contract read the same members again and again (every check over
+// the questions reads each question), and a string or a view made once
+// is not made again for the next check.
+type docVals struct {
+	m map[*strictjson.Value]ref.Val
+}
+
+// val is v as a CEL value, read in place: objects and arrays are views
 // of the parsed document, numbers are doubles (as CEL reads JSON), so that
 // 1 and 1.0 are the same number.
-func jsonVal(v *strictjson.Value) ref.Val {
+func (d *docVals) val(v *strictjson.Value) ref.Val {
 	switch v.Kind {
 	case strictjson.KindNull:
 		return types.NullValue
@@ -318,19 +327,30 @@ func jsonVal(v *strictjson.Value) ref.Val {
 		if n, ok := smallWhole(v.Num); ok {
 			return smallDoubles[n]
 		}
+	}
+	if x, ok := d.m[v]; ok {
+		return x
+	}
+	var x ref.Val
+	switch v.Kind {
+	case strictjson.KindNumber:
 		f, err := strconv.ParseFloat(v.Num, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return types.NewErr("number %s: %v", v.Num, err)
+			x = types.NewErr("number %s: %v", v.Num, err)
+		} else {
+			x = types.Double(f)
 		}
-		return types.Double(f)
 	case strictjson.KindString:
-		return types.String(v.Str)
+		x = types.String(v.Str)
 	case strictjson.KindArray:
-		return jsonList{v}
+		x = jsonList{v, d}
 	case strictjson.KindObject:
-		return jsonObject{v}
+		x = jsonObject{v, d}
+	default:
+		return types.NullValue
 	}
-	return types.NullValue
+	d.m[v] = x
+	return x
 }
 
 // smallDoubles are the whole numbers 0 to len-1 as CEL values, made
@@ -361,7 +381,10 @@ func smallWhole(lit string) (int, bool) {
 }
 
 // jsonList is a JSON array as a CEL list.
-type jsonList struct{ v *strictjson.Value }
+type jsonList struct {
+	v *strictjson.Value
+	d *docVals
+}
 
 func (l jsonList) native() ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
@@ -385,7 +408,7 @@ func (l jsonList) Equal(other ref.Val) ref.Val {
 		return types.False
 	}
 	for i, it := range l.v.Items {
-		if jsonVal(it).Equal(o.Get(types.Int(i))) != types.True {
+		if l.d.val(it).Equal(o.Get(types.Int(i))) != types.True {
 			return types.False
 		}
 	}
@@ -396,13 +419,13 @@ func (l jsonList) Value() any     { return l.v }
 func (l jsonList) Add(other ref.Val) ref.Val {
 	vals := make([]ref.Val, len(l.v.Items))
 	for i, it := range l.v.Items {
-		vals[i] = jsonVal(it)
+		vals[i] = l.d.val(it)
 	}
 	return types.NewRefValList(types.DefaultTypeAdapter, vals).(traits.Adder).Add(other)
 }
 func (l jsonList) Contains(x ref.Val) ref.Val {
 	for _, it := range l.v.Items {
-		if jsonVal(it).Equal(x) == types.True {
+		if l.d.val(it).Equal(x) == types.True {
 			return types.True
 		}
 	}
@@ -416,13 +439,14 @@ func (l jsonList) Get(index ref.Val) ref.Val {
 	if i < 0 || i >= len(l.v.Items) {
 		return types.NewErr("index '%d' out of range in list size '%d'", i, len(l.v.Items))
 	}
-	return jsonVal(l.v.Items[i])
+	return l.d.val(l.v.Items[i])
 }
-func (l jsonList) Iterator() traits.Iterator { return &jsonListIter{items: l.v.Items} }
+func (l jsonList) Iterator() traits.Iterator { return &jsonListIter{items: l.v.Items, d: l.d} }
 func (l jsonList) Size() ref.Val             { return types.Int(len(l.v.Items)) }
 
 type jsonListIter struct {
 	items []*strictjson.Value
+	d     *docVals
 	i     int
 }
 
@@ -441,11 +465,14 @@ func (it *jsonListIter) Next() ref.Val {
 		return nil
 	}
 	it.i++
-	return jsonVal(it.items[it.i-1])
+	return it.d.val(it.items[it.i-1])
 }
 
 // jsonObject is a JSON object as a CEL map from strings.
-type jsonObject struct{ v *strictjson.Value }
+type jsonObject struct {
+	v *strictjson.Value
+	d *docVals
+}
 
 func (o jsonObject) ConvertToNative(t reflect.Type) (any, error) {
 	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
@@ -466,7 +493,7 @@ func (o jsonObject) Equal(other ref.Val) ref.Val {
 	}
 	for _, mem := range o.v.Members {
 		ov, found := m.Find(types.String(mem.Key))
-		if !found || jsonVal(mem.Value).Equal(ov) != types.True {
+		if !found || o.d.val(mem.Value).Equal(ov) != types.True {
 			return types.False
 		}
 	}
@@ -494,7 +521,7 @@ func (o jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	if m == nil {
 		return nil, false
 	}
-	return jsonVal(m), true
+	return o.d.val(m), true
 }
 func (o jsonObject) Iterator() traits.Iterator {
 	keys := make([]string, len(o.v.Members))
