@@ -7,6 +7,7 @@ import (
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
 )
 
 // codeScan is what scanCode finds in a text: its fenced code blocks, its
@@ -210,4 +211,39 @@ func stringNumberCodeLines(v ref.Val) ref.Val {
 		return s
 	}
 	return types.String(scanCode(string(s)).numbered)
+}
+
+// listNumberCodeLines is numberCodeLines() of a list: each string of the
+// list with its code lines numbered, other elements as they are. A list
+// whose strings need no change is returned itself, so that comparing it
+// with the original costs nothing.
+func listNumberCodeLines(v ref.Val) ref.Val {
+	l, ok := v.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	var out []ref.Val
+	i := 0
+	for it := l.Iterator(); it.HasNext() == types.True; i++ {
+		x := it.Next()
+		if s, ok := x.(types.String); ok && hasCode(string(s)) {
+			if n := scanCode(string(s)).numbered; n != string(s) {
+				if out == nil {
+					out = make([]ref.Val, 0, i+1)
+					for j := range i {
+						out = append(out, l.Get(types.Int(j)))
+					}
+				}
+				out = append(out, types.String(n))
+				continue
+			}
+		}
+		if out != nil {
+			out = append(out, x)
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, out)
 }

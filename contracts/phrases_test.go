@@ -70,6 +70,8 @@ func TestCheckFunctions(t *testing.T) {
 		{`self.numberCodeLines()`, "Run:\n```python\n\nx = 1\n3) y = 2\n7:\n\n```\nx = 1", "Run:\n```python\n\n1: x = 1\n2: y = 2\n3:\n\n```\nx = 1"},
 		{`self.numberCodeLines()`, "```js\n1: let x;\n2: x = 1;\n```", "```js\n1: let x;\n2: x = 1;\n```"},
 		{`self.numberCodeLines()`, "```js\nlet x;", "```js\n1: let x;"},
+		{`self.numberCodeLines()`, []any{"plain", 1.0, "```py\nx = 1\n```"}, "[plain 1 ```py\n1: x = 1\n```]"},
+		{`self.numberCodeLines() == self`, []any{"plain", "```py\n1: x = 1\n```"}, true},
 		// Constant lists are made once and read as any list.
 		{`['Reproduction', 'Application', 'Analysis'][self]`, 1, "Application"},
 		{`self in ['a', 'b'] && ['a', 'b'] + [self] == ['a', 'b', self]`, "b", true},

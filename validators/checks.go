@@ -400,6 +400,9 @@ func (l jsonList) ConvertToType(t ref.Type) ref.Val {
 	return types.NewErr("type conversion error from list to '%s'", t)
 }
 func (l jsonList) Equal(other ref.Val) ref.Val {
+	if o, ok := other.(jsonList); ok && o.v == l.v {
+		return types.True
+	}
 	o, ok := other.(traits.Lister)
 	if !ok {
 		return types.False
