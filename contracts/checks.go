@@ -89,9 +89,19 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 // document), sum() and unique() of a list and words() of a string. It is
 // built once.
 var checkEnv = func() *cel.Env {
-	env, err := cel.NewEnv(
+	env, err := checkBase.Extend(
 		cel.Variable("self", cel.DynType),
-		cel.Variable("root", cel.DynType),
+		cel.Variable("root", cel.DynType))
+	if err != nil {
+		panic(err)
+	}
+	return env
+}()
+
+// checkBase is checkEnv without self and root, which typedEnv declares
+// with the schema's types.
+var checkBase = func() *cel.Env {
+	env, err := cel.NewEnv(
 		cel.Variable("index", cel.IntType),
 		cel.Variable("params", cel.MapType(cel.StringType, cel.StringType)),
 		cel.CrossTypeNumericComparisons(true),
@@ -311,8 +321,12 @@ func (checkSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost
 func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Check, schema []byte) []error {
 	var errs []error
 	var schemaDoc any
+	var types_ *schemaTypes
+	envs := map[string]*cel.Env{}
 	if schema != nil {
-		_ = json.Unmarshal(schema, &schemaDoc)
+		if json.Unmarshal(schema, &schemaDoc) == nil {
+			types_ = newSchemaTypes(schemaDoc)
+		}
 	}
 	var arr *strictjson.Value
 	if doc != nil {
@@ -369,12 +383,21 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 			fail(i, "code", fmt.Errorf("code %q: a second check with the same code, for_each and path", c.Code))
 		}
 		seen[c.Code+"\x00"+c.ForEach+"\x00"+c.Path] = true
+		env, ok := envs[c.ForEach]
+		if !ok {
+			var err error
+			if env, err = typedEnv(types_, c.ForEach); err != nil {
+				fail(i, "rule", err)
+				continue
+			}
+			envs[c.ForEach] = env
+		}
 		var readsOther bool
-		c.Program, c.Untracked, c.UntrackedWithin, readsOther = compileExpr(i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
+		c.Program, c.Untracked, c.UntrackedWithin, readsOther = compileExpr(env, i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
 		c.Local = !readsOther
 		if c.Expected != "" {
 			var other bool
-			c.ExpectedProgram, _, _, other = compileExpr(i, "expected", c.Expected, nil, raw, at, file, &errs)
+			c.ExpectedProgram, _, _, other = compileExpr(env, i, "expected", c.Expected, nil, raw, at, file, &errs)
 			c.Local = c.Local && !other
 		}
 		c.Local = c.Local && c.ForEach != ""
@@ -388,8 +411,8 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 // program with the runtime cost limit; for a rule also the one without
 // and the size classes it may run uncounted on (nil and 0 when none);
 // and whether the expression reads root.
-func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, uint32, bool) {
-	ast, iss := checkEnv.Compile(src)
+func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, uint32, bool) {
+	ast, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		for _, e := range iss.Errors() {
 			fe := &FileError{File: file, Err: fmt.Errorf("checks[%d].%s: %s", i, field, e.Message)}
@@ -422,10 +445,10 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 	// Parts of the expression that do not depend on the document (a list
 	// of level names, a phrase list for "in") are evaluated once here, not
 	// built again on every evaluation.
-	if folded, iss := checkFolder.Optimize(checkEnv, ast); iss == nil || iss.Err() == nil {
+	if folded, iss := checkFolder.Optimize(env, ast); iss == nil || iss.Err() == nil {
 		ast = folded
 	}
-	est, err := checkEnv.EstimateCost(ast, assumedSizes)
+	est, err := env.EstimateCost(ast, assumedSizes)
 	if err != nil {
 		locate(fmt.Errorf("cost: %w", err))
 		return nil, nil, 0, false
@@ -434,7 +457,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
 		return nil, nil, 0, false
 	}
-	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
+	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
 	if err != nil {
 		locate(err)
 		return nil, nil, 0, false
@@ -445,14 +468,14 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 			break
 		}
 		for j, str := range checkStringSizes {
-			if e, err := checkEnv.EstimateCost(ast, checkSizeEstimator{uint64(l), uint64(str)}); err == nil && e.Max <= CheckRuntimeCostLimit {
+			if e, err := env.EstimateCost(ast, checkSizeEstimator{uint64(l), uint64(str)}); err == nil && e.Max <= CheckRuntimeCostLimit {
 				within |= 1 << (i*len(checkStringSizes) + j)
 			}
 		}
 	}
 	var untracked cel.Program
 	if within != 0 {
-		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
+		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
 			locate(err)
 			return nil, nil, 0, false
 		}

@@ -212,7 +212,7 @@ func celToJSON(v ref.Val, depth int) (any, error) {
 		return Quantity(float64(x)), nil
 	case jsonList:
 		return x.v.Interface(), nil
-	case jsonObject:
+	case *jsonObject:
 		return x.v.Interface(), nil
 	case traits.Lister:
 		var out []any
@@ -345,7 +345,7 @@ func (d *docVals) val(v *strictjson.Value) ref.Val {
 	case strictjson.KindArray:
 		x = jsonList{v, d}
 	case strictjson.KindObject:
-		x = jsonObject{v, d}
+		x = &jsonObject{v, d}
 	default:
 		return types.NullValue
 	}
@@ -477,10 +477,10 @@ type jsonObject struct {
 	d *docVals
 }
 
-func (o jsonObject) ConvertToNative(t reflect.Type) (any, error) {
+func (o *jsonObject) ConvertToNative(t reflect.Type) (any, error) {
 	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
 }
-func (o jsonObject) ConvertToType(t ref.Type) ref.Val {
+func (o *jsonObject) ConvertToType(t ref.Type) ref.Val {
 	switch t {
 	case types.MapType:
 		return o
@@ -489,7 +489,7 @@ func (o jsonObject) ConvertToType(t ref.Type) ref.Val {
 	}
 	return types.NewErr("type conversion error from map to '%s'", t)
 }
-func (o jsonObject) Equal(other ref.Val) ref.Val {
+func (o *jsonObject) Equal(other ref.Val) ref.Val {
 	m, ok := other.(traits.Mapper)
 	if !ok || m.Size() != o.Size() {
 		return types.False
@@ -502,20 +502,35 @@ func (o jsonObject) Equal(other ref.Val) ref.Val {
 	}
 	return types.True
 }
-func (o jsonObject) Type() ref.Type { return types.MapType }
-func (o jsonObject) Value() any     { return o.v }
-func (o jsonObject) Contains(key ref.Val) ref.Val {
+func (o *jsonObject) Type() ref.Type { return types.MapType }
+
+// Value is the object itself: a rule typed by the contract's schema
+// reads its fields through Field and JSONValue.
+func (o *jsonObject) Value() any { return o }
+
+// JSONValue is the object in the parsed document.
+func (o *jsonObject) JSONValue() *strictjson.Value { return o.v }
+
+// Field is the member name as a CEL value, if the object has it.
+func (o *jsonObject) Field(name string) (ref.Val, bool) {
+	m := o.v.Get(name)
+	if m == nil {
+		return nil, false
+	}
+	return o.d.val(m), true
+}
+func (o *jsonObject) Contains(key ref.Val) ref.Val {
 	_, found := o.Find(key)
 	return types.Bool(found)
 }
-func (o jsonObject) Get(key ref.Val) ref.Val {
+func (o *jsonObject) Get(key ref.Val) ref.Val {
 	v, found := o.Find(key)
 	if !found {
 		return types.ValOrErr(v, "no such key: %v", key)
 	}
 	return v
 }
-func (o jsonObject) Find(key ref.Val) (ref.Val, bool) {
+func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	k, ok := key.(types.String)
 	if !ok {
 		return nil, false
@@ -526,14 +541,14 @@ func (o jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	}
 	return o.d.val(m), true
 }
-func (o jsonObject) Iterator() traits.Iterator {
+func (o *jsonObject) Iterator() traits.Iterator {
 	keys := make([]string, len(o.v.Members))
 	for i, m := range o.v.Members {
 		keys[i] = m.Key
 	}
 	return &jsonKeyIter{keys: keys}
 }
-func (o jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
+func (o *jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
 
 type jsonKeyIter struct {
 	keys []string
