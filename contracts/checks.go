@@ -115,6 +115,8 @@ var checkBase = func() *cel.Env {
 				cel.UnaryBinding(stringWords))),
 		cel.Function("containsPhrase",
 			cel.MemberOverload("string_contains_phrase", []*cel.Type{cel.StringType, cel.ListType(cel.StringType)}, cel.BoolType,
+				cel.BinaryBinding(stringContainsPhrase)),
+			cel.MemberOverload("list_contains_phrase", []*cel.Type{cel.ListType(cel.DynType), cel.ListType(cel.StringType)}, cel.BoolType,
 				cel.BinaryBinding(stringContainsPhrase))),
 		cel.Function("codeBlocks",
 			cel.MemberOverload("string_code_blocks", []*cel.Type{cel.StringType}, cel.ListType(cel.MapType(cel.StringType, cel.DynType)),

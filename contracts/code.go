@@ -223,15 +223,15 @@ func listNumberCodeLines(v ref.Val) ref.Val {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
 	var out []ref.Val
-	i := 0
-	for it := l.Iterator(); it.HasNext() == types.True; i++ {
-		x := it.Next()
+	size, _ := l.Size().(types.Int)
+	for i := types.Int(0); i < size; i++ {
+		x := l.Get(i)
 		if s, ok := x.(types.String); ok && hasCode(string(s)) {
 			if n := scanCode(string(s)).numbered; n != string(s) {
 				if out == nil {
-					out = make([]ref.Val, 0, i+1)
-					for j := range i {
-						out = append(out, l.Get(types.Int(j)))
+					out = make([]ref.Val, 0, size)
+					for j := types.Int(0); j < i; j++ {
+						out = append(out, l.Get(j))
 					}
 				}
 				out = append(out, types.String(n))

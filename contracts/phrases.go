@@ -106,10 +106,6 @@ func (set phraseSet) contains(s string) bool {
 // stringContainsPhrase is containsPhrase() with a list that is not
 // constant: the phrases are prepared on every call.
 func stringContainsPhrase(s, list ref.Val) ref.Val {
-	str, ok := s.(types.String)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(s)
-	}
 	l, ok := list.(traits.Lister)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(list)
@@ -118,7 +114,25 @@ func stringContainsPhrase(s, list ref.Val) ref.Val {
 	if !ok {
 		return types.NewErr("containsPhrase: the phrases must be strings")
 	}
-	return types.Bool(set.contains(string(str)))
+	return set.holds(s)
+}
+
+// holds is containsPhrase() of a string, or of a list: true when one of
+// the list's strings contains a phrase (other elements are skipped).
+func (set phraseSet) holds(v ref.Val) ref.Val {
+	switch x := v.(type) {
+	case types.String:
+		return types.Bool(set.contains(string(x)))
+	case traits.Lister:
+		n, _ := x.Size().(types.Int)
+		for i := types.Int(0); i < n; i++ {
+			if s, ok := x.Get(i).(types.String); ok && set.contains(string(s)) {
+				return types.True
+			}
+		}
+		return types.False
+	}
+	return types.MaybeNoSuchOverloadErr(v)
 }
 
 // constantLists is a planning step: a list literal of constants (a list
@@ -175,15 +189,11 @@ type phraseCall struct {
 
 func (c *phraseCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	v := c.arg.Exec(frame)
-	var res ref.Val
-	switch s := v.(type) {
+	switch v.(type) {
 	case *types.Err, *types.Unknown:
 		return v
-	case types.String:
-		res = types.Bool(c.set.contains(string(s)))
-	default:
-		res = types.MaybeNoSuchOverloadErr(v)
 	}
+	res := c.set.holds(v)
 	if costs := frame.CostTracker(); costs != nil {
 		costs.EvalVarArgs(frame, c.ID(), c, []ref.Val{v, types.NullValue}, res)
 	}
@@ -208,8 +218,9 @@ func listUniqueText(v ref.Val) ref.Val {
 	strs := strStack[:0]
 	var rest []ref.Val
 	var keys map[string]struct{}
-	for it := l.Iterator(); it.HasNext() == types.True; {
-		x := it.Next()
+	n, _ := l.Size().(types.Int)
+	for i := types.Int(0); i < n; i++ {
+		x := l.Get(i)
 		s, ok := x.(types.String)
 		if !ok {
 			for _, r := range rest {

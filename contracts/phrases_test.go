@@ -46,6 +46,9 @@ func TestCheckFunctions(t *testing.T) {
 		{`self.containsPhrase(` + forbidden + `)`, "", false},
 		{`self.containsPhrase(['both'])`, "Both A and B", true},
 		{`self.containsPhrase([])`, "anything", false},
+		{`self.containsPhrase(` + forbidden + `)`, []any{"Paris", 3.0, "None of the above."}, true},
+		{`self.containsPhrase(` + forbidden + `)`, []any{"Paris", 3.0, "London"}, false},
+		{`self.containsPhrase(self.map(x, string(x)))`, []any{"a b", "b"}, true},
 		// A list that is not constant is prepared on every call.
 		{`self.containsPhrase([self.substring(0, 3) + ' of the above'])`, "all of the above", true},
 		{`self.containsPhrase(self.split(',').filter(p, p != ''))`, "x,none of the above", true},
