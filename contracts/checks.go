@@ -67,11 +67,12 @@ type Check struct {
 	ExpectedProgram cel.Program `json:"-"`
 	// Untracked is Rule compiled without cost tracking, set when the
 	// load-time estimate shows that the rule cannot reach
-	// CheckRuntimeCostLimit on a document within the assumed sizes (no
-	// list or object over CheckAssumedListSize, no string over
-	// CheckAssumedStringSize): such a document is evaluated without
-	// counting, which saves a third of the allocations.
-	Untracked cel.Program `json:"-"`
+	// CheckRuntimeCostLimit on documents of some size class (see
+	// CheckSizeClass); UntrackedWithin has bit k set for each such class
+	// k. A document of such a class is evaluated without counting,
+	// which saves most of the evaluation's allocations.
+	Untracked       cel.Program `json:"-"`
+	UntrackedWithin uint32      `json:"-"`
 	// Local is true when the rule and Expected read only self, index and
 	// params: such a check can run on one item by itself (progressive
 	// release runs it when the item closes).
@@ -88,9 +89,19 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 // document), sum() and unique() of a list and words() of a string. It is
 // built once.
 var checkEnv = func() *cel.Env {
-	env, err := cel.NewEnv(
+	env, err := checkBase.Extend(
 		cel.Variable("self", cel.DynType),
-		cel.Variable("root", cel.DynType),
+		cel.Variable("root", cel.DynType))
+	if err != nil {
+		panic(err)
+	}
+	return env
+}()
+
+// checkBase is checkEnv without self and root, which typedEnv declares
+// with the schema's types.
+var checkBase = func() *cel.Env {
+	env, err := cel.NewEnv(
 		cel.Variable("index", cel.IntType),
 		cel.Variable("params", cel.MapType(cel.StringType, cel.StringType)),
 		cel.CrossTypeNumericComparisons(true),
@@ -102,6 +113,25 @@ var checkEnv = func() *cel.Env {
 		cel.Function("words",
 			cel.MemberOverload("string_words", []*cel.Type{cel.StringType}, cel.ListType(cel.StringType),
 				cel.UnaryBinding(stringWords))),
+		cel.Function("containsPhrase",
+			cel.MemberOverload("string_contains_phrase", []*cel.Type{cel.StringType, cel.ListType(cel.StringType)}, cel.BoolType,
+				cel.BinaryBinding(stringContainsPhrase)),
+			cel.MemberOverload("list_contains_phrase", []*cel.Type{cel.ListType(cel.DynType), cel.ListType(cel.StringType)}, cel.BoolType,
+				cel.BinaryBinding(stringContainsPhrase))),
+		cel.Function("codeBlocks",
+			cel.MemberOverload("string_code_blocks", []*cel.Type{cel.StringType}, cel.ListType(cel.MapType(cel.StringType, cel.DynType)),
+				cel.UnaryBinding(stringCodeBlocks))),
+		cel.Function("unfencedText",
+			cel.MemberOverload("string_unfenced_text", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringUnfencedText))),
+		cel.Function("numberCodeLines",
+			cel.MemberOverload("string_number_code_lines", []*cel.Type{cel.StringType}, cel.StringType,
+				cel.UnaryBinding(stringNumberCodeLines)),
+			cel.MemberOverload("list_number_code_lines", []*cel.Type{cel.ListType(cel.DynType)}, cel.ListType(cel.DynType),
+				cel.UnaryBinding(listNumberCodeLines))),
+		cel.Function("uniqueText",
+			cel.MemberOverload("list_unique_text", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType,
+				cel.UnaryBinding(listUniqueText))),
 		cel.Function("unique",
 			cel.MemberOverload("list_unique", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType,
 				cel.UnaryBinding(listUnique))),
@@ -169,31 +199,117 @@ func listUnique(v ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
-	var seen []ref.Val
+	n, ok := l.Size().(types.Int)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	if n <= uniqueScan {
+		// Short lists, the common case (options, tags), are compared
+		// pair by pair in place.
+		for i := types.Int(1); i < n; i++ {
+			x := l.Get(i)
+			for j := types.Int(0); j < i; j++ {
+				if l.Get(j).Equal(x) == types.True {
+					return types.False
+				}
+			}
+		}
+		return types.True
+	}
+	// A long list keys its strings by value and compares the rest
+	// (numbers, which meet across types, lists, objects) pair by pair.
+	strs := make(map[string]struct{}, n)
+	var rest []ref.Val
 	for it := l.Iterator(); it.HasNext() == types.True; {
 		x := it.Next()
-		for _, s := range seen {
+		if y, ok := x.(types.String); ok {
+			if _, dup := strs[string(y)]; dup {
+				return types.False
+			}
+			strs[string(y)] = struct{}{}
+			continue
+		}
+		for _, s := range rest {
 			if s.Equal(x) == types.True {
 				return types.False
 			}
 		}
-		seen = append(seen, x)
+		rest = append(rest, x)
 	}
 	return types.True
 }
 
-// checkSizeEstimator bounds every list, object and string a rule reads by
-// CheckAssumedListSize, so that CEL's estimate is finite for dynamic JSON.
-type checkSizeEstimator struct{}
+// uniqueScan is the list length up to which unique() compares pairs.
+const uniqueScan = 16
 
-func (checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+// checkPlan and checkPhrases are the planning steps of every check's
+// programs: constant lists made once, containsPhrase's phrases prepared
+// once.
+var (
+	checkPlan    = cel.CustomDecoratorV2(constantLists)
+	checkPhrases = cel.CustomDecoratorV2(constantPhrases)
+)
+
+// checkFolder folds the constant parts of every check's expressions at
+// load.
+var checkFolder = func() *cel.StaticOptimizer {
+	f, err := cel.NewConstantFoldingOptimizer()
+	if err != nil {
+		panic(err)
+	}
+	o, err := cel.NewStaticOptimizer(f)
+	if err != nil {
+		panic(err)
+	}
+	return o
+}()
+
+// checkSizeEstimator bounds every list and object a rule reads by list
+// elements and every string by str bytes, so that CEL's estimate is
+// finite for dynamic JSON.
+type checkSizeEstimator struct{ list, str uint64 }
+
+// assumedSizes is the estimator of the load-time limit.
+var assumedSizes = checkSizeEstimator{CheckAssumedListSize, CheckAssumedStringSize}
+
+func (e checkSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 	if cs := n.ComputedSize(); cs != nil {
 		return cs
 	}
 	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
-		return &cost.SizeEstimate{Min: 0, Max: CheckAssumedStringSize}
+		return &cost.SizeEstimate{Min: 0, Max: e.str}
 	}
-	return &cost.SizeEstimate{Min: 0, Max: CheckAssumedListSize}
+	return &cost.SizeEstimate{Min: 0, Max: e.list}
+}
+
+// checkListSizes and checkStringSizes are the size classes of documents
+// for which a rule's estimate is taken again at load: class
+// i*len(checkStringSizes)+j holds the documents with no list or object
+// over checkListSizes[i] elements and no string over checkStringSizes[j]
+// bytes. A rule too costly to evaluate uncounted on any document may
+// still be cheap enough on the small documents most answers are.
+var (
+	checkListSizes   = [...]int{8, 16, 32, 64, CheckAssumedListSize}
+	checkStringSizes = [...]int{64, 128, 256, 512, CheckAssumedStringSize}
+)
+
+// CheckSizeClass is the smallest size class holding a document whose
+// longest list or object has maxList elements and whose longest string
+// (or member name) maxString bytes; false when the document is larger
+// than every class.
+func CheckSizeClass(maxList, maxString int) (int, bool) {
+	i := 0
+	for i < len(checkListSizes) && checkListSizes[i] < maxList {
+		i++
+	}
+	j := 0
+	for j < len(checkStringSizes) && checkStringSizes[j] < maxString {
+		j++
+	}
+	if i == len(checkListSizes) || j == len(checkStringSizes) {
+		return 0, false
+	}
+	return i*len(checkStringSizes) + j, true
 }
 
 func (checkSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
@@ -207,8 +323,12 @@ func (checkSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost
 func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Check, schema []byte) []error {
 	var errs []error
 	var schemaDoc any
+	var types_ *schemaTypes
+	envs := map[string]*cel.Env{}
 	if schema != nil {
-		_ = json.Unmarshal(schema, &schemaDoc)
+		if json.Unmarshal(schema, &schemaDoc) == nil {
+			types_ = newSchemaTypes(schemaDoc)
+		}
 	}
 	var arr *strictjson.Value
 	if doc != nil {
@@ -265,12 +385,21 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 			fail(i, "code", fmt.Errorf("code %q: a second check with the same code, for_each and path", c.Code))
 		}
 		seen[c.Code+"\x00"+c.ForEach+"\x00"+c.Path] = true
+		env, ok := envs[c.ForEach]
+		if !ok {
+			var err error
+			if env, err = typedEnv(types_, c.ForEach); err != nil {
+				fail(i, "rule", err)
+				continue
+			}
+			envs[c.ForEach] = env
+		}
 		var readsOther bool
-		c.Program, c.Untracked, readsOther = compileExpr(i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
+		c.Program, c.Untracked, c.UntrackedWithin, readsOther = compileExpr(env, i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
 		c.Local = !readsOther
 		if c.Expected != "" {
 			var other bool
-			c.ExpectedProgram, _, other = compileExpr(i, "expected", c.Expected, nil, raw, at, file, &errs)
+			c.ExpectedProgram, _, _, other = compileExpr(env, i, "expected", c.Expected, nil, raw, at, file, &errs)
 			c.Local = c.Local && !other
 		}
 		c.Local = c.Local && c.ForEach != ""
@@ -281,11 +410,11 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 // compileExpr compiles one CEL expression of check i (field is "rule" or
 // "expected"), checks its result type (want nil: any), estimates its cost
 // and appends every problem to errs, located in the file. It returns the
-// program with the runtime cost limit, the one without (nil unless the
-// estimate stays below that limit) and whether the expression reads
-// root.
-func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, bool) {
-	ast, iss := checkEnv.Compile(src)
+// program with the runtime cost limit; for a rule also the one without
+// and the size classes it may run uncounted on (nil and 0 when none);
+// and whether the expression reads root.
+func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, uint32, bool) {
+	ast, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		for _, e := range iss.Errors() {
 			fe := &FileError{File: file, Err: fmt.Errorf("checks[%d].%s: %s", i, field, e.Message)}
@@ -294,7 +423,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 			}
 			*errs = append(*errs, fe)
 		}
-		return nil, nil, false
+		return nil, nil, 0, false
 	}
 	locate := func(err error) {
 		fe := &FileError{File: file, Err: fmt.Errorf("checks[%d].%s: %w", i, field, err)}
@@ -305,28 +434,7 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 	}
 	if want != nil && !ast.OutputType().IsExactType(want) && !ast.OutputType().IsExactType(cel.DynType) {
 		locate(fmt.Errorf("the rule is of type %s, want bool", ast.OutputType()))
-		return nil, nil, false
-	}
-	est, err := checkEnv.EstimateCost(ast, checkSizeEstimator{})
-	if err != nil {
-		locate(fmt.Errorf("cost: %w", err))
-		return nil, nil, false
-	}
-	if est.Max > CheckMaxEstimatedCost {
-		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
-		return nil, nil, false
-	}
-	prg, err := checkEnv.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize))
-	if err != nil {
-		locate(err)
-		return nil, nil, false
-	}
-	var untracked cel.Program
-	if est.Max <= CheckRuntimeCostLimit {
-		if untracked, err = checkEnv.Program(ast, cel.EvalOptions(cel.OptOptimize)); err != nil {
-			locate(err)
-			return nil, nil, false
-		}
+		return nil, nil, 0, false
 	}
 	readsRoot := false
 	if refs := ast.NativeRep().ReferenceMap(); refs != nil {
@@ -336,7 +444,45 @@ func compileExpr(i int, field, src string, want *cel.Type, raw []byte, at func(i
 			}
 		}
 	}
-	return prg, untracked, readsRoot
+	// Parts of the expression that do not depend on the document (a list
+	// of level names, a phrase list for "in") are evaluated once here, not
+	// built again on every evaluation.
+	if folded, iss := checkFolder.Optimize(env, ast); iss == nil || iss.Err() == nil {
+		ast = folded
+	}
+	est, err := env.EstimateCost(ast, assumedSizes)
+	if err != nil {
+		locate(fmt.Errorf("cost: %w", err))
+		return nil, nil, 0, false
+	}
+	if est.Max > CheckMaxEstimatedCost {
+		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
+		return nil, nil, 0, false
+	}
+	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
+	if err != nil {
+		locate(err)
+		return nil, nil, 0, false
+	}
+	var within uint32
+	for i, l := range checkListSizes {
+		if field != "rule" {
+			break
+		}
+		for j, str := range checkStringSizes {
+			if e, err := env.EstimateCost(ast, checkSizeEstimator{uint64(l), uint64(str)}); err == nil && e.Max <= CheckRuntimeCostLimit {
+				within |= 1 << (i*len(checkStringSizes) + j)
+			}
+		}
+	}
+	var untracked cel.Program
+	if within != 0 {
+		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
+			locate(err)
+			return nil, nil, 0, false
+		}
+	}
+	return prg, untracked, within, readsRoot
 }
 
 // stringOffset is the byte offset in raw of the character at CEL's line

@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -33,6 +34,9 @@ func TestLoadCheckErrorsAreLocated(t *testing.T) {
 		{"expected does not compile", `{"code":"A","rule":"true","expected":"self.("}`, "line 3, column 44: checks[0].expected: Syntax error"},
 		{"cost above the limit", `{"code":"A","rule":"self.items.all(i, self.items.all(j, self.items.all(k, i.qty <= j.qty + k.qty)))"}`, "line 3, column 20: checks[0].rule: estimated cost"},
 		{"unknown field", `{"code":"A","rule":"true","fix":"x"}`, "line 3, column 27: unknown field \"checks[0].fix\""},
+		{"string member multiplied", `{"code":"A","rule":"self.note * 2 == 4"}`, "inv/contract.json: line 3, column 31: checks[0].rule: found no matching overload for '_*_' applied to '(string, int)'"},
+		{"member the schema does not have", `{"code":"A","rule":"self.totl > 0"}`, "inv/contract.json: line 3, column 25: checks[0].rule: undefined field 'totl'"},
+		{"item member the schema does not have", `{"code":"A","for_each":"/items","rule":"self.qyt > 0"}`, "checks[0].rule: undefined field 'qyt'"},
 		{"escaped rule keeps its column", `{"code":"A","rule":"self.note == \"a\" && nosuch()"}`, "line 3, column 49: checks[0].rule: undeclared reference to 'nosuch'"},
 	}
 	for _, tt := range tests {
@@ -90,6 +94,49 @@ func TestLoadCompilesChecks(t *testing.T) {
 		ch := c.Checks[i]
 		if ch.Code != tt.code || ch.Local != tt.local || ch.Severity != tt.severity || (ch.ExpectedProgram != nil) != tt.expected || ch.Program == nil {
 			t.Errorf("check %d = {%s local=%v %s expected=%v}, want %+v", i, ch.Code, ch.Local, ch.Severity, ch.ExpectedProgram != nil, tt)
+		}
+	}
+}
+
+// TestLoadTypesChecksFromTheSchema checks which parts of a schema give
+// rules types at load: strings, objects with properties (recursive ones
+// too) and arrays of them do; numbers, unions and objects open to other
+// members stay dynamic.
+func TestLoadTypesChecksFromTheSchema(t *testing.T) {
+	const schema = `{"type":"object","properties":{
+ "a":{"type":"string"},"b":{"type":["string","null"]},"n":{"type":"number"},
+ "m":{"type":"object","additionalProperties":true,"properties":{"x":{"type":"string"}}},
+ "k":{"type":"object","properties":{"not-an-ident":{"type":"string"}}},
+ "l":{"type":"array","items":{"type":"object","properties":{"s":{"type":"string"}}}},
+ "r":{"$ref":"#/$defs/r"}},
+ "$defs":{"r":{"type":"object","properties":{"s":{"type":"string"},"r":{"$ref":"#/$defs/r"}}}}}`
+	tests := []struct {
+		rule string
+		want string // "" for no error
+	}{
+		{`self.b * 2 == 2`, ""},
+		{`self.n * 2.0 > 1.0 && self.n == 1`, ""},
+		{`self.m.anything == 1 && self.m.x == 'y'`, ""},
+		{`self.k['not-an-ident'] == 'y'`, ""},
+		{`self.r.r.r.s.startsWith('x') && has(self.a)`, ""},
+		{`self.l.all(e, e.s.size() > 0)`, ""},
+		{`root.a == self.a`, ""},
+		{`self.a * 2 == 2`, "found no matching overload for '_*_' applied to '(string, int)'"},
+		{`self.r.r.t == 1`, "undefined field 't'"},
+		{`self.l.all(e, e.t == 1)`, "undefined field 't'"},
+		{`self.c == 1`, "undefined field 'c'"},
+	}
+	for _, tt := range tests {
+		fsys := fstest.MapFS{
+			"inv/contract.json": {Data: []byte(checkContract(`{"code":"A","rule":` + strconv.Quote(tt.rule) + `}`))},
+			"inv/s.json":        {Data: []byte(schema)},
+		}
+		_, err := Load(fsys, "inv")
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("Load(%s) = %v, want no error", tt.rule, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("Load(%s) = %v, want an error with %q", tt.rule, err, tt.want)
 		}
 	}
 }

@@ -26,11 +26,14 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 	if len(checks) == 0 {
 		return
 	}
-	act := &checkActivation{root: jsonVal(doc), params: types.NewStringStringMap(types.DefaultTypeAdapter, params)}
-	act.small = withinAssumedSizes(doc, 0) && len(params) <= contracts.CheckAssumedListSize
+	vals := &docVals{m: make(map[*strictjson.Value]ref.Val, 64)}
+	act := &checkActivation{root: vals.val(doc), params: paramsVal(params)}
+	maxList, maxString := sizesOf(doc, 0)
+	maxList = max(maxList, len(params))
 	for k, v := range params {
-		act.small = act.small && len(k) <= contracts.CheckAssumedStringSize && len(v) <= contracts.CheckAssumedStringSize
+		maxString = max(maxString, len(k), len(v))
 	}
+	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
 	schemaFound := func(ptr string) bool {
 		for i := range e.out {
 			v := &e.out[i]
@@ -47,7 +50,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		}
 		if c.ForEach == "" {
 			act.self, act.index = act.root, types.Int(0)
-			runCheck(c, doc, "", act, schemaFound, e)
+			runCheck(c, doc, "", -1, act, schemaFound, e)
 			continue
 		}
 		arr, err := doc.At(c.ForEach)
@@ -56,17 +59,36 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			continue
 		}
 		for j, it := range arr.Items {
-			act.self, act.index = jsonVal(it), types.Int(j)
-			runCheck(c, it, c.ForEach+"/"+strconv.Itoa(j), act, schemaFound, e)
+			act.self, act.index = vals.val(it), types.Int(j)
+			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
 }
 
-// runCheck evaluates one check with self bound to self (at the JSON
-// Pointer selfPtr) and records its violation, if any.
-func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *checkActivation, schemaFound func(string) bool, e *Emitter) {
+// paramsVal is the bound parameters as a CEL map whose values are made
+// once, so that a rule reading params.options on every item does not
+// make the string again each time.
+func paramsVal(params Params) ref.Val {
+	m := make(map[ref.Val]ref.Val, len(params))
+	for k, v := range params {
+		m[types.String(k)] = types.String(v)
+	}
+	return types.NewRefValMap(types.DefaultTypeAdapter, m)
+}
+
+// runCheck evaluates one check with self bound to self and records its
+// violation, if any. self is at the JSON Pointer arr+"/"+j, or the
+// document when j < 0; the pointer is written only for a violation, so
+// that the common case, a rule that holds, costs no string.
+func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act *checkActivation, schemaFound func(string) bool, e *Emitter) {
+	selfPtr := func() string {
+		if j < 0 {
+			return ""
+		}
+		return arr + "/" + strconv.Itoa(j)
+	}
 	prg := c.Program
-	if act.small && c.Untracked != nil {
+	if act.sized && c.Untracked != nil && c.UntrackedWithin&(1<<act.class) != 0 {
 		prg = c.Untracked
 	}
 	out, _, err := prg.Eval(act)
@@ -75,7 +97,7 @@ func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *c
 			if b {
 				return
 			}
-			reportCheck(c, self, selfPtr, act, e)
+			reportCheck(c, self, selfPtr(), act, e)
 			return
 		}
 		err = fmt.Errorf("the rule gave %s, not a bool", out.Type().TypeName())
@@ -84,10 +106,10 @@ func runCheck(c *contracts.Check, self *strictjson.Value, selfPtr string, act *c
 	switch {
 	case strings.HasPrefix(msg, "no such key"):
 		return
-	case strings.HasPrefix(msg, "no such overload") && schemaFound(scopeOf(c, selfPtr)):
+	case strings.HasPrefix(msg, "no such overload") && schemaFound(scopeOf(c, selfPtr())):
 		return
 	}
-	dotted, pointer := pointerPath(self, selfPtr, "")
+	dotted, pointer := pointerPath(self, selfPtr(), "")
 	pos := self.Offset
 	e.Add(Violation{Class: ClassSemantic, Code: "CHECK_ERROR", Severity: SeverityError,
 		Path: dotted, Pointer: pointer, Expected: c.Code, Actual: msg,
@@ -190,7 +212,7 @@ func celToJSON(v ref.Val, depth int) (any, error) {
 		return Quantity(float64(x)), nil
 	case jsonList:
 		return x.v.Interface(), nil
-	case jsonObject:
+	case *jsonObject:
 		return x.v.Interface(), nil
 	case traits.Lister:
 		var out []any
@@ -234,42 +256,38 @@ type checkActivation struct {
 	self, root ref.Val
 	index      types.Int
 	params     ref.Val
-	// small is true when the document and the parameters are within the
-	// sizes the load-time cost estimate assumed.
-	small bool
+	// class is the size class (contracts.CheckSizeClass) of the
+	// document and the parameters; sized is false when they are larger
+	// than every class.
+	class int
+	sized bool
 }
 
-// withinAssumedSizes reports whether no list or object of v has more than
-// contracts.CheckAssumedListSize elements and no string (or member name)
-// more than contracts.CheckAssumedStringSize bytes: then a check whose
-// load-time estimate stays below the runtime cost limit cannot reach it.
-func withinAssumedSizes(v *strictjson.Value, depth int) bool {
+// sizesOf returns the number of elements or members of the longest list
+// or object in v and the bytes of its longest string or member name: the
+// sizes that pick a document's class for the checks' cost estimates. A
+// document nested deeper than 256 levels counts as too large for any.
+func sizesOf(v *strictjson.Value, depth int) (maxList, maxString int) {
 	if depth > 256 {
-		return false
+		return math.MaxInt, math.MaxInt
 	}
 	switch v.Kind {
 	case strictjson.KindString:
-		return len(v.Str) <= contracts.CheckAssumedStringSize
+		return 0, len(v.Str)
 	case strictjson.KindArray:
-		if len(v.Items) > contracts.CheckAssumedListSize {
-			return false
-		}
+		maxList = len(v.Items)
 		for _, it := range v.Items {
-			if !withinAssumedSizes(it, depth+1) {
-				return false
-			}
+			l, s := sizesOf(it, depth+1)
+			maxList, maxString = max(maxList, l), max(maxString, s)
 		}
 	case strictjson.KindObject:
-		if len(v.Members) > contracts.CheckAssumedListSize {
-			return false
-		}
+		maxList = len(v.Members)
 		for _, m := range v.Members {
-			if len(m.Key) > contracts.CheckAssumedStringSize || !withinAssumedSizes(m.Value, depth+1) {
-				return false
-			}
+			l, s := sizesOf(m.Value, depth+1)
+			maxList, maxString = max(maxList, l), max(maxString, s, len(m.Key))
 		}
 	}
-	return true
+	return maxList, maxString
 }
 
 func (a *checkActivation) ResolveName(name string) (any, bool) {
@@ -288,33 +306,85 @@ func (a *checkActivation) ResolveName(name string) (any, bool) {
 
 func (a *checkActivation) Parent() interpreter.Activation { return nil }
 
-// jsonVal is v as a CEL value, read in place: objects and arrays are views
+// docVals makes the CEL values of one document, each once: the checks
+// of a contract read the same members again and again (every check over
+// the questions reads each question), and a string or a view made once
+// is not made again for the next check.
+type docVals struct {
+	m map[*strictjson.Value]ref.Val
+}
+
+// val is v as a CEL value, read in place: objects and arrays are views
 // of the parsed document, numbers are doubles (as CEL reads JSON), so that
 // 1 and 1.0 are the same number.
-func jsonVal(v *strictjson.Value) ref.Val {
+func (d *docVals) val(v *strictjson.Value) ref.Val {
 	switch v.Kind {
 	case strictjson.KindNull:
 		return types.NullValue
 	case strictjson.KindBool:
 		return types.Bool(v.Bool)
 	case strictjson.KindNumber:
+		if n, ok := smallWhole(v.Num); ok {
+			return smallDoubles[n]
+		}
+	}
+	if x, ok := d.m[v]; ok {
+		return x
+	}
+	var x ref.Val
+	switch v.Kind {
+	case strictjson.KindNumber:
 		f, err := strconv.ParseFloat(v.Num, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return types.NewErr("number %s: %v", v.Num, err)
+			x = types.NewErr("number %s: %v", v.Num, err)
+		} else {
+			x = types.Double(f)
 		}
-		return types.Double(f)
 	case strictjson.KindString:
-		return types.String(v.Str)
+		x = types.String(v.Str)
 	case strictjson.KindArray:
-		return jsonList{v}
+		x = jsonList{v, d}
 	case strictjson.KindObject:
-		return jsonObject{v}
+		x = &jsonObject{v, d}
+	default:
+		return types.NullValue
 	}
-	return types.NullValue
+	d.m[v] = x
+	return x
+}
+
+// smallDoubles are the whole numbers 0 to len-1 as CEL values, made
+// once: counts, weights and indices, the numbers rules read most, then
+// cost no allocation.
+var smallDoubles = func() [1024]ref.Val {
+	var out [1024]ref.Val
+	for i := range out {
+		out[i] = types.Double(i)
+	}
+	return out
+}()
+
+// smallWhole reports whether the number literal lit is a whole number
+// with an entry in smallDoubles ("3", not "3.0" or "-3"), and which.
+func smallWhole(lit string) (int, bool) {
+	if len(lit) == 0 || len(lit) > 3 || (len(lit) > 1 && lit[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(lit); i++ {
+		if lit[i] < '0' || lit[i] > '9' {
+			return 0, false
+		}
+		n = 10*n + int(lit[i]-'0')
+	}
+	return n, true
 }
 
 // jsonList is a JSON array as a CEL list.
-type jsonList struct{ v *strictjson.Value }
+type jsonList struct {
+	v *strictjson.Value
+	d *docVals
+}
 
 func (l jsonList) native() ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
@@ -330,6 +400,9 @@ func (l jsonList) ConvertToType(t ref.Type) ref.Val {
 	return types.NewErr("type conversion error from list to '%s'", t)
 }
 func (l jsonList) Equal(other ref.Val) ref.Val {
+	if o, ok := other.(jsonList); ok && o.v == l.v {
+		return types.True
+	}
 	o, ok := other.(traits.Lister)
 	if !ok {
 		return types.False
@@ -338,7 +411,7 @@ func (l jsonList) Equal(other ref.Val) ref.Val {
 		return types.False
 	}
 	for i, it := range l.v.Items {
-		if jsonVal(it).Equal(o.Get(types.Int(i))) != types.True {
+		if l.d.val(it).Equal(o.Get(types.Int(i))) != types.True {
 			return types.False
 		}
 	}
@@ -349,13 +422,13 @@ func (l jsonList) Value() any     { return l.v }
 func (l jsonList) Add(other ref.Val) ref.Val {
 	vals := make([]ref.Val, len(l.v.Items))
 	for i, it := range l.v.Items {
-		vals[i] = jsonVal(it)
+		vals[i] = l.d.val(it)
 	}
 	return types.NewRefValList(types.DefaultTypeAdapter, vals).(traits.Adder).Add(other)
 }
 func (l jsonList) Contains(x ref.Val) ref.Val {
 	for _, it := range l.v.Items {
-		if jsonVal(it).Equal(x) == types.True {
+		if l.d.val(it).Equal(x) == types.True {
 			return types.True
 		}
 	}
@@ -369,13 +442,14 @@ func (l jsonList) Get(index ref.Val) ref.Val {
 	if i < 0 || i >= len(l.v.Items) {
 		return types.NewErr("index '%d' out of range in list size '%d'", i, len(l.v.Items))
 	}
-	return jsonVal(l.v.Items[i])
+	return l.d.val(l.v.Items[i])
 }
-func (l jsonList) Iterator() traits.Iterator { return &jsonListIter{items: l.v.Items} }
+func (l jsonList) Iterator() traits.Iterator { return &jsonListIter{items: l.v.Items, d: l.d} }
 func (l jsonList) Size() ref.Val             { return types.Int(len(l.v.Items)) }
 
 type jsonListIter struct {
 	items []*strictjson.Value
+	d     *docVals
 	i     int
 }
 
@@ -394,16 +468,19 @@ func (it *jsonListIter) Next() ref.Val {
 		return nil
 	}
 	it.i++
-	return jsonVal(it.items[it.i-1])
+	return it.d.val(it.items[it.i-1])
 }
 
 // jsonObject is a JSON object as a CEL map from strings.
-type jsonObject struct{ v *strictjson.Value }
+type jsonObject struct {
+	v *strictjson.Value
+	d *docVals
+}
 
-func (o jsonObject) ConvertToNative(t reflect.Type) (any, error) {
+func (o *jsonObject) ConvertToNative(t reflect.Type) (any, error) {
 	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
 }
-func (o jsonObject) ConvertToType(t ref.Type) ref.Val {
+func (o *jsonObject) ConvertToType(t ref.Type) ref.Val {
 	switch t {
 	case types.MapType:
 		return o
@@ -412,33 +489,48 @@ func (o jsonObject) ConvertToType(t ref.Type) ref.Val {
 	}
 	return types.NewErr("type conversion error from map to '%s'", t)
 }
-func (o jsonObject) Equal(other ref.Val) ref.Val {
+func (o *jsonObject) Equal(other ref.Val) ref.Val {
 	m, ok := other.(traits.Mapper)
 	if !ok || m.Size() != o.Size() {
 		return types.False
 	}
 	for _, mem := range o.v.Members {
 		ov, found := m.Find(types.String(mem.Key))
-		if !found || jsonVal(mem.Value).Equal(ov) != types.True {
+		if !found || o.d.val(mem.Value).Equal(ov) != types.True {
 			return types.False
 		}
 	}
 	return types.True
 }
-func (o jsonObject) Type() ref.Type { return types.MapType }
-func (o jsonObject) Value() any     { return o.v }
-func (o jsonObject) Contains(key ref.Val) ref.Val {
+func (o *jsonObject) Type() ref.Type { return types.MapType }
+
+// Value is the object itself: a rule typed by the contract's schema
+// reads its fields through Field and JSONValue.
+func (o *jsonObject) Value() any { return o }
+
+// JSONValue is the object in the parsed document.
+func (o *jsonObject) JSONValue() *strictjson.Value { return o.v }
+
+// Field is the member name as a CEL value, if the object has it.
+func (o *jsonObject) Field(name string) (ref.Val, bool) {
+	m := o.v.Get(name)
+	if m == nil {
+		return nil, false
+	}
+	return o.d.val(m), true
+}
+func (o *jsonObject) Contains(key ref.Val) ref.Val {
 	_, found := o.Find(key)
 	return types.Bool(found)
 }
-func (o jsonObject) Get(key ref.Val) ref.Val {
+func (o *jsonObject) Get(key ref.Val) ref.Val {
 	v, found := o.Find(key)
 	if !found {
 		return types.ValOrErr(v, "no such key: %v", key)
 	}
 	return v
 }
-func (o jsonObject) Find(key ref.Val) (ref.Val, bool) {
+func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	k, ok := key.(types.String)
 	if !ok {
 		return nil, false
@@ -447,16 +539,16 @@ func (o jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	if m == nil {
 		return nil, false
 	}
-	return jsonVal(m), true
+	return o.d.val(m), true
 }
-func (o jsonObject) Iterator() traits.Iterator {
+func (o *jsonObject) Iterator() traits.Iterator {
 	keys := make([]string, len(o.v.Members))
 	for i, m := range o.v.Members {
 		keys[i] = m.Key
 	}
 	return &jsonKeyIter{keys: keys}
 }
-func (o jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
+func (o *jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
 
 type jsonKeyIter struct {
 	keys []string

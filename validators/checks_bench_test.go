@@ -56,3 +56,38 @@ func BenchmarkChecks(b *testing.B) {
 		}
 	}
 }
+
+// TestChecksAllocateNearThePack keeps the mcq-cel checks within a small
+// factor of the built-in mcq pack's allocations on the benchmark's 20 KB
+// document (they once made ten times as many).
+func TestChecksAllocateNearThePack(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts vary under the race detector")
+	}
+	reg, err := contracts.LoadRegistry("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcq, _ := reg.Lookup("mcq@1")
+	cs, err := contracts.LoadPath(filepath.Join("..", "examples", "contracts", "mcq-cel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := strictjson.ParseString(mcqgen.Doc(20 << 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := func(c contracts.Contract) float64 {
+		c.Schema = nil
+		v, err := validators.New(&c, packs.Builtins())
+		if err != nil {
+			t.Fatal(err)
+		}
+		params, _ := v.Params(nil)
+		return testing.AllocsPerRun(20, func() { v.CheckDoc(doc, params) })
+	}
+	pack, cel := allocs(*mcq), allocs(*cs[0])
+	if cel > 3.5*pack {
+		t.Errorf("mcq-cel makes %.0f allocations, the mcq pack %.0f: %.1f×, want at most 3.5×", cel, pack, cel/pack)
+	}
+}

@@ -20,34 +20,51 @@ func FuzzChecks(f *testing.F) {
 	f.Add("1 / 0 == 1", "self", `{}`)
 	f.Add("self.a.b.c", "", `{"a":{"b":{"c":true}}}`)
 	f.Add("(self.", "", `[`)
+	f.Add("self.note.startsWith('a') && self.items.all(i, has(i.name) && i.name != '')", "self.note", `{"note":"ab","items":[{"name":"x"},{"amount":1}],"total":1}`)
+	f.Add("self.note.size() > 0", "", `{"note":3,"items":[]}`)
 	f.Fuzz(func(t *testing.T, rule, expected, doc string) {
 		check := map[string]any{"code": "FUZZ", "rule": rule, "path": "/total"}
 		if expected != "" {
 			check["expected"] = expected
 		}
 		each := map[string]any{"code": "EACH", "for_each": "/items", "rule": rule}
-		raw, _ := json.Marshal(map[string]any{"name": "f", "version": "1", "checks": []any{check, each}})
-		c, err := contracts.Load(fstest.MapFS{"f/contract.json": {Data: raw}}, "f")
-		if err != nil {
-			return
-		}
-		v, err := New(c, nil)
-		if err != nil {
-			t.Fatalf("New: %v", err)
-		}
 		d, err := strictjson.ParseString(doc)
 		if err != nil {
 			return
 		}
-		_, r1 := v.CheckDoc(d, Params{})
-		_, r2 := v.CheckDoc(d, Params{})
-		if !reflect.DeepEqual(r1, r2) {
-			t.Fatalf("CheckDoc(%q) on %s gave two reports:\n%+v\n%+v", rule, doc, r1, r2)
-		}
-		for _, viol := range r1.Violations {
-			if viol.Fix != nil && !json.Valid(viol.Fix.Value) {
-				t.Fatalf("fix %s is not JSON", viol.Fix.Value)
+		// Without a schema every value is dynamic; with one, rules are
+		// typed by it and read objects through their fields.
+		for _, schema := range []string{"", fuzzSchema} {
+			contract := map[string]any{"name": "f", "version": "1", "checks": []any{check, each}}
+			fsys := fstest.MapFS{}
+			if schema != "" {
+				contract["schema"] = "s.json"
+				fsys["f/s.json"] = &fstest.MapFile{Data: []byte(schema)}
+			}
+			raw, _ := json.Marshal(contract)
+			fsys["f/contract.json"] = &fstest.MapFile{Data: raw}
+			c, err := contracts.Load(fsys, "f")
+			if err != nil {
+				continue
+			}
+			v, err := New(c, nil)
+			if err != nil {
+				t.Fatalf("New: %v", err)
+			}
+			_, r1 := v.CheckDoc(d, Params{})
+			_, r2 := v.CheckDoc(d, Params{})
+			if !reflect.DeepEqual(r1, r2) {
+				t.Fatalf("CheckDoc(%q) on %s gave two reports:\n%+v\n%+v", rule, doc, r1, r2)
+			}
+			for _, viol := range r1.Violations {
+				if viol.Fix != nil && !json.Valid(viol.Fix.Value) {
+					t.Fatalf("fix %s is not JSON", viol.Fix.Value)
+				}
 			}
 		}
 	})
 }
+
+// fuzzSchema types the fuzzed documents' total, note and items.
+const fuzzSchema = `{"type":"object","properties":{"total":{"type":"number"},"note":{"type":"string"},
+ "items":{"type":"array","items":{"type":"object","properties":{"amount":{"type":"number"},"name":{"type":"string"}}}}}}`

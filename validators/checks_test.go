@@ -1,6 +1,7 @@
 package validators
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -83,6 +84,11 @@ func TestChecks(t *testing.T) {
 			`{"n":2}`, []brief{{Code: "OPT", Path: "n", Pointer: "/n", Actual: 2.0}}},
 		{"the documented extensions", []string{`{"code":"EXT","rule":"[3, 1].sort() == [1, 3] && [1, 1.0].distinct().size() == 1 && lists.range(3).size() == 3 && 'abc'.indexOf('b') == 1 && math.round(1.5) == 2.0 && '%d'.format([1]) == '1' && regex.replace('a1', '[0-9]', '') == 'a' && sets.equivalent([1, 2], [2, 1]) && [1, [2]].flatten().size() == 2 && [1, 2, 3].slice(1, 2) == [2] && 'a b'.split(' ').join('-') == 'a-b'"}`},
 			`{}`, []brief{}},
+		{"whole numbers small and large, fractions and exponents", []string{`{"code":"NUM","rule":"self.tags == [0, 7, 999, 1000, 1000, 12.5, -3, 0.5] && self.tags[1] + 1.0 == 8.0 && self.n == 1"}`},
+			`{"tags":[0,7,999,1000,1e3,12.5,-3,5e-1],"n":1.0}`, []brief{}},
+		{"phrases and distinct texts", []string{`{"code":"CATCH_ALL","for_each":"/tags","rule":"!self.containsPhrase(['all of the above', 'none of these'])"}`, `{"code":"DISTINCT","rule":"self.tags.uniqueText()","path":"/tags"}`},
+			`{"tags":["Paris","None of these!"," paris"]}`,
+			[]brief{{Code: "DISTINCT", Path: "tags", Pointer: "/tags", Actual: []any{"Paris", "None of these!", " paris"}}, {Code: "CATCH_ALL", Path: "tags[1]", Pointer: "/tags/1", Actual: "None of these!"}}},
 		{"strings extension", []string{`{"code":"STR","for_each":"/tags","rule":"self.startsWith('Q') && self.substring(1) == string(index + 1)"}`},
 			`{"tags":["Q1","Q3"]}`, []brief{{Code: "STR", Path: "tags[1]", Pointer: "/tags/1", Actual: "Q3"}}},
 	}
@@ -133,28 +139,31 @@ func TestCheckCostLimit(t *testing.T) {
 	}
 }
 
-func TestWithinAssumedSizes(t *testing.T) {
-	long := strings.Repeat("x", contracts.CheckAssumedStringSize+1)
-	many := "[" + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize+1), ",") + "]"
-	enough := "[" + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize), ",") + "]"
+func TestSizesOf(t *testing.T) {
+	long := strings.Repeat("x", 300)
 	tests := []struct {
-		doc  string
-		want bool
+		doc       string
+		list, str int
+		class     int
+		sized     bool
 	}{
-		{`{"a":[1,2],"b":"x"}`, true},
-		{enough, true},
-		{many, false},
-		{`{"a":{"b":` + many + `}}`, false},
-		{`{"a":"` + long + `"}`, false},
-		{`{"` + long + `":1}`, false},
+		{`{"a":[1,2],"b":"x"}`, 2, 1, 0, true},
+		{`[` + strings.TrimSuffix(strings.Repeat("1,", 9), ",") + `]`, 9, 0, 5, true},
+		{`{"a":{"b":["` + long + `"]}}`, 1, 300, 3, true},
+		{`{"` + long + `":1}`, 1, 300, 3, true},
+		{`[` + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize+1), ",") + `]`, contracts.CheckAssumedListSize + 1, 0, 0, false},
+		{`["` + strings.Repeat("x", contracts.CheckAssumedStringSize+1) + `"]`, 1, contracts.CheckAssumedStringSize + 1, 0, false},
+		{strings.Repeat("[", 300) + strings.Repeat("]", 300), math.MaxInt, math.MaxInt, 0, false},
 	}
 	for _, tt := range tests {
 		doc, err := strictjson.ParseString(tt.doc)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := withinAssumedSizes(doc, 0); got != tt.want {
-			t.Errorf("withinAssumedSizes(%.40s…) = %v, want %v", tt.doc, got, tt.want)
+		l, s := sizesOf(doc, 0)
+		class, sized := contracts.CheckSizeClass(l, s)
+		if l != tt.list || s != tt.str || class != tt.class || sized != tt.sized {
+			t.Errorf("sizesOf(%.40s…) = %d, %d (class %d, %v), want %d, %d (class %d, %v)", tt.doc, l, s, class, sized, tt.list, tt.str, tt.class, tt.sized)
 		}
 	}
 }

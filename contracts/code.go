@@ -1,0 +1,249 @@
+package contracts
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+)
+
+// codeScan is what scanCode finds in a text: its fenced code blocks, its
+// lines outside them and the text with every block's code lines
+// numbered.
+type codeScan struct {
+	blocks []codeBlock
+	// unfenced are the text's lines (split at "\n"); a line that opens
+	// or closes a fence, lies inside one or holds inline code is "".
+	unfenced []string
+	// numbered is the text with the code lines of every block numbered
+	// "1: ", "2: ", ….
+	numbered string
+}
+
+// codeBlock is one fenced code block: the language after its opening
+// ``` (the first word, "" for none), its code lines (without blank lines
+// before the first and after the last) and whether a fence closes it.
+// Inline code (```x``` within a line) is a block too, marked inline,
+// with the text between the first two fences as its one line.
+type codeBlock struct {
+	lang   string
+	lines  []string
+	closed bool
+	inline bool
+}
+
+// scanCode reads the fenced code blocks of a text the way Markdown
+// writers use them in JSON strings: a line with ``` opens a block (one
+// with a second ``` after the first is inline code and opens nothing),
+// the next line that starts with ``` (after blanks) closes it, and a ```
+// inside a code line ends the line's code and the block.
+func scanCode(s string) codeScan {
+	lines := strings.Split(s, "\n")
+	res := codeScan{unfenced: make([]string, len(lines)), numbered: s}
+	var out []string
+	var body []bodyLine
+	var cur codeBlock
+	inFence := false
+	finish := func(closed bool) {
+		cur.closed = closed
+		out = numberBody(lines, out, body, &cur)
+		res.blocks = append(res.blocks, cur)
+		inFence = false
+	}
+	for i, ln := range lines {
+		if !inFence {
+			idx := strings.Index(ln, "```")
+			if idx < 0 {
+				res.unfenced[i] = ln
+				continue
+			}
+			if j := strings.Index(ln[idx+3:], "```"); j >= 0 {
+				res.blocks = append(res.blocks, codeBlock{lines: []string{ln[idx+3 : idx+3+j]}, closed: true, inline: true})
+				continue
+			}
+			lang, _, _ := strings.Cut(strings.TrimSpace(ln[idx+3:]), " ")
+			cur, body, inFence = codeBlock{lang: lang}, body[:0], true
+			continue
+		}
+		if strings.HasPrefix(strings.TrimLeft(ln, " \t"), "```") {
+			finish(true)
+			continue
+		}
+		end := len(ln)
+		if idx := strings.Index(ln, "```"); idx >= 0 {
+			end = idx
+			body = append(body, bodyLine{i, end})
+			finish(true)
+			continue
+		}
+		body = append(body, bodyLine{i, end})
+	}
+	if inFence {
+		finish(false)
+	}
+	if out != nil {
+		res.numbered = strings.Join(out, "\n")
+	}
+	return res
+}
+
+// bodyLine is one code line of a block: lines[line][:end].
+type bodyLine struct{ line, end int }
+
+// numberBody records the code lines of one block in b and writes them
+// numbered into out (a copy of lines made on the first change). Blank
+// lines before the first and after the last code line are layout, not
+// code: they are neither numbered nor counted.
+func numberBody(lines, out []string, body []bodyLine, b *codeBlock) []string {
+	blank := func(x bodyLine) bool { return strings.TrimSpace(lines[x.line][:x.end]) == "" }
+	for len(body) > 0 && blank(body[0]) {
+		body = body[1:]
+	}
+	for len(body) > 0 && blank(body[len(body)-1]) {
+		body = body[:len(body)-1]
+	}
+	b.lines = make([]string, 0, len(body))
+	for k, x := range body {
+		content := lines[x.line][:x.end]
+		b.lines = append(b.lines, content)
+		no := strconv.Itoa(k + 1)
+		if strings.HasPrefix(content, no+": ") || strings.TrimRight(content, " \t\r") == no+":" {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(lines)
+		}
+		rest := content[lineNumber(content):]
+		if strings.TrimSpace(rest) == "" {
+			out[x.line] = no + ":" + lines[x.line][x.end:]
+		} else {
+			out[x.line] = no + ": " + rest + lines[x.line][x.end:]
+		}
+	}
+	return out
+}
+
+// lineNumber returns the length of a line-number prefix written in front
+// of a code line ("3:", "3: ", "3. ", "3) "), or 0. After a colon one
+// space is part of the prefix; the rest is the code's indentation.
+func lineNumber(s string) int {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == start || i >= len(s) {
+		return 0
+	}
+	switch s[i] {
+	case ':':
+		i++
+		if i < len(s) && s[i] == ' ' {
+			i++
+		}
+		return i
+	case '.', ')':
+		if i+1 == len(s) {
+			return i + 1
+		}
+		if s[i+1] == ' ' || s[i+1] == '\t' {
+			return i + 2
+		}
+	}
+	return 0
+}
+
+// hasCode reports whether s can hold a code block or code lines at all:
+// a text of one line without ``` holds neither, and costs no scan.
+func hasCode(s string) bool {
+	return strings.Contains(s, "\n") || strings.Contains(s, "```")
+}
+
+// stringCodeBlocks is codeBlocks(): the code blocks of a string, each a
+// map {"lang": string, "lines": list of strings, "code": the lines
+// joined by "\n", "closed": bool, "inline": bool}.
+func stringCodeBlocks(v ref.Val) ref.Val {
+	s, ok := v.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	if !hasCode(string(s)) {
+		return types.NewDynamicList(types.DefaultTypeAdapter, []any{})
+	}
+	scan := scanCode(string(s))
+	out := make([]any, len(scan.blocks))
+	for i, b := range scan.blocks {
+		out[i] = map[string]any{"lang": b.lang, "lines": b.lines, "code": strings.Join(b.lines, "\n"), "closed": b.closed, "inline": b.inline}
+	}
+	return types.NewDynamicList(types.DefaultTypeAdapter, out)
+}
+
+// stringUnfencedText is unfencedText(): the string with the lines of its
+// code blocks (fences, code lines and lines with inline code) blank, so
+// that a rule can look for code written outside a block, line by line
+// with (?m) regular expressions.
+func stringUnfencedText(v ref.Val) ref.Val {
+	s, ok := v.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	if !hasCode(string(s)) {
+		return s
+	}
+	return types.String(strings.Join(scanCode(string(s)).unfenced, "\n"))
+}
+
+// stringNumberCodeLines is numberCodeLines(): the string with the code
+// lines of each fenced block numbered "1: ", "2: ", … (a number the line
+// already has, "3:", "3." or "3)", is replaced).
+func stringNumberCodeLines(v ref.Val) ref.Val {
+	s, ok := v.(types.String)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	if !hasCode(string(s)) {
+		return s
+	}
+	return types.String(scanCode(string(s)).numbered)
+}
+
+// listNumberCodeLines is numberCodeLines() of a list: each string of the
+// list with its code lines numbered, other elements as they are. A list
+// whose strings need no change is returned itself, so that comparing it
+// with the original costs nothing.
+func listNumberCodeLines(v ref.Val) ref.Val {
+	l, ok := v.(traits.Lister)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	var out []ref.Val
+	size, _ := l.Size().(types.Int)
+	for i := types.Int(0); i < size; i++ {
+		x := l.Get(i)
+		if s, ok := x.(types.String); ok && hasCode(string(s)) {
+			if n := scanCode(string(s)).numbered; n != string(s) {
+				if out == nil {
+					out = make([]ref.Val, 0, size)
+					for j := types.Int(0); j < i; j++ {
+						out = append(out, l.Get(j))
+					}
+				}
+				out = append(out, types.String(n))
+				continue
+			}
+		}
+		if out != nil {
+			out = append(out, x)
+		}
+	}
+	if out == nil {
+		return v
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, out)
+}
