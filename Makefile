@@ -37,10 +37,13 @@ test: deps
 cluster-test: deps
 	CG_REQUIRE_OLLAMA=1 CG_REQUIRE_NODE=1 CG_REQUIRE_REDIS=1 CG_REQUIRE_POSTGRES=1 CG_REQUIRE_BROWSER=1 CG_REQUIRE_HAPROXY=1 $(GO) test -race -count=1 -v -run '^TestTopology$$' ./cmd/gateway
 
-# check is what CI runs before the tests: formatting and vet.
+# check is what CI runs before the tests: formatting, vet, and the tests
+# that count allocations, which skip under make test's race detector (it
+# makes sync.Pool drop what it holds at random).
 check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "not gofmt-clean:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) test -count=1 -run 'Allocate' ./validators/
 
 # fuzz runs every fuzz target of the module in turn, FUZZTIME each, and
 # prints the execs per target (make fuzz FUZZTIME=30s); FUZZMINIMIZETIME
