@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -11,29 +10,12 @@ import (
 )
 
 func TestLoadCacheLease(t *testing.T) {
-	tests := []struct {
-		name string
-		yaml string
-		want CacheLease
-		err  string // "" for none
-	}{
+	runDecodeCases(t, func(c Config) CacheLease { return c.Cache.Lease }, []decodeCase[CacheLease]{
 		{"both keys", "cache:\n  lease:\n    ttl: 3s\n    poll: 20ms\n", CacheLease{TTL: 3 * time.Second, Poll: 20 * time.Millisecond}, ""},
 		{"absent", "cache:\n  ttl: 1h\n", CacheLease{}, ""},
 		{"ttl not a duration", "cache:\n  lease: {ttl: ten}\n", CacheLease{}, "cache.lease.ttl"},
 		{"unknown key", "cache:\n  lease: {interval: 1s}\n", CacheLease{}, "cache.lease.interval"},
-	}
-	for _, tt := range tests {
-		cfg := Default()
-		err := decode([]byte(tt.yaml), &cfg)
-		switch {
-		case tt.err == "" && err != nil:
-			t.Errorf("%s: decode = %v", tt.name, err)
-		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
-			t.Errorf("%s: decode = %v, want an error naming %s", tt.name, err, tt.err)
-		case tt.err == "" && cfg.Cache.Lease != tt.want:
-			t.Errorf("%s: Cache.Lease = %+v, want %+v", tt.name, cfg.Cache.Lease, tt.want)
-		}
-	}
+	})
 }
 
 func TestValidateCacheLease(t *testing.T) {

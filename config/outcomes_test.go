@@ -7,19 +7,29 @@ import (
 )
 
 func TestLoadOutcomesKeys(t *testing.T) {
-	tests := []struct {
-		name string
-		yaml string
-		want Outcomes
-		err  string // "" for none
-	}{
+	runDecodeCases(t, func(c Config) Outcomes { return c.Outcomes }, []decodeCase[Outcomes]{
 		{"all keys", "outcomes:\n  sqlite: /var/lib/cg/o.db\n  postgres: \"\"\n  retention: 72h\n  disabled: false\n",
 			Outcomes{SQLite: "/var/lib/cg/o.db", Retention: Retention(72 * time.Hour)}, ""},
 		{"keep everything", "outcomes: {retention: -1}\n", Outcomes{Retention: -1}, ""},
 		{"disabled", "outcomes: {disabled: true}\n", Outcomes{Disabled: true}, ""},
 		{"retention not a duration", "outcomes:\n  retention: a week\n", Outcomes{}, "outcomes.retention"},
 		{"unknown key", "outcomes:\n  sqlite_path: x\n", Outcomes{}, "outcomes.sqlite_path"},
-	}
+	})
+}
+
+// decodeCase is a row of a table test of one config section's decoding:
+// the YAML, and the section it gives or a part of the error it gives.
+type decodeCase[T comparable] struct {
+	name string
+	yaml string
+	want T
+	err  string // "" for none
+}
+
+// runDecodeCases decodes each case's YAML over the defaults and compares
+// the section that section reads with the case's.
+func runDecodeCases[T comparable](t *testing.T, section func(Config) T, tests []decodeCase[T]) {
+	t.Helper()
 	for _, tt := range tests {
 		cfg := Default()
 		err := decode([]byte(tt.yaml), &cfg)
@@ -28,8 +38,8 @@ func TestLoadOutcomesKeys(t *testing.T) {
 			t.Errorf("%s: decode = %v", tt.name, err)
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("%s: decode = %v, want an error naming %s", tt.name, err, tt.err)
-		case tt.err == "" && cfg.Outcomes != tt.want:
-			t.Errorf("%s: Outcomes = %+v, want %+v", tt.name, cfg.Outcomes, tt.want)
+		case tt.err == "" && section(cfg) != tt.want:
+			t.Errorf("%s: section = %+v, want %+v", tt.name, section(cfg), tt.want)
 		}
 	}
 }

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/contractgateway/gateway/config"
 )
@@ -33,20 +31,7 @@ func TestShutdownDelayKeepsIdleConnections(t *testing.T) {
 	t.Cleanup(up.Close)
 	cfg := config.Default()
 	cfg.Upstream = up.URL
-	cfg.ShutdownDelay, cfg.ShutdownGrace = time.Hour, 5*time.Second
-	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	delayAsked, delayEnd := make(chan time.Duration, 1), make(chan time.Time)
-	srv.afterDelay = func(d time.Duration) <-chan time.Time {
-		delayAsked <- d
-		return delayEnd
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, delayAsked, delayEnd, ln := delayedServer(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)

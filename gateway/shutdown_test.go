@@ -64,20 +64,7 @@ func TestShutdownDelayDrains(t *testing.T) {
 	t.Cleanup(free) // before up.Close, which waits for the handler
 	cfg := config.Default()
 	cfg.Upstream, cfg.AdminToken = up.URL, token
-	cfg.ShutdownDelay, cfg.ShutdownGrace = time.Hour, 5*time.Second
-	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	delayAsked, delayEnd := make(chan time.Duration, 1), make(chan time.Time)
-	srv.afterDelay = func(d time.Duration) <-chan time.Time {
-		delayAsked <- d
-		return delayEnd
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, delayAsked, delayEnd, ln := delayedServer(t, cfg)
 	stopped := make(chan struct{})
 	ln = &notifyingListener{Listener: ln, closed: stopped}
 	base := "http://" + ln.Addr().String()
@@ -162,4 +149,26 @@ func TestReadyzOpenWithKeys(t *testing.T) {
 	if got := strings.TrimSpace(string(body)); resp.StatusCode != http.StatusOK || got != `{"status":"ready"}` {
 		t.Errorf("GET /readyz with keys, no credentials = %d %s, want 200 {\"status\":\"ready\"}", resp.StatusCode, got)
 	}
+}
+
+// delayedServer builds a gateway of cfg with an hour's shutdown delay that
+// the test ends itself, and a loopback listener for it: asked receives
+// the delay Serve waits out, and a send on end (or its close) ends it.
+func delayedServer(t *testing.T, cfg config.Config) (srv *Server, asked chan time.Duration, end chan time.Time, ln net.Listener) {
+	t.Helper()
+	cfg.ShutdownDelay, cfg.ShutdownGrace = time.Hour, 5*time.Second
+	srv, err := New(cfg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, end = make(chan time.Duration, 1), make(chan time.Time)
+	srv.afterDelay = func(d time.Duration) <-chan time.Time {
+		asked <- d
+		return end
+	}
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, asked, end, ln
 }

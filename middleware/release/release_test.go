@@ -63,16 +63,7 @@ func (r testRun) Take() []string { return r.fl.Take() }
 
 func startRun(t *testing.T, m repair.Model) testRun {
 	t.Helper()
-	v, err := packs.Builtin("mcq")
-	if err != nil {
-		t.Fatal(err)
-	}
-	params, _ := v.Params(nil)
-	r, err := Start(context.Background(), repair.Job{Validator: v, Params: params, Model: m}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testRun{r, r.Out().Follow(make(chan struct{}, 1))}
+	return startRunOf(t, m, func(*contracts.Policy) {})
 }
 
 // feed gives the run text in pieces of n bytes.
