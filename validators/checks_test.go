@@ -160,10 +160,10 @@ func TestSizesOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, s := sizesOf(doc, 0)
+		_, l, s := newDocVals(doc)
 		class, sized := contracts.CheckSizeClass(l, s)
 		if l != tt.list || s != tt.str || class != tt.class || sized != tt.sized {
-			t.Errorf("sizesOf(%.40s…) = %d, %d (class %d, %v), want %d, %d (class %d, %v)", tt.doc, l, s, class, sized, tt.list, tt.str, tt.class, tt.sized)
+			t.Errorf("newDocVals(%.40s…) = %d, %d (class %d, %v), want %d, %d (class %d, %v)", tt.doc, l, s, class, sized, tt.list, tt.str, tt.class, tt.sized)
 		}
 	}
 }
