@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -15,6 +16,7 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -459,7 +461,7 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
 		return nil, nil, 0, false
 	}
-	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
+	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases, checkStrings)
 	if err != nil {
 		locate(err)
 		return nil, nil, 0, false
@@ -477,7 +479,7 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 	}
 	var untracked cel.Program
 	if within != 0 {
-		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
+		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases, checkStrings); err != nil {
 			locate(err)
 			return nil, nil, 0, false
 		}
@@ -607,4 +609,107 @@ func resolveRef(root any, ref string) any {
 		}
 	}
 	return cur
+}
+
+// checkStrings is the planning step that spares rules the strings they
+// build to compare: string(n) of a small int is a string made once, and
+// x == a + b or x.startsWith(a + b) compares x with a and b in place
+// instead of joining them (a rule such as self.question_id == 'Q00' +
+// string(index + 1) would otherwise make two strings per item). A
+// program that counts its cost keeps the generic steps, whose costs the
+// tracker knows.
+var checkStrings = cel.CustomDecoratorV2(plainStrings)
+
+func plainStrings(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+	call, ok := i.(interpreter.InterpretableCall)
+	if !ok {
+		return i, nil
+	}
+	args := call.Args()
+	switch {
+	case call.OverloadID() == "int64_to_string" && len(args) == 1:
+		return &smallIntString{InterpretableCall: call, generic: i, arg: args[0]}, nil
+	case (call.OverloadID() == "equals" || call.OverloadID() == "starts_with_string") && len(args) == 2:
+		add, ok := args[1].(interpreter.InterpretableCall)
+		if !ok || add.OverloadID() != "add_string" || len(add.Args()) != 2 {
+			return i, nil
+		}
+		return &joinedCompare{InterpretableCall: call, generic: i, x: args[0], a: add.Args()[0], b: add.Args()[1],
+			prefix: call.OverloadID() == "starts_with_string"}, nil
+	}
+	return i, nil
+}
+
+// smallInts are the strings of 0 to len-1 as CEL values, made once.
+var smallInts = func() [1024]ref.Val {
+	var out [1024]ref.Val
+	for i := range out {
+		out[i] = types.String(strconv.Itoa(i))
+	}
+	return out
+}()
+
+// smallIntString is string(n) that gives the string made once for a
+// small n.
+type smallIntString struct {
+	interpreter.InterpretableCall
+	generic, arg interpreter.InterpretableV2
+}
+
+func (c *smallIntString) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	if frame.CostTracker() != nil {
+		return c.generic.Exec(frame)
+	}
+	v := c.arg.Exec(frame)
+	if n, ok := v.(types.Int); ok {
+		if n >= 0 && int(n) < len(smallInts) {
+			return smallInts[n]
+		}
+		return n.ConvertToType(types.StringType)
+	}
+	if types.IsUnknownOrError(v) {
+		return v
+	}
+	return types.MaybeNoSuchOverloadErr(v)
+}
+
+func (c *smallIntString) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
+}
+
+// joinedCompare is x == a + b (or x.startsWith(a + b) when prefix) for
+// strings, without making a + b.
+type joinedCompare struct {
+	interpreter.InterpretableCall
+	generic, x, a, b interpreter.InterpretableV2
+	prefix           bool
+}
+
+func (c *joinedCompare) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	if frame.CostTracker() != nil {
+		return c.generic.Exec(frame)
+	}
+	x := c.x.Exec(frame)
+	xs, ok := x.(types.String)
+	if !ok {
+		return c.generic.Exec(frame)
+	}
+	a, b := c.a.Exec(frame), c.b.Exec(frame)
+	as, okA := a.(types.String)
+	bs, okB := b.(types.String)
+	if !okA || !okB {
+		return c.generic.Exec(frame)
+	}
+	if !strings.HasPrefix(string(xs), string(as)) {
+		return types.False
+	}
+	rest := xs[len(as):]
+	if c.prefix {
+		return types.Bool(strings.HasPrefix(string(rest), string(bs)))
+	}
+	return types.Bool(rest == bs)
+}
+
+func (c *joinedCompare) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
 }
