@@ -11,12 +11,15 @@ import (
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
+	"cel.dev/cel-go/parser"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -88,7 +91,8 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 // standard library, cel-go's strings, lists, sets, math, bindings and
 // regex extensions, optional values (an expected expression gives
 // optional.none() when the right value does not follow from the
-// document), sum() and unique() of a list and words() of a string. It is
+// document), sum() and unique() of a list, count(x, p) of the elements for
+// which p holds and words() of a string. It is
 // built once.
 var checkEnv = func() *cel.Env {
 	env, err := checkBase.Extend(
@@ -108,6 +112,7 @@ var checkBase = func() *cel.Env {
 		cel.Variable("params", cel.MapType(cel.StringType, cel.StringType)),
 		cel.CrossTypeNumericComparisons(true),
 		cel.OptionalTypes(),
+		cel.Macros(countMacro),
 		ext.Strings(), ext.Lists(), ext.Sets(), ext.Math(), ext.Bindings(), ext.Regex(),
 		cel.Function("sum",
 			cel.MemberOverload("list_sum", []*cel.Type{cel.ListType(cel.DynType)}, cel.DoubleType,
@@ -713,3 +718,22 @@ func (c *joinedCompare) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 func (c *joinedCompare) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, c.Exec)
 }
+
+// countMacro is list.count(x, p): the number of elements x of the list
+// for which p is true, as an int. It is filter(x, p).size() without the
+// list filter builds, one list per element it keeps: the rules that
+// count questions by weight read every question of the document.
+var countMacro = cel.ReceiverMacro("count", 2, func(eh cel.MacroExprFactory, target celast.Expr, args []celast.Expr) (celast.Expr, *cel.Error) {
+	if args[0].Kind() != celast.IdentKind {
+		return nil, eh.NewError(args[0].ID(), "argument is not an identifier")
+	}
+	v := args[0].AsIdent()
+	accu := eh.AccuIdentName()
+	if v == accu || v == parser.AccumulatorName {
+		return nil, eh.NewError(args[0].ID(), "iteration variable overwrites accumulator variable")
+	}
+	step := eh.NewCall(operators.Conditional, args[1],
+		eh.NewCall(operators.Add, eh.NewAccuIdent(), eh.NewLiteral(types.Int(1))),
+		eh.NewAccuIdent())
+	return eh.NewComprehension(target, v, accu, eh.NewLiteral(types.Int(0)), eh.NewLiteral(types.True), step, eh.NewAccuIdent()), nil
+})

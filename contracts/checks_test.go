@@ -197,3 +197,43 @@ func TestPlainStringsAgreeWithCEL(t *testing.T) {
 		}
 	}
 }
+
+// TestCountMacro checks list.count(x, p) against filter(x, p).size()
+// and its errors.
+func TestCountMacro(t *testing.T) {
+	tests := []struct {
+		rule string
+		want string
+	}{
+		{"[1, 2, 3, 2].count(x, x == 2) == [1, 2, 3, 2].filter(x, x == 2).size()", "true"},
+		{"[1, 2, 3, 2].count(x, x == 2)", "2"},
+		{"[].count(x, x == 2)", "0"},
+		{"self.l.count(q, q.w == 1)", "2"},
+		{"self.l.count(q, q.v == 1)", "error: no such key: v"},
+		{"type(self.l.count(q, true))", "int"},
+	}
+	self := map[string]any{"l": []any{map[string]any{"w": 1}, map[string]any{"w": 2}, map[string]any{"w": 1.0}}}
+	for _, tt := range tests {
+		ast, iss := checkEnv.Compile(tt.rule)
+		if iss != nil && iss.Err() != nil {
+			t.Fatalf("compile %q: %v", tt.rule, iss.Err())
+		}
+		prg, err := checkEnv.Program(ast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		out, _, err := prg.Eval(map[string]any{"self": self, "root": self, "index": 0, "params": map[string]string{}})
+		if err != nil {
+			got = "error: " + err.Error()
+		} else {
+			got = fmt.Sprint(out)
+		}
+		if got != tt.want {
+			t.Errorf("%s = %s, want %s", tt.rule, got, tt.want)
+		}
+	}
+	if _, iss := checkEnv.Compile("[1].count(@result, true)"); iss == nil || iss.Err() == nil {
+		t.Errorf("count over the accumulator's name compiled, want an error")
+	}
+}
