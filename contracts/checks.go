@@ -91,9 +91,8 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 // standard library, cel-go's strings, lists, sets, math, bindings and
 // regex extensions, optional values (an expected expression gives
 // optional.none() when the right value does not follow from the
-// document), sum() and unique() of a list, count(x, p) of the elements for
-// which p holds and words() of a string. It is
-// built once.
+// document), sum() and unique() of a list, count(x, p) of the elements
+// for which p holds and words() of a string. It is built once.
 var checkEnv = func() *cel.Env {
 	env, err := checkBase.Extend(
 		cel.Variable("self", cel.DynType),
