@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -295,7 +294,6 @@ type docVals struct {
 	slots []ref.Val
 	objs  []jsonObject
 	lists []jsonList
-	strs  []types.String
 	root  ref.Val
 }
 
@@ -308,7 +306,6 @@ func newDocVals(doc *strictjson.Value) (d *docVals, maxList, maxString int) {
 		slots: make([]ref.Val, 0, n.slots),
 		objs:  make([]jsonObject, 0, n.objs),
 		lists: make([]jsonList, 0, n.lists),
-		strs:  make([]types.String, 0, n.strs),
 	}
 	if n.deep {
 		// A document nested deeper than the walk goes counts as too
@@ -323,9 +320,9 @@ func newDocVals(doc *strictjson.Value) (d *docVals, maxList, maxString int) {
 // docCount is the first walk of newDocVals: how many slots and views
 // the document needs and the sizes that pick its class.
 type docCount struct {
-	slots, objs, lists, strs int
-	maxList, maxString       int
-	deep                     bool
+	slots, objs, lists int
+	maxList, maxString int
+	deep               bool
 }
 
 // maxViewDepth is the depth below which newDocVals makes views; deeper
@@ -339,7 +336,6 @@ func (n *docCount) walk(v *strictjson.Value, depth int) {
 	}
 	switch v.Kind {
 	case strictjson.KindString:
-		n.strs++
 		n.maxString = max(n.maxString, len(v.Str))
 	case strictjson.KindArray:
 		n.lists++
@@ -459,29 +455,9 @@ func (d *docVals) scalar(v *strictjson.Value) ref.Val {
 		}
 		return types.Double(f)
 	case strictjson.KindString:
-		if len(d.strs) < cap(d.strs) {
-			d.strs = append(d.strs, types.String(v.Str))
-			return boxString(&d.strs[len(d.strs)-1])
-		}
 		return types.String(v.Str)
 	}
 	return nil
-}
-
-// stringProto is a string as a CEL value, whose interface type word
-// boxString copies.
-var stringProto ref.Val = types.String("")
-
-// boxString is *p as a CEL value without the copy Go's conversion makes:
-// the interface's data word points at p, an element of the document's
-// slab of strings, as it would point at the fresh copy. A value in an
-// interface is never written through it, and the slab is never written
-// after the element is boxed, so the string stays as read; the slab
-// lives as long as any value pointing into it.
-func boxString(p *types.String) ref.Val {
-	v := stringProto
-	(*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] = unsafe.Pointer(p)
-	return v
 }
 
 // smallDoubles are the whole numbers 0 to len-1 as CEL values, made

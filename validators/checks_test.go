@@ -171,9 +171,9 @@ func TestSizesOf(t *testing.T) {
 	}
 }
 
-// TestDocValsStrings checks that the strings a document's views box from
-// their slab read as the document's strings, after a collection too, and
-// that values are made once.
+// TestDocValsStrings checks that the values a document's views make on
+// first read read as the document's, and again the same after a
+// collection.
 func TestDocValsStrings(t *testing.T) {
 	doc, err := strictjson.ParseString(`{"a":"x","l":["y","zz",{"b":"w"}],"n":1.5}`)
 	if err != nil {
@@ -202,8 +202,5 @@ func TestDocValsStrings(t *testing.T) {
 		if got.Equal(tt.want) != types.True || got.Type() != tt.want.Type() || first[i].Equal(tt.want) != types.True {
 			t.Errorf("value %d = %v (%v), want %v", i, got, got.Type(), tt.want)
 		}
-	}
-	if len(d.strs) != 4 {
-		t.Errorf("the slab holds %d strings after reading each twice, want 4", len(d.strs))
 	}
 }
