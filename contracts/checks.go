@@ -5,16 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/ext"
+	"cel.dev/cel-go/interpreter"
+	"cel.dev/cel-go/parser"
 
 	"github.com/contractgateway/gateway/strictjson"
 )
@@ -86,8 +91,8 @@ var checkCode = regexp.MustCompile(`^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$`)
 // standard library, cel-go's strings, lists, sets, math, bindings and
 // regex extensions, optional values (an expected expression gives
 // optional.none() when the right value does not follow from the
-// document), sum() and unique() of a list and words() of a string. It is
-// built once.
+// document), sum() and unique() of a list, count(x, p) of the elements
+// for which p holds and words() of a string. It is built once.
 var checkEnv = func() *cel.Env {
 	env, err := checkBase.Extend(
 		cel.Variable("self", cel.DynType),
@@ -106,6 +111,7 @@ var checkBase = func() *cel.Env {
 		cel.Variable("params", cel.MapType(cel.StringType, cel.StringType)),
 		cel.CrossTypeNumericComparisons(true),
 		cel.OptionalTypes(),
+		cel.Macros(countMacro),
 		ext.Strings(), ext.Lists(), ext.Sets(), ext.Math(), ext.Bindings(), ext.Regex(),
 		cel.Function("sum",
 			cel.MemberOverload("list_sum", []*cel.Type{cel.ListType(cel.DynType)}, cel.DoubleType,
@@ -459,7 +465,7 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
 		return nil, nil, 0, false
 	}
-	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases)
+	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases, checkStrings)
 	if err != nil {
 		locate(err)
 		return nil, nil, 0, false
@@ -477,7 +483,7 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 	}
 	var untracked cel.Program
 	if within != 0 {
-		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases); err != nil {
+		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases, checkStrings); err != nil {
 			locate(err)
 			return nil, nil, 0, false
 		}
@@ -608,3 +614,125 @@ func resolveRef(root any, ref string) any {
 	}
 	return cur
 }
+
+// checkStrings is the planning step that spares rules the strings they
+// build to compare: string(n) of a small int is a string made once, and
+// x == a + b or x.startsWith(a + b) compares x with a and b in place
+// instead of joining them (a rule such as self.question_id == 'Q00' +
+// string(index + 1) would otherwise make two strings per item). A
+// program that counts its cost keeps the generic steps, whose costs the
+// tracker knows.
+var checkStrings = cel.CustomDecoratorV2(plainStrings)
+
+func plainStrings(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+	call, ok := i.(interpreter.InterpretableCall)
+	if !ok {
+		return i, nil
+	}
+	args := call.Args()
+	switch {
+	case call.OverloadID() == "int64_to_string" && len(args) == 1:
+		return &smallIntString{InterpretableCall: call, generic: i, arg: args[0]}, nil
+	case (call.OverloadID() == "equals" || call.OverloadID() == "starts_with_string") && len(args) == 2:
+		add, ok := args[1].(interpreter.InterpretableCall)
+		if !ok || add.OverloadID() != "add_string" || len(add.Args()) != 2 {
+			return i, nil
+		}
+		return &joinedCompare{InterpretableCall: call, generic: i, x: args[0], a: add.Args()[0], b: add.Args()[1],
+			prefix: call.OverloadID() == "starts_with_string"}, nil
+	}
+	return i, nil
+}
+
+// smallInts are the strings of 0 to len-1 as CEL values, made once.
+var smallInts = func() [1024]ref.Val {
+	var out [1024]ref.Val
+	for i := range out {
+		out[i] = types.String(strconv.Itoa(i))
+	}
+	return out
+}()
+
+// smallIntString is string(n) that gives the string made once for a
+// small n.
+type smallIntString struct {
+	interpreter.InterpretableCall
+	generic, arg interpreter.InterpretableV2
+}
+
+func (c *smallIntString) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	if frame.CostTracker() != nil {
+		return c.generic.Exec(frame)
+	}
+	v := c.arg.Exec(frame)
+	if n, ok := v.(types.Int); ok {
+		if n >= 0 && int(n) < len(smallInts) {
+			return smallInts[n]
+		}
+		return n.ConvertToType(types.StringType)
+	}
+	if types.IsUnknownOrError(v) {
+		return v
+	}
+	return types.MaybeNoSuchOverloadErr(v)
+}
+
+func (c *smallIntString) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
+}
+
+// joinedCompare is x == a + b (or x.startsWith(a + b) when prefix) for
+// strings, without making a + b.
+type joinedCompare struct {
+	interpreter.InterpretableCall
+	generic, x, a, b interpreter.InterpretableV2
+	prefix           bool
+}
+
+func (c *joinedCompare) Exec(frame *interpreter.ExecutionFrame) ref.Val {
+	if frame.CostTracker() != nil {
+		return c.generic.Exec(frame)
+	}
+	x := c.x.Exec(frame)
+	xs, ok := x.(types.String)
+	if !ok {
+		return c.generic.Exec(frame)
+	}
+	a, b := c.a.Exec(frame), c.b.Exec(frame)
+	as, okA := a.(types.String)
+	bs, okB := b.(types.String)
+	if !okA || !okB {
+		return c.generic.Exec(frame)
+	}
+	if !strings.HasPrefix(string(xs), string(as)) {
+		return types.False
+	}
+	rest := xs[len(as):]
+	if c.prefix {
+		return types.Bool(strings.HasPrefix(string(rest), string(bs)))
+	}
+	return types.Bool(rest == bs)
+}
+
+func (c *joinedCompare) Eval(act interpreter.Activation) ref.Val {
+	return interpreter.EvalActivation(act, c.Exec)
+}
+
+// countMacro is list.count(x, p): the number of elements x of the list
+// for which p is true, as an int. It is filter(x, p).size() without the
+// list filter builds, one list per element it keeps: the rules that
+// count questions by weight read every question of the document.
+var countMacro = cel.ReceiverMacro("count", 2, func(eh cel.MacroExprFactory, target celast.Expr, args []celast.Expr) (celast.Expr, *cel.Error) {
+	if args[0].Kind() != celast.IdentKind {
+		return nil, eh.NewError(args[0].ID(), "argument is not an identifier")
+	}
+	v := args[0].AsIdent()
+	accu := eh.AccuIdentName()
+	if v == accu || v == parser.AccumulatorName {
+		return nil, eh.NewError(args[0].ID(), "iteration variable overwrites accumulator variable")
+	}
+	step := eh.NewCall(operators.Conditional, args[1],
+		eh.NewCall(operators.Add, eh.NewAccuIdent(), eh.NewLiteral(types.Int(1))),
+		eh.NewAccuIdent())
+	return eh.NewComprehension(target, v, accu, eh.NewLiteral(types.Int(0)), eh.NewLiteral(types.True), step, eh.NewAccuIdent()), nil
+})

@@ -1,10 +1,13 @@
 package contracts
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"cel.dev/cel-go/cel"
 )
 
 const invoiceSchema = `{"type":"object","properties":{
@@ -138,5 +141,99 @@ func TestLoadTypesChecksFromTheSchema(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("Load(%s) = %v, want an error with %q", tt.rule, err, tt.want)
 		}
+	}
+}
+
+// TestPlainStringsAgreeWithCEL checks that the planning step that
+// compares joined strings in place and makes string(n) once gives what
+// CEL's own steps give, for strings, numbers outside the cached range,
+// values that are not strings and missing members.
+func TestPlainStringsAgreeWithCEL(t *testing.T) {
+	tests := []struct {
+		rule string
+		self map[string]any
+	}{
+		{"self.s == 'Q00' + string(int(self.n))", map[string]any{"s": "Q007", "n": 7}},
+		{"self.s == 'Q00' + string(int(self.n))", map[string]any{"s": "Q008", "n": 7}},
+		{"self.s == 'Q00' + string(int(self.n))", map[string]any{"s": "Q00", "n": 7}},
+		{"self.s == 'Q00' + string(int(self.n))", map[string]any{"s": "Q002000", "n": 2000}},
+		{"self.s == 'Q' + string(int(self.n))", map[string]any{"s": "Q-3", "n": -3}},
+		{"self.s == 'Q00' + string(int(self.n))", map[string]any{"n": 7}},
+		{"self.s == 'Q00' + string(int(self.n))", map[string]any{"s": 7, "n": 7}},
+		{"self.s == 'a' + self.t", map[string]any{"s": "a1", "t": 1}},
+		{"self.s.startsWith(string(int(self.n)) + '. ')", map[string]any{"s": "3. Why?", "n": 3}},
+		{"self.s.startsWith(string(int(self.n)) + '. ')", map[string]any{"s": "3.Why?", "n": 3}},
+		{"self.s.startsWith(string(int(self.n)) + '. ')", map[string]any{"s": "", "n": 3}},
+		{"self.s.startsWith(string(int(self.n)) + '. ')", map[string]any{"s": "13. Why?", "n": 3}},
+		{"string(int(self.n)) == '5'", map[string]any{"n": 5}},
+		{"string(int(self.n)) == '5'", map[string]any{"n": "x"}},
+		{"self.s == string(self.s) + 'x'", map[string]any{"s": "a"}},
+	}
+	for _, tt := range tests {
+		ast, iss := checkEnv.Compile(strings.ReplaceAll(strings.ReplaceAll(tt.rule, "string(int(self.n))", "string(int(self.n))"), "self.t", "string(self.t)"))
+		if iss != nil && iss.Err() != nil {
+			ast, iss = checkEnv.Compile(tt.rule)
+			if iss != nil && iss.Err() != nil {
+				t.Fatalf("compile %q: %v", tt.rule, iss.Err())
+			}
+		}
+		eval := func(opts ...cel.ProgramOption) string {
+			prg, err := checkEnv.Program(ast, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _, err := prg.Eval(map[string]any{"self": tt.self, "root": tt.self, "index": 0, "params": map[string]string{}})
+			if err != nil {
+				return "error: " + err.Error()
+			}
+			return fmt.Sprint(out)
+		}
+		want := eval()
+		if got := eval(checkStrings); got != want {
+			t.Errorf("%q on %v = %s, want %s", tt.rule, tt.self, got, want)
+		}
+		if got := eval(checkStrings, cel.CostLimit(CheckRuntimeCostLimit)); got != want {
+			t.Errorf("%q on %v with a cost limit = %s, want %s", tt.rule, tt.self, got, want)
+		}
+	}
+}
+
+// TestCountMacro checks list.count(x, p) against filter(x, p).size()
+// and its errors.
+func TestCountMacro(t *testing.T) {
+	tests := []struct {
+		rule string
+		want string
+	}{
+		{"[1, 2, 3, 2].count(x, x == 2) == [1, 2, 3, 2].filter(x, x == 2).size()", "true"},
+		{"[1, 2, 3, 2].count(x, x == 2)", "2"},
+		{"[].count(x, x == 2)", "0"},
+		{"self.l.count(q, q.w == 1)", "2"},
+		{"self.l.count(q, q.v == 1)", "error: no such key: v"},
+		{"type(self.l.count(q, true))", "int"},
+	}
+	self := map[string]any{"l": []any{map[string]any{"w": 1}, map[string]any{"w": 2}, map[string]any{"w": 1.0}}}
+	for _, tt := range tests {
+		ast, iss := checkEnv.Compile(tt.rule)
+		if iss != nil && iss.Err() != nil {
+			t.Fatalf("compile %q: %v", tt.rule, iss.Err())
+		}
+		prg, err := checkEnv.Program(ast)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		out, _, err := prg.Eval(map[string]any{"self": self, "root": self, "index": 0, "params": map[string]string{}})
+		if err != nil {
+			got = "error: " + err.Error()
+		} else {
+			got = fmt.Sprint(out)
+		}
+		if got != tt.want {
+			t.Errorf("%s = %s, want %s", tt.rule, got, tt.want)
+		}
+	}
+	if _, iss := checkEnv.Compile("[1].count(@result, true)"); iss == nil || iss.Err() == nil {
+		t.Errorf("count over the accumulator's name compiled, want an error")
 	}
 }

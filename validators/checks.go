@@ -26,9 +26,11 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 	if len(checks) == 0 {
 		return
 	}
-	vals := &docVals{m: make(map[*strictjson.Value]ref.Val, 64)}
-	act := &checkActivation{root: vals.val(doc), params: paramsVal(params)}
-	maxList, maxString := sizesOf(doc, 0)
+	vals, maxList, maxString := newDocVals(doc)
+	act := &checkActivation{root: vals.root, params: paramsVal(params)}
+	if act.root == nil {
+		act.root = vals.slot(-1, doc)
+	}
 	maxList = max(maxList, len(params))
 	for k, v := range params {
 		maxString = max(maxString, len(k), len(v))
@@ -58,8 +60,9 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			// The schema step reports a missing or mistyped array.
 			continue
 		}
+		l := vals.listAt(act.root, c.ForEach, arr)
 		for j, it := range arr.Items {
-			act.self, act.index = vals.val(it), types.Int(j)
+			act.self, act.index = l.at(j), types.Int(j)
 			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
@@ -210,7 +213,7 @@ func celToJSON(v ref.Val, depth int) (any, error) {
 			return nil, errors.New("not a JSON number")
 		}
 		return Quantity(float64(x)), nil
-	case jsonList:
+	case *jsonList:
 		return x.v.Interface(), nil
 	case *jsonObject:
 		return x.v.Interface(), nil
@@ -263,33 +266,6 @@ type checkActivation struct {
 	sized bool
 }
 
-// sizesOf returns the number of elements or members of the longest list
-// or object in v and the bytes of its longest string or member name: the
-// sizes that pick a document's class for the checks' cost estimates. A
-// document nested deeper than 256 levels counts as too large for any.
-func sizesOf(v *strictjson.Value, depth int) (maxList, maxString int) {
-	if depth > 256 {
-		return math.MaxInt, math.MaxInt
-	}
-	switch v.Kind {
-	case strictjson.KindString:
-		return 0, len(v.Str)
-	case strictjson.KindArray:
-		maxList = len(v.Items)
-		for _, it := range v.Items {
-			l, s := sizesOf(it, depth+1)
-			maxList, maxString = max(maxList, l), max(maxString, s)
-		}
-	case strictjson.KindObject:
-		maxList = len(v.Members)
-		for _, m := range v.Members {
-			l, s := sizesOf(m.Value, depth+1)
-			maxList, maxString = max(maxList, l), max(maxString, s, len(m.Key))
-		}
-	}
-	return maxList, maxString
-}
-
 func (a *checkActivation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "self":
@@ -309,15 +285,161 @@ func (a *checkActivation) Parent() interpreter.Activation { return nil }
 // docVals makes the CEL values of one document, each once: the checks
 // of a contract read the same members again and again (every check over
 // the questions reads each question), and a string or a view made once
-// is not made again for the next check.
+// is not made again for the next check. The views of every object and
+// array are made up front in two slabs, and each value has a slot in a
+// third that its container's view indexes, so that a member read is a
+// slice index, not a map lookup, and the document costs three
+// allocations plus one per string or unusual number it is read for.
 type docVals struct {
-	m map[*strictjson.Value]ref.Val
+	slots []ref.Val
+	objs  []jsonObject
+	lists []jsonList
+	root  ref.Val
 }
 
-// val is v as a CEL value, read in place: objects and arrays are views
-// of the parsed document, numbers are doubles (as CEL reads JSON), so that
-// 1 and 1.0 are the same number.
-func (d *docVals) val(v *strictjson.Value) ref.Val {
+// newDocVals makes the views of doc and returns them with the sizes of
+// sizesOf, from the same walk.
+func newDocVals(doc *strictjson.Value) (d *docVals, maxList, maxString int) {
+	var n docCount
+	n.walk(doc, 0)
+	d = &docVals{
+		slots: make([]ref.Val, 0, n.slots),
+		objs:  make([]jsonObject, 0, n.objs),
+		lists: make([]jsonList, 0, n.lists),
+	}
+	if n.deep {
+		// A document nested deeper than the walk goes counts as too
+		// large for every size class, and its values are made as they
+		// are read, without slots below the walk's depth.
+		n.maxList, n.maxString = math.MaxInt, math.MaxInt
+	}
+	d.root = d.view(doc, 0)
+	return d, n.maxList, n.maxString
+}
+
+// docCount is the first walk of newDocVals: how many slots and views
+// the document needs and the sizes that pick its class.
+type docCount struct {
+	slots, objs, lists int
+	maxList, maxString int
+	deep               bool
+}
+
+// maxViewDepth is the depth below which newDocVals makes views; deeper
+// values are made when read.
+const maxViewDepth = 256
+
+func (n *docCount) walk(v *strictjson.Value, depth int) {
+	if depth > maxViewDepth {
+		n.deep = true
+		return
+	}
+	switch v.Kind {
+	case strictjson.KindString:
+		n.maxString = max(n.maxString, len(v.Str))
+	case strictjson.KindArray:
+		n.lists++
+		n.slots += len(v.Items)
+		n.maxList = max(n.maxList, len(v.Items))
+		for _, it := range v.Items {
+			n.walk(it, depth+1)
+		}
+	case strictjson.KindObject:
+		n.objs++
+		n.slots += len(v.Members)
+		n.maxList = max(n.maxList, len(v.Members))
+		for _, m := range v.Members {
+			n.maxString = max(n.maxString, len(m.Key))
+			n.walk(m.Value, depth+1)
+		}
+	}
+}
+
+// view is the CEL value of v: for an object or array its view from the
+// slabs (made now, with the views of its containers' members), else
+// nil for a scalar, which slot makes when it is read.
+func (d *docVals) view(v *strictjson.Value, depth int) ref.Val {
+	switch v.Kind {
+	case strictjson.KindArray:
+		if depth > maxViewDepth || len(d.lists) == cap(d.lists) || cap(d.slots)-len(d.slots) < len(v.Items) {
+			return &jsonList{v: v, d: d, base: -1}
+		}
+		d.lists = append(d.lists, jsonList{v: v, d: d, base: len(d.slots)})
+		l := &d.lists[len(d.lists)-1]
+		d.slots = d.slots[:len(d.slots)+len(v.Items)]
+		for i, it := range v.Items {
+			d.slots[l.base+i] = d.view(it, depth+1)
+		}
+		return l
+	case strictjson.KindObject:
+		if depth > maxViewDepth || len(d.objs) == cap(d.objs) || cap(d.slots)-len(d.slots) < len(v.Members) {
+			return &jsonObject{v: v, d: d, base: -1}
+		}
+		d.objs = append(d.objs, jsonObject{v: v, d: d, base: len(d.slots)})
+		o := &d.objs[len(d.objs)-1]
+		d.slots = d.slots[:len(d.slots)+len(v.Members)]
+		for i, m := range v.Members {
+			d.slots[o.base+i] = d.view(m.Value, depth+1)
+		}
+		return o
+	}
+	return nil
+}
+
+// listAt is the view of arr, the array at the JSON Pointer ptr of the
+// document whose view is root, so that the items a for_each check runs
+// on are the values every other rule reads.
+func (d *docVals) listAt(root ref.Val, ptr string, arr *strictjson.Value) *jsonList {
+	cur := root
+	toks, err := strictjson.ParsePointer(ptr)
+	for _, t := range toks {
+		if err != nil {
+			break
+		}
+		switch x := cur.(type) {
+		case *jsonObject:
+			if cur, _ = x.member(t); cur == nil {
+				err = errNoValue
+			}
+		case *jsonList:
+			n, aerr := strconv.Atoi(t)
+			if aerr != nil || n < 0 || n >= len(x.v.Items) {
+				err = errNoValue
+				break
+			}
+			cur = x.at(n)
+		default:
+			err = errNoValue
+		}
+	}
+	if l, ok := cur.(*jsonList); ok && err == nil && l.v == arr {
+		return l
+	}
+	return &jsonList{v: arr, d: d, base: -1}
+}
+
+// slot is the CEL value of v, the value in slot i (i < 0: a value
+// without a slot), made on its first read.
+func (d *docVals) slot(i int, v *strictjson.Value) ref.Val {
+	if i >= 0 {
+		if x := d.slots[i]; x != nil {
+			return x
+		}
+	}
+	x := d.scalar(v)
+	if x == nil {
+		return d.view(v, maxViewDepth+1)
+	}
+	if i >= 0 {
+		d.slots[i] = x
+	}
+	return x
+}
+
+// scalar is v as a CEL value when it is not an object or array (nil
+// then): numbers are doubles (as CEL reads JSON), so that 1 and 1.0 are
+// the same number.
+func (d *docVals) scalar(v *strictjson.Value) ref.Val {
 	switch v.Kind {
 	case strictjson.KindNull:
 		return types.NullValue
@@ -327,30 +449,15 @@ func (d *docVals) val(v *strictjson.Value) ref.Val {
 		if n, ok := smallWhole(v.Num); ok {
 			return smallDoubles[n]
 		}
-	}
-	if x, ok := d.m[v]; ok {
-		return x
-	}
-	var x ref.Val
-	switch v.Kind {
-	case strictjson.KindNumber:
 		f, err := strconv.ParseFloat(v.Num, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			x = types.NewErr("number %s: %v", v.Num, err)
-		} else {
-			x = types.Double(f)
+			return types.NewErr("number %s: %v", v.Num, err)
 		}
+		return types.Double(f)
 	case strictjson.KindString:
-		x = types.String(v.Str)
-	case strictjson.KindArray:
-		x = jsonList{v, d}
-	case strictjson.KindObject:
-		x = &jsonObject{v, d}
-	default:
-		return types.NullValue
+		return types.String(v.Str)
 	}
-	d.m[v] = x
-	return x
+	return nil
 }
 
 // smallDoubles are the whole numbers 0 to len-1 as CEL values, made
@@ -380,17 +487,27 @@ func smallWhole(lit string) (int, bool) {
 	return n, true
 }
 
-// jsonList is a JSON array as a CEL list.
+// jsonList is a JSON array as a CEL list; its element i is in slot
+// base+i of d (base < 0: no slots).
 type jsonList struct {
-	v *strictjson.Value
-	d *docVals
+	v    *strictjson.Value
+	d    *docVals
+	base int
 }
 
-func (l jsonList) native() ref.Val {
+// at is element i as a CEL value.
+func (l *jsonList) at(i int) ref.Val {
+	if l.base < 0 {
+		return l.d.slot(-1, l.v.Items[i])
+	}
+	return l.d.slot(l.base+i, l.v.Items[i])
+}
+
+func (l *jsonList) native() ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
 }
-func (l jsonList) ConvertToNative(t reflect.Type) (any, error) { return l.native().ConvertToNative(t) }
-func (l jsonList) ConvertToType(t ref.Type) ref.Val {
+func (l *jsonList) ConvertToNative(t reflect.Type) (any, error) { return l.native().ConvertToNative(t) }
+func (l *jsonList) ConvertToType(t ref.Type) ref.Val {
 	switch t {
 	case types.ListType:
 		return l
@@ -399,8 +516,8 @@ func (l jsonList) ConvertToType(t ref.Type) ref.Val {
 	}
 	return types.NewErr("type conversion error from list to '%s'", t)
 }
-func (l jsonList) Equal(other ref.Val) ref.Val {
-	if o, ok := other.(jsonList); ok && o.v == l.v {
+func (l *jsonList) Equal(other ref.Val) ref.Val {
+	if o, ok := other.(*jsonList); ok && o.v == l.v {
 		return types.True
 	}
 	o, ok := other.(traits.Lister)
@@ -410,31 +527,31 @@ func (l jsonList) Equal(other ref.Val) ref.Val {
 	if o.Size() != types.Int(len(l.v.Items)) {
 		return types.False
 	}
-	for i, it := range l.v.Items {
-		if l.d.val(it).Equal(o.Get(types.Int(i))) != types.True {
+	for i := range l.v.Items {
+		if l.at(i).Equal(o.Get(types.Int(i))) != types.True {
 			return types.False
 		}
 	}
 	return types.True
 }
-func (l jsonList) Type() ref.Type { return types.ListType }
-func (l jsonList) Value() any     { return l.v }
-func (l jsonList) Add(other ref.Val) ref.Val {
+func (l *jsonList) Type() ref.Type { return types.ListType }
+func (l *jsonList) Value() any     { return l.v }
+func (l *jsonList) Add(other ref.Val) ref.Val {
 	vals := make([]ref.Val, len(l.v.Items))
-	for i, it := range l.v.Items {
-		vals[i] = l.d.val(it)
+	for i := range l.v.Items {
+		vals[i] = l.at(i)
 	}
 	return types.NewRefValList(types.DefaultTypeAdapter, vals).(traits.Adder).Add(other)
 }
-func (l jsonList) Contains(x ref.Val) ref.Val {
-	for _, it := range l.v.Items {
-		if l.d.val(it).Equal(x) == types.True {
+func (l *jsonList) Contains(x ref.Val) ref.Val {
+	for i := range l.v.Items {
+		if l.at(i).Equal(x) == types.True {
 			return types.True
 		}
 	}
 	return types.False
 }
-func (l jsonList) Get(index ref.Val) ref.Val {
+func (l *jsonList) Get(index ref.Val) ref.Val {
 	i, err := types.GetOrError(index)
 	if err != nil {
 		return types.ValOrErr(index, "%v", err)
@@ -442,15 +559,24 @@ func (l jsonList) Get(index ref.Val) ref.Val {
 	if i < 0 || i >= len(l.v.Items) {
 		return types.NewErr("index '%d' out of range in list size '%d'", i, len(l.v.Items))
 	}
-	return l.d.val(l.v.Items[i])
+	return l.at(i)
 }
-func (l jsonList) Iterator() traits.Iterator { return &jsonListIter{items: l.v.Items, d: l.d} }
-func (l jsonList) Size() ref.Val             { return types.Int(len(l.v.Items)) }
+func (l *jsonList) Iterator() traits.Iterator { return &jsonListIter{l: l} }
+func (l *jsonList) Size() ref.Val             { return types.Int(len(l.v.Items)) }
+
+// Fold hands each element to f, so that a comprehension over the list
+// needs no iterator.
+func (l *jsonList) Fold(f traits.Folder) {
+	for i := range l.v.Items {
+		if !f.FoldEntry(i, l.at(i)) {
+			break
+		}
+	}
+}
 
 type jsonListIter struct {
-	items []*strictjson.Value
-	d     *docVals
-	i     int
+	l *jsonList
+	i int
 }
 
 func (it *jsonListIter) ConvertToNative(reflect.Type) (any, error) {
@@ -462,19 +588,35 @@ func (it *jsonListIter) ConvertToType(ref.Type) ref.Val {
 func (it *jsonListIter) Equal(ref.Val) ref.Val { return types.False }
 func (it *jsonListIter) Type() ref.Type        { return types.IteratorType }
 func (it *jsonListIter) Value() any            { return nil }
-func (it *jsonListIter) HasNext() ref.Val      { return types.Bool(it.i < len(it.items)) }
+func (it *jsonListIter) HasNext() ref.Val      { return types.Bool(it.i < len(it.l.v.Items)) }
 func (it *jsonListIter) Next() ref.Val {
-	if it.i >= len(it.items) {
+	if it.i >= len(it.l.v.Items) {
 		return nil
 	}
 	it.i++
-	return it.d.val(it.items[it.i-1])
+	return it.l.at(it.i - 1)
 }
 
-// jsonObject is a JSON object as a CEL map from strings.
+// jsonObject is a JSON object as a CEL map from strings; its member i
+// is in slot base+i of d (base < 0: no slots).
 type jsonObject struct {
-	v *strictjson.Value
-	d *docVals
+	v    *strictjson.Value
+	d    *docVals
+	base int
+}
+
+// member is the value of the member named name as a CEL value, if the
+// object has it.
+func (o *jsonObject) member(name string) (ref.Val, bool) {
+	for i := range o.v.Members {
+		if o.v.Members[i].Key == name {
+			if o.base < 0 {
+				return o.d.slot(-1, o.v.Members[i].Value), true
+			}
+			return o.d.slot(o.base+i, o.v.Members[i].Value), true
+		}
+	}
+	return nil, false
 }
 
 func (o *jsonObject) ConvertToNative(t reflect.Type) (any, error) {
@@ -496,7 +638,10 @@ func (o *jsonObject) Equal(other ref.Val) ref.Val {
 	}
 	for _, mem := range o.v.Members {
 		ov, found := m.Find(types.String(mem.Key))
-		if !found || o.d.val(mem.Value).Equal(ov) != types.True {
+		if !found {
+			return types.False
+		}
+		if mv, _ := o.member(mem.Key); mv.Equal(ov) != types.True {
 			return types.False
 		}
 	}
@@ -512,13 +657,7 @@ func (o *jsonObject) Value() any { return o }
 func (o *jsonObject) JSONValue() *strictjson.Value { return o.v }
 
 // Field is the member name as a CEL value, if the object has it.
-func (o *jsonObject) Field(name string) (ref.Val, bool) {
-	m := o.v.Get(name)
-	if m == nil {
-		return nil, false
-	}
-	return o.d.val(m), true
-}
+func (o *jsonObject) Field(name string) (ref.Val, bool) { return o.member(name) }
 func (o *jsonObject) Contains(key ref.Val) ref.Val {
 	_, found := o.Find(key)
 	return types.Bool(found)
@@ -535,11 +674,7 @@ func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
 	if !ok {
 		return nil, false
 	}
-	m := o.v.Get(string(k))
-	if m == nil {
-		return nil, false
-	}
-	return o.d.val(m), true
+	return o.member(string(k))
 }
 func (o *jsonObject) Iterator() traits.Iterator {
 	keys := make([]string, len(o.v.Members))

@@ -57,9 +57,11 @@ func BenchmarkChecks(b *testing.B) {
 	}
 }
 
-// TestChecksAllocateNearThePack keeps the mcq-cel checks within a small
-// factor of the built-in mcq pack's allocations on the benchmark's 20 KB
-// document (they once made ten times as many).
+// TestChecksAllocateNearThePack keeps the mcq-cel checks near the
+// built-in mcq pack's allocations on the benchmark's 20 KB document
+// (they once made ten times as many, then 2.6 times as many before
+// members were read in place and rules stopped joining strings to
+// compare them); the bound is twice the pack's.
 func TestChecksAllocateNearThePack(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts vary under the race detector")
@@ -87,7 +89,7 @@ func TestChecksAllocateNearThePack(t *testing.T) {
 		return testing.AllocsPerRun(20, func() { v.CheckDoc(doc, params) })
 	}
 	pack, cel := allocs(*mcq), allocs(*cs[0])
-	if cel > 3.5*pack {
-		t.Errorf("mcq-cel makes %.0f allocations, the mcq pack %.0f: %.1f×, want at most 3.5×", cel, pack, cel/pack)
+	if cel > 1.5*pack {
+		t.Errorf("mcq-cel makes %.0f allocations, the mcq pack %.0f: %.1f×, want at most 1.5×", cel, pack, cel/pack)
 	}
 }
