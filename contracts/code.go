@@ -1,13 +1,13 @@
 package contracts
 
 import (
-	"slices"
-	"strconv"
 	"strings"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/common/types/traits"
+
+	"github.com/contractgateway/gateway/internal/codeline"
 )
 
 // codeScan is what scanCode finds in a text: its fenced code blocks, its
@@ -44,7 +44,7 @@ func scanCode(s string) codeScan {
 	lines := strings.Split(s, "\n")
 	res := codeScan{unfenced: make([]string, len(lines)), numbered: s}
 	var out []string
-	var body []bodyLine
+	var body []codeline.Line
 	var cur codeBlock
 	inFence := false
 	finish := func(closed bool) {
@@ -75,11 +75,11 @@ func scanCode(s string) codeScan {
 		end := len(ln)
 		if idx := strings.Index(ln, "```"); idx >= 0 {
 			end = idx
-			body = append(body, bodyLine{i, end})
+			body = append(body, codeline.Line{Line: i, End: end})
 			finish(true)
 			continue
 		}
-		body = append(body, bodyLine{i, end})
+		body = append(body, codeline.Line{Line: i, End: end})
 	}
 	if inFence {
 		finish(false)
@@ -90,73 +90,15 @@ func scanCode(s string) codeScan {
 	return res
 }
 
-// bodyLine is one code line of a block: lines[line][:end].
-type bodyLine struct{ line, end int }
-
 // numberBody records the code lines of one block in b and writes them
-// numbered into out (a copy of lines made on the first change). Blank
-// lines before the first and after the last code line are layout, not
-// code: they are neither numbered nor counted.
-func numberBody(lines, out []string, body []bodyLine, b *codeBlock) []string {
-	blank := func(x bodyLine) bool { return strings.TrimSpace(lines[x.line][:x.end]) == "" }
-	for len(body) > 0 && blank(body[0]) {
-		body = body[1:]
-	}
-	for len(body) > 0 && blank(body[len(body)-1]) {
-		body = body[:len(body)-1]
-	}
+// numbered into out (a copy of lines made on the first change).
+func numberBody(lines, out []string, body []codeline.Line, b *codeBlock) []string {
+	body = codeline.Trim(lines, body)
 	b.lines = make([]string, 0, len(body))
-	for k, x := range body {
-		content := lines[x.line][:x.end]
-		b.lines = append(b.lines, content)
-		no := strconv.Itoa(k + 1)
-		if strings.HasPrefix(content, no+": ") || strings.TrimRight(content, " \t\r") == no+":" {
-			continue
-		}
-		if out == nil {
-			out = slices.Clone(lines)
-		}
-		rest := content[lineNumber(content):]
-		if strings.TrimSpace(rest) == "" {
-			out[x.line] = no + ":" + lines[x.line][x.end:]
-		} else {
-			out[x.line] = no + ": " + rest + lines[x.line][x.end:]
-		}
+	for _, x := range body {
+		b.lines = append(b.lines, lines[x.Line][:x.End])
 	}
-	return out
-}
-
-// lineNumber returns the length of a line-number prefix written in front
-// of a code line ("3:", "3: ", "3. ", "3) "), or 0. After a colon one
-// space is part of the prefix; the rest is the code's indentation.
-func lineNumber(s string) int {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	start := i
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == start || i >= len(s) {
-		return 0
-	}
-	switch s[i] {
-	case ':':
-		i++
-		if i < len(s) && s[i] == ' ' {
-			i++
-		}
-		return i
-	case '.', ')':
-		if i+1 == len(s) {
-			return i + 1
-		}
-		if s[i+1] == ' ' || s[i+1] == '\t' {
-			return i + 2
-		}
-	}
-	return 0
+	return codeline.Number(lines, out, body, nil)
 }
 
 // hasCode reports whether s can hold a code block or code lines at all:

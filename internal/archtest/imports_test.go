@@ -95,6 +95,7 @@ func TestImportsFlowOneWay(t *testing.T) {
 		{"stats", []string{module + "/gateway", module + "/edge", module + "/debugstore", module + "/config", module + "/access"}},
 		{"outcomes", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/debugstore", module + "/edge", module + "/cache", module + "/repair", module + "/validators", module + "/upstream", "github.com/labstack/echo/v4"}},
 		{"outcomes/guardlog", []string{module + "/gateway", module + "/config", module + "/edge"}},
+		{"internal/codeline", []string{module + "/strictjson", module + "/contracts", module + "/validators", module + "/repair", module + "/middleware", module + "/gateway", module + "/cache", module + "/config", "net/http"}},
 		{"internal/logcount", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/outcomes", "github.com/labstack/echo/v4"}},
 		{"internal/pgtest", []string{module + "/gateway", module + "/middleware", module + "/config", module + "/outcomes", "github.com/labstack/echo/v4"}},
 		{"apierr", []string{module + "/repair", module + "/cache", module + "/config", module + "/middleware", module + "/gateway", module + "/edge", module + "/debugstore", module + "/upstream", module + "/middleware/codec", "github.com/labstack/echo/v4"}},

@@ -3,10 +3,10 @@ package mcq
 import (
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/contractgateway/gateway/internal/codeline"
 	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 )
@@ -61,7 +61,7 @@ func mcqScanCode(s string) mcqCode {
 	}
 	lines := strings.Split(s, "\n")
 	var out []string
-	var body []mcqBodyLine
+	var body []codeline.Line
 	inFence := false
 	// run counts consecutive unfenced code lines; strong is set once one
 	// of them is certainly code; reported makes one finding per run.
@@ -132,7 +132,7 @@ func mcqScanCode(s string) mcqCode {
 			end = idx // the closing fence ends this code line
 			inFence = false
 		}
-		body = append(body, mcqBodyLine{i, end})
+		body = append(body, codeline.Line{Line: i, End: end})
 		if !inFence {
 			out = mcqNumberBody(lines, out, body, &res)
 		}
@@ -150,74 +150,15 @@ func mcqScanCode(s string) mcqCode {
 	return res
 }
 
-// mcqBodyLine is one code line of a fence: lines[line][:end].
-type mcqBodyLine struct{ line, end int }
-
-// mcqNumberBody checks the numbering of one fence body and writes the
-// numbered lines into out (a copy of lines made on the first change).
-// Blank lines before the first and after the last code line are layout,
-// not code, and are neither numbered nor counted.
-func mcqNumberBody(lines, out []string, body []mcqBodyLine, res *mcqCode) []string {
-	blank := func(b mcqBodyLine) bool { return strings.TrimSpace(lines[b.line][:b.end]) == "" }
-	for len(body) > 0 && blank(body[0]) {
-		body = body[1:]
-	}
-	for len(body) > 0 && blank(body[len(body)-1]) {
-		body = body[:len(body)-1]
-	}
-	for k, b := range body {
-		no := strconv.Itoa(k + 1)
-		content := lines[b.line][:b.end]
-		if strings.HasPrefix(content, no+": ") || strings.TrimRight(content, " \t\r") == no+":" {
-			continue
-		}
+// mcqNumberBody checks the numbering of one fence body, records the
+// first line numbered wrong in res, and writes the numbered lines into
+// out (a copy of lines made on the first change).
+func mcqNumberBody(lines, out []string, body []codeline.Line, res *mcqCode) []string {
+	return codeline.Number(lines, out, codeline.Trim(lines, body), func(no int, code string) {
 		if res.badLine == "" {
-			res.badLine, res.badLineNo, res.wantPrefix = mcqHead(content, 40), k+1, no+": "
+			res.badLine, res.badLineNo, res.wantPrefix = mcqHead(code, 40), no, strconv.Itoa(no)+": "
 		}
-		if out == nil {
-			out = slices.Clone(lines)
-		}
-		rest := content[mcqLineNumber(content):]
-		if strings.TrimSpace(rest) == "" {
-			out[b.line] = no + ":" + lines[b.line][b.end:]
-		} else {
-			out[b.line] = no + ": " + rest + lines[b.line][b.end:]
-		}
-	}
-	return out
-}
-
-// mcqLineNumber returns the length of a line-number prefix a model wrote in
-// front of a code line ("3:", "3: ", "3. ", "3) "), or 0. After a colon
-// one space is part of the prefix; the rest is the code's indentation.
-func mcqLineNumber(s string) int {
-	i := 0
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
-		i++
-	}
-	start := i
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == start || i >= len(s) {
-		return 0
-	}
-	switch s[i] {
-	case ':':
-		i++
-		if i < len(s) && s[i] == ' ' {
-			i++
-		}
-		return i
-	case '.', ')':
-		if i+1 == len(s) {
-			return i + 1
-		}
-		if s[i+1] == ' ' || s[i+1] == '\t' {
-			return i + 2
-		}
-	}
-	return 0
+	})
 }
 
 var (
