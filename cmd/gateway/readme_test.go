@@ -18,10 +18,10 @@ func readRepoFile(t *testing.T, name string) string {
 }
 
 // TestReadmeDefinesContractHeaders: every X-Contract-* header the gateway
-// reads or sets, and X-Cache, has a row of its own in the README's table of
-// headers, so that no header reaches a client undefined.
+// reads or sets, and X-Cache, has a row of its own in the table of headers
+// of docs/http.md, so that no header reaches a client undefined.
 func TestReadmeDefinesContractHeaders(t *testing.T) {
-	readme := readRepoFile(t, "README.md")
+	readme := readRepoFile(t, filepath.Join("docs", "http.md"))
 	header := regexp.MustCompile(`"(X-Contract(?:-[A-Za-z]+)*|X-Cache)"`)
 	found := map[string]string{}
 	for _, dir := range []string{"middleware", "gateway", "edge"} {
@@ -47,7 +47,7 @@ func TestReadmeDefinesContractHeaders(t *testing.T) {
 	}
 	for h, f := range found {
 		if !strings.Contains(readme, "| `"+h+"` |") {
-			t.Errorf("%s uses the header %s, which the README's table of headers does not define", f, h)
+			t.Errorf("%s uses the header %s, which the table of headers in docs/http.md does not define", f, h)
 		}
 	}
 }
