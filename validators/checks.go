@@ -574,21 +574,27 @@ func (l *jsonList) Fold(f traits.Folder) {
 	}
 }
 
+// iterValue is what the iterators of lists and objects share: the parts
+// of a CEL value an iterator must have and never uses as one.
+type iterValue struct{}
+
+func (iterValue) ConvertToNative(reflect.Type) (any, error) {
+	return nil, errors.New("an iterator is not a value")
+}
+func (iterValue) ConvertToType(ref.Type) ref.Val {
+	return types.NewErr("an iterator is not a value")
+}
+func (iterValue) Equal(ref.Val) ref.Val { return types.False }
+func (iterValue) Type() ref.Type        { return types.IteratorType }
+func (iterValue) Value() any            { return nil }
+
 type jsonListIter struct {
+	iterValue
 	l *jsonList
 	i int
 }
 
-func (it *jsonListIter) ConvertToNative(reflect.Type) (any, error) {
-	return nil, errors.New("an iterator is not a value")
-}
-func (it *jsonListIter) ConvertToType(ref.Type) ref.Val {
-	return types.NewErr("an iterator is not a value")
-}
-func (it *jsonListIter) Equal(ref.Val) ref.Val { return types.False }
-func (it *jsonListIter) Type() ref.Type        { return types.IteratorType }
-func (it *jsonListIter) Value() any            { return nil }
-func (it *jsonListIter) HasNext() ref.Val      { return types.Bool(it.i < len(it.l.v.Items)) }
+func (it *jsonListIter) HasNext() ref.Val { return types.Bool(it.i < len(it.l.v.Items)) }
 func (it *jsonListIter) Next() ref.Val {
 	if it.i >= len(it.l.v.Items) {
 		return nil
@@ -686,20 +692,12 @@ func (o *jsonObject) Iterator() traits.Iterator {
 func (o *jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
 
 type jsonKeyIter struct {
+	iterValue
 	keys []string
 	i    int
 }
 
-func (it *jsonKeyIter) ConvertToNative(reflect.Type) (any, error) {
-	return nil, errors.New("an iterator is not a value")
-}
-func (it *jsonKeyIter) ConvertToType(ref.Type) ref.Val {
-	return types.NewErr("an iterator is not a value")
-}
-func (it *jsonKeyIter) Equal(ref.Val) ref.Val { return types.False }
-func (it *jsonKeyIter) Type() ref.Type        { return types.IteratorType }
-func (it *jsonKeyIter) Value() any            { return nil }
-func (it *jsonKeyIter) HasNext() ref.Val      { return types.Bool(it.i < len(it.keys)) }
+func (it *jsonKeyIter) HasNext() ref.Val { return types.Bool(it.i < len(it.keys)) }
 func (it *jsonKeyIter) Next() ref.Val {
 	if it.i >= len(it.keys) {
 		return nil
