@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Key identifies a request's answer: the SHA-256 of the canonical request.

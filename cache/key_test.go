@@ -3,7 +3,7 @@ package cache
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func mustParse(t testing.TB, s string) *strictjson.Value {

@@ -21,7 +21,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 	"cel.dev/cel-go/parser"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Limits of a check's cost. CEL counts one unit per step of evaluation

@@ -22,8 +22,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Shape says which top-level JSON shape the contract expects and which

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func nestedSchema(depth int) []byte {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // evalCheckExpr compiles src as a check's rule is compiled (folding,

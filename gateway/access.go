@@ -16,12 +16,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/contractgateway/gateway/access"
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/access"
+	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 // ctxKeyAccess is where the access check leaves the caller's key name,
@@ -397,7 +398,7 @@ type accessWriter struct {
 	status int
 	buf    bytes.Buffer
 	// over is set when a listing held back went past
-	// upstream.MaxMemberAnswerBytes: the rest is not buffered, and the
+	// pool.MaxMemberAnswerBytes: the rest is not buffered, and the
 	// client gets a 502 instead of a listing cut short.
 	over bool
 }
@@ -412,7 +413,7 @@ func (w *accessWriter) WriteHeader(code int) {
 
 func (w *accessWriter) Write(p []byte) (int, error) {
 	if w.list != access.ListNone {
-		if w.over || w.buf.Len()+len(p) > upstream.MaxMemberAnswerBytes {
+		if w.over || w.buf.Len()+len(p) > pool.MaxMemberAnswerBytes {
 			w.over = true
 			w.buf.Reset()
 			return len(p), nil

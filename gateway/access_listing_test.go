@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/gateway/pool"
 )
 
 // hugeTags is an upstream whose /api/tags lists models past
-// upstream.MaxMemberAnswerBytes; it counts the bytes it wrote.
+// pool.MaxMemberAnswerBytes; it counts the bytes it wrote.
 type hugeTags struct{ models int }
 
 func (h hugeTags) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +39,7 @@ func TestAccessListingBounded(t *testing.T) {
 		status int
 	}{
 		{"within the bound", 100, http.StatusOK},
-		{"past the bound", upstream.MaxMemberAnswerBytes/entry + 1000, http.StatusBadGateway},
+		{"past the bound", pool.MaxMemberAnswerBytes/entry + 1000, http.StatusBadGateway},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

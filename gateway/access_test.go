@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/access"
 	"github.com/contractgateway/gateway/internal/redistest"
 )
 

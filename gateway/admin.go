@@ -13,7 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 // readyTimeout bounds the upstream check of /readyz.

@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/access"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/gateway/access"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 // markCaller puts on each request's context who sent it

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/debugstore"
+	"github.com/contractgateway/gateway/gateway/debugstore"
 )
 
 // debugGateway is a guarded gateway with the debug store on in front of a

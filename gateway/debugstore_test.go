@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/debugstore"
+	"github.com/contractgateway/gateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/middleware"
 )
 

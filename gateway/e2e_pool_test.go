@@ -16,7 +16,7 @@ import (
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/internal/ollamatest"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 // TestE2EPoolOfTwoOllamas: a gateway over two real Ollamas, one of which

@@ -17,8 +17,8 @@ import (
 	"github.com/contractgateway/gateway/internal/ollamatest"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // firstAnswerProxy answers the first /api/generate call itself, with a

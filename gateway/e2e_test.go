@@ -53,7 +53,7 @@ import (
 	"github.com/contractgateway/gateway/internal/ollamatest"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 const (

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/stats"
+	"github.com/contractgateway/gateway/gateway/stats"
 )
 
 // modelLabels returns the distinct model labels of

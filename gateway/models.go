@@ -10,10 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/strictjson"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/upstream"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Virtual models are models to their clients: `ollama list` and an OpenAI

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/internal/ollamatest"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // TestE2EOllamaCutStreamFreesModel checks, on the real Ollama, what the

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/outcomes"
 	"github.com/contractgateway/gateway/internal/pgtest"
-	"github.com/contractgateway/gateway/outcomes"
 )
 
 // TestOutcomesSurviveOutageAndShutdown stops the real PostgreSQL of a

@@ -15,7 +15,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // Markers of what the client sent and what the model answered: neither

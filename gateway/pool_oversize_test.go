@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/gateway/pool"
 )
 
 // TestPoolUnionLeavesOutAnOversizeUpstream: behind the gateway, an
@@ -36,7 +36,7 @@ func TestPoolUnionLeavesOutAnOversizeUpstream(t *testing.T) {
 		n, _ := io.WriteString(w, head)
 		sent := int64(n)
 		chunk := strings.Repeat("x", 64<<10)
-		for sent < upstream.MaxMemberAnswerBytes+1<<20 {
+		for sent < pool.MaxMemberAnswerBytes+1<<20 {
 			n, err := io.WriteString(w, chunk)
 			sent += int64(n)
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 // ctxKeyProxyError carries where the ReverseProxy's ErrorHandler leaves a

@@ -20,9 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/gateway/pool"
+	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 // seenRequest is what the fake upstream received.
@@ -553,19 +553,19 @@ func TestNewRejectsBadConfig(t *testing.T) {
 }
 
 // staticGuard is an Options.Guard that ignores the upstream; nil for nil.
-func staticGuard(mw echo.MiddlewareFunc) func(*upstream.Pool) (echo.MiddlewareFunc, error) {
+func staticGuard(mw echo.MiddlewareFunc) func(*pool.Pool) (echo.MiddlewareFunc, error) {
 	if mw == nil {
 		return nil
 	}
-	return func(*upstream.Pool) (echo.MiddlewareFunc, error) { return mw, nil }
+	return func(*pool.Pool) (echo.MiddlewareFunc, error) { return mw, nil }
 }
 
 // TestGuardUpstreamIsTheBreaker: the guard gets the server's one upstream
 // client, which is the pass-through's transport (one breaker for both),
 // and a call through it reaches Ollama.
 func TestGuardUpstreamIsTheBreaker(t *testing.T) {
-	var got *upstream.Pool
-	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: func(up *upstream.Pool) (echo.MiddlewareFunc, error) {
+	var got *pool.Pool
+	f := newProxyFixture(t, &recordingUpstream{}, nil, Options{Guard: func(up *pool.Pool) (echo.MiddlewareFunc, error) {
 		got = up
 		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }, nil
 	}})
@@ -667,8 +667,8 @@ func TestGuardAndProxyShareOneConnectionPool(t *testing.T) {
 	defer up.Close()
 	cfg := config.Default()
 	cfg.Upstream, cfg.UpstreamMaxConns = up.URL, 1
-	var guardUp *upstream.Pool
-	srv, err := New(cfg, Options{Guard: func(c *upstream.Pool) (echo.MiddlewareFunc, error) {
+	var guardUp *pool.Pool
+	srv, err := New(cfg, Options{Guard: func(c *pool.Pool) (echo.MiddlewareFunc, error) {
 		guardUp = c
 		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }, nil
 	}})

@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // The states of a route (a virtual model), as /admin/stats and the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/access"
 	"github.com/contractgateway/gateway/internal/ollamatest"
 )
 

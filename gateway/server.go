@@ -22,13 +22,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sony/gobreaker/v2"
 
-	"github.com/contractgateway/gateway/access"
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/edge"
+	"github.com/contractgateway/gateway/gateway/access"
+	"github.com/contractgateway/gateway/gateway/edge"
+	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 // Options are the parts of a Server that are built elsewhere.
@@ -42,7 +43,7 @@ type Options struct {
 	// the server's one upstream client, built first, so that guarded calls
 	// and pass-through share one connection pool and one breaker. Nil
 	// means no guarding: those requests are passed through like any other.
-	Guard func(up *upstream.Pool) (echo.MiddlewareFunc, error)
+	Guard func(up *pool.Pool) (echo.MiddlewareFunc, error)
 
 	// Admin, when not nil, registers extra admin routes (such as
 	// /contracts) on a group at the root. They get the admin token check.
@@ -72,7 +73,7 @@ type Server struct {
 	log       *slog.Logger
 	echo      *echo.Echo
 	base      *http.Transport
-	up        *upstream.Pool // the one road to Ollama: proxy, guard, model routes, readiness
+	up        *pool.Pool // the one road to Ollama: proxy, guard, model routes, readiness
 	proxy     *httputil.ReverseProxy
 	registry  *prometheus.Registry
 	metrics   *metrics
@@ -95,13 +96,13 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	var members []upstream.PoolMember
+	var members []pool.Member
 	for _, u := range cfg.UpstreamList() {
 		parsed, err := config.ValidUpstream(u.URL)
 		if err != nil {
 			return nil, err
 		}
-		members = append(members, upstream.PoolMember{URL: parsed, Weight: u.Weight})
+		members = append(members, pool.Member{URL: parsed, Weight: u.Weight})
 	}
 	s := &Server{
 		cfg:        cfg,
@@ -120,7 +121,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s.metrics = newMetrics(s.registry, func() float64 { return float64(s.up.State()) })
 
 	s.base = newUpstreamTransport(cfg)
-	s.up = upstream.NewPool(upstream.PoolOptions{
+	s.up = pool.New(pool.Options{
 		Members: members, HealthInterval: cfg.UpstreamHealthInterval, Logger: s.log, RequestModel: access.RequestModel,
 		Transport: s.base,
 		Breaker: upstream.BreakerSettings{

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/access"
 )
 
 // get sends GET base+path on a connection of its own (a balancer's health

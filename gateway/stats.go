@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/stats"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/gateway/pool"
+	"github.com/contractgateway/gateway/gateway/stats"
 )
 
 // StatsReport is the body of GET /admin/stats: the guarded requests'
@@ -22,7 +22,7 @@ type StatsReport struct {
 	// access keys are configured: statuses, refusals and tokens charged.
 	Keys map[string]KeyStats `json:"keys,omitempty"`
 	// Upstreams are the Ollama servers: health, breaker, load, models.
-	Upstreams []upstream.MemberStats `json:"upstreams,omitempty"`
+	Upstreams []pool.MemberStats `json:"upstreams,omitempty"`
 }
 
 // statsRoute registers GET /admin/stats; report gives the counts (from
@@ -30,7 +30,7 @@ type StatsReport struct {
 // routes the routes' states (nil: none), keys the counts by API key (nil:
 // none), pool the Ollama servers' states.
 func statsRoute(g *echo.Group, report func(*http.Request) (stats.Report, error), debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats,
-	pool func() []upstream.MemberStats) {
+	pool func() []pool.MemberStats) {
 	g.GET("/admin/stats", func(c echo.Context) error {
 		rep, err := report(c.Request())
 		if err != nil {

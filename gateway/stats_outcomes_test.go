@@ -12,8 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/stats"
 	"github.com/contractgateway/gateway/internal/pgtest"
-	"github.com/contractgateway/gateway/stats"
 )
 
 // TestAdminStatsFromOutcomeStore sends the stats script through one

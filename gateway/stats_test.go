@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/stats"
+	"github.com/contractgateway/gateway/gateway/stats"
 )
 
 const statsToken = "s3cret"

@@ -16,8 +16,8 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/access"
 )
 
 // traceparents records the traceparent header of every upstream call.

@@ -19,8 +19,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/access"
 )
 
 // browser starts a headless Chromium with a temporary profile, or skips

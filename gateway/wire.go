@@ -15,16 +15,17 @@ import (
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/debugstore"
+	"github.com/contractgateway/gateway/gateway/debugstore"
+	"github.com/contractgateway/gateway/gateway/outcomes/guardlog"
+	"github.com/contractgateway/gateway/gateway/pool"
+	"github.com/contractgateway/gateway/gateway/stats"
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/outcomes/guardlog"
+	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/stats"
-	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
 )
 
@@ -84,7 +85,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 	// srv is set once New returns, before any request: the guard's Event
 	// charges a key its tokens.
 	var srv *Server
-	guard := func(up *upstream.Pool) (echo.MiddlewareFunc, error) {
+	guard := func(up *pool.Pool) (echo.MiddlewareFunc, error) {
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) {
 			gm.observe(ev)
 			st.Observe(ev)
@@ -111,7 +112,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
 			statsRoute(g, ol.StatsReport(st), cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() },
-				func() []upstream.MemberStats { return srv.up.Stats() })
+				func() []pool.MemberStats { return srv.up.Stats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
 			}
@@ -198,7 +199,7 @@ func newRoutes(cfg config.Config, reg *contracts.Registry) (*middleware.Routes, 
 // guardConfig maps cfg onto the guard's own config, once: the guard owns
 // its defaults, and the config's zero and negative values mean the same
 // there (default, none).
-func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *upstream.Pool,
+func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *pool.Pool,
 	breakers *repairBreakers, observe func(middleware.Event)) middleware.GuardConfig {
 	return middleware.GuardConfig{
 		Resolver: routes,

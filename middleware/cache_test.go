@@ -18,7 +18,7 @@ import (
 
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // funcUpstream is an Upstream in the test's own process: no sockets, so

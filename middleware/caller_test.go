@@ -11,7 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 // TestEventNamesTheCaller checks that a guarded request's Event carries

@@ -21,8 +21,8 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/spans"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/upstream"
 )
 
 // Defaults of GuardConfig; each is the value of a zero field.

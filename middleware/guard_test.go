@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 // upstreamAnswering is a fake Ollama /api/generate that answers text.

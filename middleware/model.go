@@ -9,7 +9,7 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // maxRepairPrompt bounds one repair or regeneration prompt. A repair

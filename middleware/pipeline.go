@@ -19,16 +19,16 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/corrections"
 	"github.com/contractgateway/gateway/middleware/errwrite"
 	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/middleware/spans"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
-	"github.com/contractgateway/gateway/upstream"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // One guarded request goes down once and back once, in stages that read

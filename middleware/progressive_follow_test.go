@@ -16,8 +16,8 @@ import (
 
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // followApp is an echo app with the guard, a memory cache and the paced

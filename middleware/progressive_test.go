@@ -18,13 +18,13 @@ import (
 	"github.com/labstack/echo/v4"
 	"go.uber.org/goleak"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/release"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // itemUpstream is a paced model writing an MCQ document item by item on

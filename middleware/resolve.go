@@ -7,13 +7,14 @@ import (
 	"net/http"
 	"strings"
 
+	ollamamodel "github.com/ollama/ollama/types/model"
+
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware/schemacache"
-	"github.com/contractgateway/gateway/strictjson"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
-	ollamamodel "github.com/ollama/ollama/types/model"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Lookup is what the guard knows about a request when it asks which

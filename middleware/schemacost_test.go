@@ -16,8 +16,8 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/schemagen"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // fanOutFormat is the report's schema: each of `levels` levels names the

@@ -16,8 +16,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/upstream"
 )
 
 // stallingUpstream is a fake Ollama /api/generate that streams chunks

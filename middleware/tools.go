@@ -7,13 +7,13 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // CodeToolUnknown is the violation of a call of a function the request

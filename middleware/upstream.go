@@ -9,17 +9,17 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/internal/bufpool"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Upstream is the guard's one road to Ollama: the first answer, repair
 // calls, partial regeneration, re-runs and the fallback model all go
-// through it: an [upstream.Client] or [upstream.Pool], the pass-through's
+// through it: an [upstream.Client] or a pool of them (gateway/pool), the pass-through's
 // own, so that both share one view of the upstreams' health. A call's
 // model is on its context (upstream.WithModel), for a pool to route it.
 type Upstream interface {
@@ -32,7 +32,7 @@ type Upstream interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
-var _, _ Upstream = (*upstream.Client)(nil), (*upstream.Pool)(nil)
+var _ Upstream = (*upstream.Client)(nil)
 
 // upstreamCall is one request the guard sends upstream.
 type upstreamCall struct {

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // TestLocalFixesThroughExpected checks that a contract check with an

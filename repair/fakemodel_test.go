@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // step scripts one reply of the fake model, in the ways real models fail.

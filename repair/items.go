@@ -3,8 +3,8 @@ package repair
 import (
 	"context"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // RepairItems makes one item-scoped repair call (rung 2's scoped call)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // replyModel answers every call with its reply, or its error, and

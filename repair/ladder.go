@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Statuses of a guarded response (the X-Contract-Status header).

@@ -14,10 +14,10 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/extract"
 	"github.com/contractgateway/gateway/repair/syntax"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/extract"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // attempt is one candidate document of the ladder: the first answer after

@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/repair/syntax"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // maxPatchRounds bounds the derive-and-revalidate loop. Derivations depend

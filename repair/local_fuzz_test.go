@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // FuzzLocal runs rung 1 on arbitrary model text against the mcq contract:

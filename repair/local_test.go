@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/repair/syntax"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func mcqValidator(t testing.TB) *validators.Validator {

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // schemaOnly builds a validator for a bare JSON Schema.

@@ -14,7 +14,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // runChecks evaluates the contract's checks (compiled at load) on doc and

@@ -7,9 +7,9 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // BenchmarkChecks measures the semantic step alone on the same parsed

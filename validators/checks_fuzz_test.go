@@ -7,7 +7,7 @@ import (
 	"testing/fstest"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // FuzzChecks compiles arbitrary rule text and evaluates it on arbitrary

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/contractgateway/gateway/extract"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/extract"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // The sources of an Extraction, in the order Extract prefers them.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/extract"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/extract"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // updateExtract rewrites testdata/extract/*.golden. It has its own name so

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // ParseViolation turns a strict-parse failure into a violation of class

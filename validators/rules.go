@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Params are a contract's parameters, from a route's config, the

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/extract"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/extract"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Validator evaluates model output against one contract. It is built once

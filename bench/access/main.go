@@ -21,9 +21,9 @@ import (
 	"net/http/httptest"
 	"time"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/gateway/access"
 	"github.com/contractgateway/gateway/internal/benchload"
 )
 

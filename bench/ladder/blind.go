@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // rephraser is the held-out model of the blind-merge measurement: the

@@ -54,8 +54,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // odds are the failure rates of the scripted model, each a probability.

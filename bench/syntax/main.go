@@ -19,7 +19,7 @@ import (
 
 	"github.com/contractgateway/gateway/internal/faultgen"
 	"github.com/contractgateway/gateway/repair/syntax"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // result is one measured case.

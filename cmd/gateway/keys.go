@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/contractgateway/gateway/access"
+	"github.com/contractgateway/gateway/gateway/access"
 )
 
 // cmdKeys implements `gateway keys new NAME`: it prints a fresh random

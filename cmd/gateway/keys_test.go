@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/access"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/gateway/access"
 )
 
 // TestKeysNew: `gateway keys new NAME` prints a key and config lines that

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/upstream"
 )
 
 // newCLIModel returns the model client of `gateway repair` without

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // outcomesDefault fills in the outcome store's default SQLite path when

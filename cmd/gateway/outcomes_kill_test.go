@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contractgateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // buildGateway builds the gateway binary into dir, as the Dockerfile does.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/contractgateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // TestOutcomesExport writes records into an SQLite store at the default

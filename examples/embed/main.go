@@ -16,10 +16,10 @@ import (
 	"github.com/labstack/echo/v4"
 	echomw "github.com/labstack/echo/v4/middleware"
 
-	"github.com/contractgateway/gateway/apierr"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/upstream"
+	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
 func main() {

@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Anthropic is Ollama's Anthropic-compatible POST /v1/messages: the task

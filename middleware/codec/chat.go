@@ -7,7 +7,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Chat is Ollama's POST /api/chat: the task is messages, the text

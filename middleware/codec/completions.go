@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Completions is Ollama's OpenAI-compatible legacy POST /v1/completions:

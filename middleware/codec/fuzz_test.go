@@ -3,7 +3,7 @@ package codec
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // FuzzReadAnswer: reading an upstream answer (one object, NDJSON or SSE)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Generate is Ollama's POST /api/generate: the task is system and prompt,

@@ -17,7 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/internal/ollamatest"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 var update = flag.Bool("update", false, "record the golden upstream answers of testdata/golden from a real Ollama (internal/ollamatest)")

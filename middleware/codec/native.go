@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // native is what Ollama's own APIs, generate and chat, share: the format

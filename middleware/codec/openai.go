@@ -4,10 +4,10 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // openAI is what Ollama's OpenAI-compatible APIs (chat completions,

@@ -5,7 +5,7 @@ import (
 	"net/http"
 
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // OpenAIChat is Ollama's OpenAI-compatible POST /v1/chat/completions: the

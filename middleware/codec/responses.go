@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Responses is Ollama's OpenAI-compatible POST /v1/responses (the

@@ -3,7 +3,7 @@ package codec
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // TestNormalStop: an answer in contract reports the API's normal stop, and

@@ -2,7 +2,7 @@ package codec
 
 import (
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // StreamReader reads an upstream's answer as it arrives: bytes in, in

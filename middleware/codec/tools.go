@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // ToolCall is one function call in a model's answer.

@@ -3,7 +3,7 @@ package codec
 import (
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // TestWithTextKeepsTheAnswer checks that replacing the text of a native

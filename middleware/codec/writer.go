@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // StreamWriter writes one guarded answer as the API's stream, piece by

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/apierr"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // clientEvent is one event of a stream as the API's client library sees

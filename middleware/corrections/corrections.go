@@ -12,8 +12,8 @@ import (
 	"strconv"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Correction is one change between the model's first answer and the

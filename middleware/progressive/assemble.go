@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Assembler makes the text a stream releases: first the opening of the

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Checker judges the items of a stream as they close: item i may go to

@@ -8,9 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/internal/mcqgen"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func mcqChecker(t testing.TB, params validators.Params) *Checker {

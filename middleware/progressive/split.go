@@ -11,8 +11,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/contractgateway/gateway/extract"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/extract"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Kind says what a splitter Event reports.

@@ -27,8 +27,8 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/progressive"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // How a guarded stream of a contract with an item array answers: a

@@ -19,7 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/contractgateway/gateway/apierr"
+	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 // tracerName is the instrumentation scope of the guard's spans.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/internal/faultgen"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 func BenchmarkRepairSyntax(b *testing.B) {

@@ -5,7 +5,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/contractgateway/gateway/extract"
+	"github.com/contractgateway/gateway/validators/extract"
 )
 
 // fenceMark is extract.FenceMarker as bytes, for the scanner's lookahead.

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // The stable identifiers of the syntactic fixes, as they appear in

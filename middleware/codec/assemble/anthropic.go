@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Anthropic reads a Messages stream event by event: message_start's

@@ -12,7 +12,7 @@ import (
 	"fmt"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // errIncomplete is frame.ErrIncomplete, which the codecs export.

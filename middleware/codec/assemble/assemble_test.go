@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // assembler is what every assembler of the package does.

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Native assembles Ollama's NDJSON stream of generate or chat: the text,

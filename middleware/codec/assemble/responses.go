@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Responses reads a Responses stream event by event: the text of its

@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Content types of the answers.

@@ -9,7 +9,7 @@ package toolcall
 import (
 	"encoding/json"
 
-	"github.com/contractgateway/gateway/strictjson"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Call is one function call in a model's answer.

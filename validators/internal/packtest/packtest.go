@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Hit is a violation as the rule tests compare it: expected, actual and

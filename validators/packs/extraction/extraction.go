@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Rules is the "extraction" rule pack: the conditions between

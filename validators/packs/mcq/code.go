@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/internal/codeline"
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // emitCode reports the C7 findings of one string at segs; c.fixed is the

@@ -5,8 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // checkDuplicateQuestions warns about near-identical questions: token-set

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Rules is the "mcq" rule pack. Its rules are named C1–C7 in the code:

@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/internal/packtest"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // mcqProfileKeys are the members of meta.difficulty_profile, indexed by

@@ -9,8 +9,8 @@ import (
 
 	"golang.org/x/text/cases"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // mcqLevels maps a valid weight to its cognitive level (C3).

@@ -5,8 +5,8 @@ package oraclescore
 import (
 	"fmt"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Rules is the "oracle-score" rule pack: the total score must agree

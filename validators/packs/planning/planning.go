@@ -5,8 +5,8 @@ package planning
 import (
 	"fmt"
 
-	"github.com/contractgateway/gateway/strictjson"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // Rules is the "planning" rule pack: the day plan's task
