@@ -1,23 +1,148 @@
 package middleware
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
-	"github.com/contractgateway/gateway/middleware/errwrite"
+	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 )
 
-// LoggedError returns the error WriteError answered the request with, for
-// the request's log line; nil when there was none.
-func LoggedError(c echo.Context) *apierr.Error { return errwrite.Logged(c) }
+// WriteError answers the request with err as ErrorHandler does, for a
+// handler that writes its own answer.
+func WriteError(c echo.Context, err error) { ErrorHandler(err, c) }
 
-// ErrorHandler is the echo error handler that renders every error a
-// handler or middleware returns — the guard's included — with WriteError.
-// The guard returns its errors rather than writing them, so an
-// application that mounts it installs ErrorHandler (or calls WriteError
-// from its own handler): e.HTTPErrorHandler = middleware.ErrorHandler.
-func ErrorHandler(err error, c echo.Context) { errwrite.Write(c, err) }
+// fromEcho maps echo's own errors (its router's 404 and 405, a bound
+// body's 400) to the request path's error type, and leaves every other
+// error to apierr.From, the one mapper.
+func fromEcho(err error) *apierr.Error {
+	var ehe *echo.HTTPError
+	if errors.As(err, &ehe) && !errors.As(err, new(*apierr.Error)) {
+		msg := fmt.Sprint(ehe.Message)
+		if msg == http.StatusText(ehe.Code) {
+			msg = strings.ToLower(msg)
+		}
+		return &apierr.Error{Code: ehe.Code, Msg: msg, Err: ehe.Internal}
+	}
+	return apierr.From(err)
+}
 
-// WriteError answers the request with err in the shape of its API (see
-// errwrite.Write), and records err for the request's log line.
-func WriteError(c echo.Context, err error) { errwrite.Write(c, err) }
+// ctxKeyCodec is where the guard leaves the request's codec (setCodec),
+// for Write.
+const ctxKeyCodec = "contractgateway.codec"
+
+// setCodec tells ErrorHandler the codec of c's request: its errors then take that
+// API's shape, whatever the path.
+func setCodec(c echo.Context, cd codec.Codec) { c.Set(ctxKeyCodec, cd) }
+
+// errorBody is the body of an error answer to c, in the shape of the
+// request's codec: the guard's when the guard saw the request, else the
+// standard codec of its path; Ollama's shape on every other path.
+func errorBody(c echo.Context, he *apierr.Error) []byte {
+	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
+	if !ok {
+		cd = codec.ForPath(c.Request().URL.Path)
+	}
+	if cd == nil {
+		return he.Body()
+	}
+	return cd.EncodeError(he)
+}
+
+// ctxKeyStream is where the guard leaves the writer of a stream it
+// releases piece by piece (setStream), for ErrorHandler.
+const ctxKeyStream = "contractgateway.stream"
+
+// setStream tells ErrorHandler the writer of c's guarded stream: an error
+// after its first frame ends it with the writer's Fail, the API's error
+// frame in the stream's own sequence.
+func setStream(c echo.Context, w streamWriter) { c.Set(ctxKeyStream, w) }
+
+// streamError returns the frame that ends c's started stream with he: the
+// codec's (see codec.Codec.StreamError) on a guarded API's path, else
+// Ollama's NDJSON line or a data-only event by the stream's content type;
+// nil for an answer that is no stream, which can only be logged.
+func streamError(c echo.Context, he *apierr.Error) []byte {
+	ct := c.Response().Header().Get(echo.HeaderContentType)
+	ndjson, sse := strings.HasPrefix(ct, "application/x-ndjson"), strings.HasPrefix(ct, "text/event-stream")
+	if !ndjson && !sse {
+		return nil
+	}
+	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
+	if !ok {
+		cd = codec.ForPath(c.Request().URL.Path)
+	}
+	switch {
+	case cd != nil:
+		return cd.StreamError(he)
+	case ndjson:
+		return frame.NDJSONErrorLine(he.Body())
+	default:
+		return frame.SSEErrorEvent(he.Body())
+	}
+}
+
+// ctxKeyError is where ErrorHandler leaves the error for the request's log line
+// (see LoggedError).
+const ctxKeyError = "contractgateway.error"
+
+// LoggedError returns the error ErrorHandler answered the request with, for the
+// request's log line; nil when there was none.
+func LoggedError(c echo.Context) *apierr.Error {
+	he, _ := c.Get(ctxKeyError).(*apierr.Error)
+	return he
+}
+
+// ErrorHandler is the echo error handler, the one place errors are
+// rendered: it answers the request with err in the shape of the request's
+// API — Ollama's {"error": …} on its paths and every other, OpenAI's and
+// Anthropic's error objects on theirs — for the guard and for the gateway
+// alike, and records err for the request's log line. The guard returns its
+// errors rather than writing them, so an application that mounts it
+// installs it: e.HTTPErrorHandler = middleware.ErrorHandler.
+//
+// Once the response is committed the status can no longer change: a
+// stream gets the API's error frame (Ollama's final NDJSON line, an SSE
+// API's error event), as Ollama does; anything else, and an error of a
+// client that left, is only logged.
+func ErrorHandler(err error, c echo.Context) {
+	he := fromEcho(err)
+	c.Set(ctxKeyError, he)
+	res := c.Response()
+	if res.Committed {
+		if he.Status() == apierr.StatusClientClosedRequest {
+			return // nobody is listening
+		}
+		if w, ok := c.Get(ctxKeyStream).(streamWriter); ok {
+			_ = w.Fail(he) // the guard's stream, in its own sequence
+			return
+		}
+		if line := streamError(c, he); line != nil {
+			_, _ = res.Write(line)
+			res.Flush()
+		}
+		return
+	}
+	for k, vs := range he.Header {
+		res.Header()[k] = vs
+	}
+	if he.Status() == apierr.StatusClientClosedRequest {
+		// Nobody is listening; record the status for the log without
+		// sending anything.
+		res.Status = apierr.StatusClientClosedRequest
+		return
+	}
+	h := res.Header()
+	h.Set(echo.HeaderContentType, "application/json; charset=utf-8")
+	h.Del(echo.HeaderContentLength)
+	h.Del(echo.HeaderContentEncoding)
+	res.WriteHeader(he.Status())
+	if c.Request().Method != http.MethodHead {
+		_, _ = res.Write(errorBody(c, he))
+	}
+}

@@ -142,3 +142,54 @@ func TestHeldStreamKeepAlive(t *testing.T) {
 		})
 	}
 }
+
+// TestHeldStreamErrorShape: a stream that only keep-alives began and
+// whose answer then fails ends with its API's one stream error frame —
+// the frame a stream writer's Fail sends — whichever path failed: Ollama's
+// NDJSON line, OpenAI's data-only event, Anthropic's and the Responses
+// API's events named error (the Responses one once ended in a bare
+// data-only error object).
+func TestHeldStreamErrorShape(t *testing.T) {
+	tests := []struct {
+		name, path, body string
+		prefix, contains string
+	}{
+		{"generate", "/api/generate", `{"model":"m","prompt":"p"}`, `{"error":`, ""},
+		{"chat completions", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"p"}]}`, `data: {"error":`, ""},
+		{"messages", "/v1/messages", `{"model":"m","stream":true,"max_tokens":9,"messages":[{"role":"user","content":"p"}]}`, "event: error\ndata: {\"type\":\"error\"", ""},
+		{"responses", "/v1/responses", `{"model":"m","stream":true,"input":"p"}`, "event: error\ndata: {\"type\":\"error\"", `"sequence_number":0`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := DefaultGuardConfig
+				cfg.Resolver = builtinRoutes(t)
+				cfg.Upstream = pacedUpstream{delay: 25 * time.Second, body: "not an answer"}
+				cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+				cfg.StreamKeepAlive = 10 * time.Second
+				guard, err := cfg.ToMiddleware()
+				if err != nil {
+					t.Fatal(err)
+				}
+				e := echo.New()
+				e.HTTPErrorHandler = ErrorHandler
+				e.Use(guard)
+				req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
+				req.Header.Set("X-Contract", "json")
+				w := &timedWriter{header: http.Header{}, start: time.Now()}
+				e.ServeHTTP(w, req)
+
+				if len(w.writes) != 3 {
+					t.Fatalf("%d writes, want 2 keep-alives then the error: %v", len(w.writes), w.writes)
+				}
+				last := w.writes[2].data
+				if !strings.HasPrefix(last, tt.prefix) || !strings.Contains(last, tt.contains) {
+					t.Errorf("%s: last frame %q, want it to start with %q and hold %q", tt.path, last, tt.prefix, tt.contains)
+				}
+				if strings.Contains(last, "not an answer") {
+					t.Errorf("%s: last frame %q carries the upstream's bytes", tt.path, last)
+				}
+			})
+		})
+	}
+}

@@ -22,7 +22,6 @@ import (
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/corrections"
-	"github.com/contractgateway/gateway/middleware/errwrite"
 	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/middleware/upstream"
@@ -144,7 +143,7 @@ func (r *result) storable() bool {
 
 func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) error {
 	start := time.Now()
-	errwrite.SetCodec(c, cd)
+	setCodec(c, cd)
 	x, pass, err := g.decode(c, cd)
 	decoded := time.Now()
 	if err != nil {

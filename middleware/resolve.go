@@ -10,7 +10,6 @@ import (
 	ollamamodel "github.com/ollama/ollama/types/model"
 
 	"github.com/contractgateway/gateway/contracts"
-	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
@@ -113,7 +112,7 @@ type Routes struct {
 	// upstream's format member (read-only: every request shares it).
 	schemas map[string]*strictjson.Value
 	models  map[string]*Route
-	adHoc   *schemacache.Cache
+	adHoc   *schemaCache
 	// specs are the routes in configuration order, for listing.
 	specs          []RouteSpec
 	noSchemaFormat map[string]bool
@@ -183,7 +182,7 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 		return nil, errors.Join(problems...)
 	}
 	if adHoc {
-		rs.adHoc = schemacache.New(schemacache.DefaultBytes)
+		rs.adHoc = newSchemaCache(defaultSchemaCacheBytes)
 	}
 	return rs, nil
 }

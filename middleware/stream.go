@@ -79,6 +79,7 @@ func (g *guard) progressive(c echo.Context, x *exchange) {
 	x.items = &itemRelease{}
 	if x.client.Stream && cmp.Or(x.streamMode, x.route.Stream) != release.Buffered {
 		x.stream = &progressiveStream{w: g.newStreamWriter(x.codec, heldWriter{c.Response()}, x.client), ready: make(chan struct{}, 1)}
+		setStream(c, x.stream.w)
 	}
 }
 
@@ -237,27 +238,25 @@ func (g *guard) flushReleased(c echo.Context, x *exchange) {
 }
 
 // endStream ends a stream that wrote items: the rest of the answer's text
-// and the answer object, or the API's error event with the contract
-// failure (never a silent pass) or the upstream's error.
+// and the answer object, or it returns the contract failure (never a
+// silent pass) or the upstream's error, which ErrorHandler writes as the
+// API's error event through the stream's writer.
 func (g *guard) endStream(c echo.Context, x *exchange, res *result, cacheStatus string) error {
 	s := x.stream
 	if res.err != nil {
-		_ = s.w.Fail(res.err)
-		return nil
+		return res.err
 	}
 	resp := c.Response()
 	setHeader(resp, "X-Contract-Status", res.status)
 	setHeader(resp, "X-Contract-Repairs", fmt.Sprint(res.repairs))
 	if res.report != nil {
-		_ = s.w.Fail(&apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report})
-		return nil
+		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
 	}
 	rest, ok := strings.CutPrefix(res.text, s.sent.String())
 	if !ok {
 		// Cannot happen while a fed run answers whatever ends it; if it
 		// did, the items sent are not the answer's, and a failure says so.
-		_ = s.w.Fail(&apierr.Error{Code: http.StatusBadGateway, Msg: "the answer does not continue the items sent"})
-		return nil
+		return &apierr.Error{Code: http.StatusBadGateway, Msg: "the answer does not continue the items sent"}
 	}
 	if err := s.w.Text(rest); err != nil {
 		return nil

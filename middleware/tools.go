@@ -10,7 +10,6 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/schemacache"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -27,11 +26,11 @@ const RouteTools = "tools"
 // toolValidators holds the compiled parameters schemas by hash: clients
 // send the same tools with every request.
 type toolValidators struct {
-	cache *schemacache.Cache
+	cache *schemaCache
 }
 
 func newToolValidators() *toolValidators {
-	return &toolValidators{cache: schemacache.New(schemacache.DefaultBytes)}
+	return &toolValidators{cache: newSchemaCache(defaultSchemaCacheBytes)}
 }
 
 // get compiles a parameters schema once. A failed call's arguments are a

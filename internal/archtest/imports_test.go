@@ -61,13 +61,11 @@ var ranks = map[string]int{
 	"middleware/codec/toolcall": 500,
 	"middleware/progressive":    500,
 	"middleware/corrections":    500,
-	"middleware/schemacache":    500,
 	"middleware/upstream":       510,
 	"middleware/spans":          510,
 	"middleware/release":        510,
 	"middleware/codec/assemble": 510,
 	"middleware/codec":          520,
-	"middleware/errwrite":       530,
 	"middleware":                600,
 
 	// The server's features, beneath gateway.

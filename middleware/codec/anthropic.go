@@ -265,7 +265,12 @@ func (a *anthropicWriter) end(buf []byte, obj *strictjson.Value, _ string) []byt
 
 // fail is Anthropic's error event, which its libraries raise.
 func (a *anthropicWriter) fail(buf []byte, e *apierr.Error) []byte {
-	return append(buf, frame.SSEErrorEvent(Anthropic{}.EncodeError(e))...)
+	return append(buf, Anthropic{}.StreamError(e)...)
+}
+
+// StreamError is Anthropic's: an event named error with the error object.
+func (Anthropic) StreamError(e *apierr.Error) []byte {
+	return frame.SSEErrorEvent(Anthropic{}.EncodeError(e))
 }
 
 // blockEvents appends the start, delta and stop events of block b, the

@@ -80,9 +80,13 @@ type Codec interface {
 	// EncodeError returns the body of an error answer in the API's own
 	// shape, the one its client libraries parse: e's status and message,
 	// and its report as the "contract" member when there is one. On a
-	// stream already started the body is sent as a final event (see
-	// SSEErrorEvent).
+	// stream already started StreamError's frame is sent instead.
 	EncodeError(e *apierr.Error) []byte
+	// StreamError returns the frame that ends a started stream of the API
+	// with e: the one shape of the API's stream errors, whichever path
+	// failed — a stream writer's Fail sends it, and so does the error
+	// handler for a stream that only keep-alives began.
+	StreamError(e *apierr.Error) []byte
 	// KeepAlive returns the content type of the API's stream and the n-th
 	// (from 0) keep-alive the guard writes to a client that asked for a
 	// stream while it holds the answer: the API's own harmless event,

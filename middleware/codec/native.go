@@ -69,6 +69,9 @@ func (native) NormalStop(obj *strictjson.Value) string {
 // EncodeError writes Ollama's own shape, {"error": "…"}.
 func (native) EncodeError(e *apierr.Error) []byte { return e.Body() }
 
+// StreamError is Ollama's: a final NDJSON line with the error object.
+func (native) StreamError(e *apierr.Error) []byte { return frame.NDJSONErrorLine(e.Body()) }
+
 // messagesPrompt renders the system, prompt and messages members of
 // Ollama's APIs and OpenAI's (string contents) as text.
 func messagesPrompt(body *strictjson.Value) string {
@@ -270,7 +273,7 @@ func (n *nativeWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
 
 // fail is Ollama's error line, {"error": …, "contract": report}.
 func (n *nativeWriter) fail(buf []byte, e *apierr.Error) []byte {
-	return append(buf, frame.NDJSONErrorLine(e.Body())...)
+	return append(buf, native{}.StreamError(e)...)
 }
 
 // encodeNative writes a native answer: the object, or — to a client that

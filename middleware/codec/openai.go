@@ -215,7 +215,13 @@ func (c *choiceWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
 // fail is an error chunk, {"error": {…}, "contract": report}, which the
 // OpenAI libraries raise as the stream's error.
 func (c *choiceWriter) fail(buf []byte, e *apierr.Error) []byte {
-	return append(buf, frame.SSEErrorEvent(openAI{}.EncodeError(e))...)
+	return append(buf, openAI{}.StreamError(e)...)
+}
+
+// StreamError is OpenAI's: a data-only event with the error object, as
+// Ollama's OpenAI streams end on an error.
+func (openAI) StreamError(e *apierr.Error) []byte {
+	return frame.SSEErrorEvent(openAI{}.EncodeError(e))
 }
 
 // encode writes a chat completion or completion: the object, or — to a

@@ -440,12 +440,23 @@ func (rw *responsesWriter) end(buf []byte, obj *strictjson.Value, text string) [
 // param — with OpenAI's error member, which the OpenAI libraries raise as
 // the stream's error, and the contract report.
 func (rw *responsesWriter) fail(buf []byte, e *apierr.Error) []byte {
+	return append(buf, responsesError(e, rw.seq)...)
+}
+
+// StreamError is the Responses API's error event. Its sequence number is
+// 0: only keep-alives, which are not the answer's events, went before it.
+func (Responses) StreamError(e *apierr.Error) []byte { return responsesError(e, 0) }
+
+// responsesError is the Responses API's error event with e, the seq-th
+// event of its stream: the event's code, message and param, and the error
+// object OpenAI's other APIs send.
+func responsesError(e *apierr.Error, seq int) []byte {
 	body, _ := strictjson.Parse(openAI{}.EncodeError(e))
 	ev := event("error", Member("code", body.Get("error").Get("code")),
 		Member("message", strictjson.String(e.Message())), Member("param", strictjson.Null()))
 	ev.Members = append(ev.Members, body.Members...)
-	ev.Set("sequence_number", strictjson.Int(int64(rw.seq)))
-	return append(buf, frame.SSEErrorEvent(strictjson.Marshal(ev))...)
+	ev.Set("sequence_number", strictjson.Int(int64(seq)))
+	return frame.SSEErrorEvent(strictjson.Marshal(ev))
 }
 
 // itemEvents appends the events of output item i, whole, as Ollama

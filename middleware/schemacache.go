@@ -1,8 +1,4 @@
-// Package schemacache keeps the validators of compiled client schemas
-// (ad-hoc formats, tool parameters) by the hash of the schema, bounded by
-// their estimated heap: compiling a schema costs far more than validating
-// with it, and apps send the same few schemas over and over.
-package schemacache
+package middleware
 
 import (
 	"math"
@@ -14,17 +10,20 @@ import (
 	"github.com/contractgateway/gateway/validators"
 )
 
-// DefaultBytes bounds the compiled client schemas (ad-hoc
+// defaultSchemaCacheBytes bounds the compiled client schemas (ad-hoc
 // formats, tool parameters) kept in memory, by their estimated heap
 // (contracts.CostBytes). Apps send a few schemas over and over, and
 // compiling one costs far more than validating; a flood of distinct large
 // schemas must not hold the heap (count bounds did not: fifteen 2 MB
 // schemas kept almost a gigabyte).
-const DefaultBytes = 64 << 20
+const defaultSchemaCacheBytes = 64 << 20
 
-// Cache is a byte-bounded LRU of compiled client schemas by hash, safe
+// schemaCache keeps the validators of compiled client schemas
+// (ad-hoc formats, tool parameters) by the hash of the schema, bounded by
+// their estimated heap: compiling a schema costs far more than validating
+// with it, and apps send the same few schemas over and over. It is a byte-bounded LRU, safe
 // for concurrent use.
-type Cache struct {
+type schemaCache struct {
 	mu    sync.Mutex
 	lru   *simplelru.LRU[string, schemaEntry]
 	bytes int64
@@ -36,9 +35,9 @@ type schemaEntry struct {
 	cost int64
 }
 
-// New returns a cache of at most max estimated bytes.
-func New(max int64) *Cache {
-	c := &Cache{max: max}
+// newSchemaCache returns a cache of at most max estimated bytes.
+func newSchemaCache(max int64) *schemaCache {
+	c := &schemaCache{max: max}
 	c.lru, _ = simplelru.NewLRU[string, schemaEntry](math.MaxInt, func(_ string, e schemaEntry) { c.bytes -= e.cost })
 	return c
 }
@@ -46,7 +45,7 @@ func New(max int64) *Cache {
 // Get returns the validator of raw, compiling it with build on a miss.
 // Compilation runs outside the lock: two requests with one new schema may
 // both compile it, which costs less than making every request wait.
-func (c *Cache) Get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
+func (c *schemaCache) Get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
 	key := contracts.SchemaHash(raw)
 	c.mu.Lock()
 	e, ok := c.lru.Get(key)
@@ -76,7 +75,7 @@ func (c *Cache) Get(raw []byte, build func([]byte) (*validators.Validator, error
 }
 
 // Size returns the entries and their estimated bytes.
-func (c *Cache) Size() (int, int64) {
+func (c *schemaCache) Size() (int, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.bytes
