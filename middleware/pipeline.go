@@ -404,7 +404,7 @@ func (g *guard) run(ctx context.Context, x *exchange, feed *release.Feed) *resul
 	}
 	var list []Correction // made once, for the summary and the debug record alike
 	if res.outcome != nil && (g.Record != nil || x.report() == ReportCorrections) {
-		list = corrections.List(x.route.Validator, x.route.Params, res.first, res.outcome)
+		list = corrections.List(res.outcome)
 	}
 	if x.report() == ReportCorrections && res.err == nil && res.report == nil && !res.bare {
 		res.corrections = corrections.Value(list)

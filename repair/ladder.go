@@ -148,6 +148,12 @@ type Outcome struct {
 	Status string
 	// Doc is the document to answer with (nil when Status is failed).
 	Doc *strictjson.Value
+	// First is the model's first answer as local repair alone leaves it
+	// (rung 1's document), nil when no JSON could be recovered from it:
+	// what the final document has beyond it, a model call wrote. Later
+	// readers (the corrections report) take it from here rather than run
+	// local repair on the first answer again.
+	First *strictjson.Value
 	// Before is the report on the model's first answer. Report is the one
 	// on Doc; for a static fallback or a failure, on the best attempt (its
 	// remaining violations say why the ladder did not succeed).
@@ -244,7 +250,7 @@ func Run(ctx context.Context, job Job) Outcome {
 	l := newLadder(job)
 	local := Local(job.Validator, job.Text, job.Params)
 	first := l.fromLocal(job.Text, local)
-	l.out.Before = local.Before
+	l.out.Before, l.out.First = local.Before, local.Doc
 	l.out.Rungs = []string{"local"}
 	if first.valid() {
 		status := StatusRepaired

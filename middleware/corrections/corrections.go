@@ -12,7 +12,6 @@ import (
 	"strconv"
 
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -44,8 +43,10 @@ const (
 
 // List lists what changed between the first answer and the final
 // document: the local changes of the accepted attempt, and every value the
-// model's calls changed that no local change explains.
-func List(v *validators.Validator, params validators.Params, first string, out *repair.Outcome) []Correction {
+// model's calls changed that no local change explains — the difference
+// between the final document and the first answer as local repair left
+// it (out.First).
+func List(out *repair.Outcome) []Correction {
 	list := []Correction{}
 	explained := map[string]bool{}
 	for _, ch := range out.Changes {
@@ -63,7 +64,7 @@ func List(v *validators.Validator, params validators.Params, first string, out *
 	}
 	// The first answer as local repair alone leaves it: what differs from
 	// the final document beyond that, a model call wrote.
-	base := repair.Local(v, first, params).Doc
+	base := out.First
 	if base == nil {
 		return append(list, Correction{Path: "", Rung: rung, Before: nil, After: rawJSON(out.Doc), Kind: Major})
 	}

@@ -745,7 +745,8 @@ func (r *Run) finish() Result {
 	}
 	v, params := r.job.Validator, r.job.Params
 	out := r.out0
-	out.Before = v.Validate(r.all.String(), params).Report
+	first := repair.Local(v, r.all.String(), params)
+	out.Before, out.First = first.Before, first.Doc
 	fail := func(report validators.Report) Result {
 		out.Status, out.Report = repair.StatusFailed, report
 		return Result{Released: true, Reason: r.reason, Outcome: out, Spent: r.spent}
