@@ -10,6 +10,7 @@ import (
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes/sqlstore"
 	"github.com/contractgateway/gateway/internal/pgtest"
 )
 
@@ -55,7 +56,7 @@ func TestOutcomesSurviveOutageAndShutdown(t *testing.T) {
 	gw.Close()
 	srv.Close() // writes what the spool still holds, if its replay at start has not
 
-	store, err := outcomes.OpenPostgres(t.Context(), dsn)
+	store, err := sqlstore.OpenPostgres(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

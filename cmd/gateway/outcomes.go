@@ -15,6 +15,7 @@ import (
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes/sqlstore"
 )
 
 // outcomesDefault fills in the outcome store's default SQLite path when
@@ -138,7 +139,7 @@ func openExisting(ctx context.Context, o config.Outcomes) (outcomes.Store, error
 	case o.Disabled:
 		return nil, usageError("the outcome store is disabled (outcomes.disabled)")
 	case o.Postgres != "":
-		s, err := outcomes.OpenPostgres(ctx, o.Postgres)
+		s, err := sqlstore.OpenPostgres(ctx, o.Postgres)
 		if err != nil && s != nil {
 			s.Close()
 		}
@@ -152,7 +153,7 @@ func openExisting(ctx context.Context, o config.Outcomes) (outcomes.Store, error
 	if _, err := os.Stat(o.SQLite); errors.Is(err, iofs.ErrNotExist) {
 		return nil, fmt.Errorf("no outcome store at %s (a gateway writes it once it has guarded a request)", o.SQLite)
 	}
-	return outcomes.OpenSQLite(ctx, o.SQLite)
+	return sqlstore.OpenSQLite(ctx, o.SQLite)
 }
 
 // timeFlag reads an RFC 3339 time, or a duration back from now ("24h").

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes/sqlstore"
 )
 
 // TestOutcomesExport writes records into an SQLite store at the default
@@ -17,7 +18,7 @@ import (
 func TestOutcomesExport(t *testing.T) {
 	state := t.TempDir()
 	path := filepath.Join(state, "contract-gateway", "outcomes.db")
-	store, err := outcomes.OpenSQLite(t.Context(), path)
+	store, err := sqlstore.OpenSQLite(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestOutcomesExport(t *testing.T) {
 // a formula; each comes out as text, with a leading single quote.
 func TestOutcomesExportCSVFormulas(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "outcomes.db")
-	store, err := outcomes.OpenSQLite(t.Context(), path)
+	store, err := sqlstore.OpenSQLite(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,11 @@
 // and then only the text the debug store kept after its own redaction. The
 // Writer puts records in the database asynchronously: a slow or down
 // database never slows or fails a request.
+//
+// This package holds what a record is, the Store interface and the
+// queries it answers, the Writer with its spool and retention, and the
+// /admin/outcomes and /admin/trends handlers; the Store over SQLite and
+// PostgreSQL, with its schema and migrations, is outcomes/sqlstore.
 package outcomes
 
 import (
@@ -135,7 +140,8 @@ type Point struct {
 	N int64     `json:"n"`
 }
 
-// Store keeps records. Both implementations are safe for concurrent use.
+// Store keeps records. Its implementations, sqlstore's SQLite and
+// PostgreSQL stores, are safe for concurrent use.
 type Store interface {
 	// Write stores records; a record whose id and time are already stored
 	// is skipped.

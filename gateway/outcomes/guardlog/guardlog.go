@@ -21,6 +21,7 @@ import (
 
 	"github.com/contractgateway/gateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/gateway/outcomes"
+	"github.com/contractgateway/gateway/gateway/outcomes/sqlstore"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/repair"
 )
@@ -81,7 +82,7 @@ func Open(o Options) (*Log, error) {
 	var err error
 	down := false
 	if o.Postgres != "" {
-		store, err = outcomes.OpenPostgres(ctx, o.Postgres)
+		store, err = sqlstore.OpenPostgres(ctx, o.Postgres)
 		if err != nil && store != nil {
 			// Replicas restarting during a database outage still start:
 			// the store connects and migrates once the database is back.
@@ -90,7 +91,7 @@ func Open(o Options) (*Log, error) {
 			err, down = nil, true
 		}
 	} else {
-		store, err = outcomes.OpenSQLite(ctx, o.SQLite)
+		store, err = sqlstore.OpenSQLite(ctx, o.SQLite)
 	}
 	if err != nil {
 		return nil, err

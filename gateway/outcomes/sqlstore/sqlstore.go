@@ -1,4 +1,14 @@
-package outcomes
+// Package sqlstore is the outcome store over database/sql and pgx: the one
+// outcomes.Store implementation, on an embedded SQLite file (OpenSQLite,
+// modernc.org/sqlite, no cgo) or a PostgreSQL that replicas share
+// (OpenPostgres), with the same SQL on both, the schema's versioned
+// migrations, and the queries behind List, Trends and Summary.
+//
+// It sits apart from outcomes so that what a record is, how the Writer
+// batches and spools records, and how the admin routes read them, can be
+// read without the SQL, and so that those depend on the Store interface
+// rather than on a database driver.
+package sqlstore
 
 import (
 	"cmp"
@@ -11,6 +21,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // backend is what the SQL store needs of a database driver: SQLite
@@ -272,8 +284,8 @@ const recordColumns = `id, ts, route, contract, model, upstream, access_key, sta
 	llm_calls, local_fixes, first_prompt_tokens, first_output_tokens, repair_prompt_tokens, repair_output_tokens,
 	latency_ms, cache, first_text, final_text`
 
-// Write implements Store.
-func (s *sqlStore) Write(ctx context.Context, records []Record) error {
+// Write implements outcomes.Store.
+func (s *sqlStore) Write(ctx context.Context, records []outcomes.Record) error {
 	if len(records) == 0 {
 		return nil
 	}
@@ -376,16 +388,16 @@ func (s *sqlStore) insertText(prefix string, width, n int) string {
 	return q.String()
 }
 
-// List implements Store.
-func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
+// List implements outcomes.Store.
+func (s *sqlStore) List(ctx context.Context, q outcomes.Query) (outcomes.Page, error) {
 	if err := s.ready(ctx); err != nil {
-		return Page{}, err
+		return outcomes.Page{}, err
 	}
 	limit := q.Limit
 	if limit <= 0 {
-		limit = DefaultLimit
+		limit = outcomes.DefaultLimit
 	}
-	limit = min(limit, MaxLimit)
+	limit = min(limit, outcomes.MaxLimit)
 	var where []string
 	var args []any
 	arg := func(v any) string {
@@ -417,60 +429,60 @@ func (s *sqlStore) List(ctx context.Context, q Query) (Page, error) {
 	sqlq += ` ORDER BY ts DESC, id DESC LIMIT ` + strconv.Itoa(limit+1)
 	r, err := s.db.query(ctx, sqlq, args...)
 	if err != nil {
-		return Page{}, fmt.Errorf("outcomes: list: %w", err)
+		return outcomes.Page{}, fmt.Errorf("outcomes: list: %w", err)
 	}
 	defer r.Close()
-	page := Page{Records: []Record{}}
+	page := outcomes.Page{Records: []outcomes.Record{}}
 	for r.Next() {
 		rec, err := scanRecord(r)
 		if err != nil {
-			return Page{}, fmt.Errorf("outcomes: list: %w", err)
+			return outcomes.Page{}, fmt.Errorf("outcomes: list: %w", err)
 		}
 		page.Records = append(page.Records, rec)
 	}
 	if err := r.Err(); err != nil {
-		return Page{}, fmt.Errorf("outcomes: list: %w", err)
+		return outcomes.Page{}, fmt.Errorf("outcomes: list: %w", err)
 	}
 	if len(page.Records) > limit {
 		page.Records = page.Records[:limit]
 		last := page.Records[limit-1]
-		page.Next = &Cursor{Time: last.Time, ID: last.ID}
+		page.Next = &outcomes.Cursor{Time: last.Time, ID: last.ID}
 	}
 	return page, nil
 }
 
 // scanRecord reads one row of recordColumns.
-func scanRecord(r rows) (Record, error) {
-	var rec Record
+func scanRecord(r rows) (outcomes.Record, error) {
+	var rec outcomes.Record
 	var ts int64
 	var before, after, rungs string
 	if err := r.Scan(&rec.ID, &ts, &rec.Route, &rec.Contract, &rec.Model, &rec.Upstream, &rec.Key, &rec.Status,
 		&before, &after, &rungs, &rec.LLMCalls, &rec.LocalFixes,
 		&rec.Tokens.FirstPrompt, &rec.Tokens.FirstOutput, &rec.Tokens.RepairPrompt, &rec.Tokens.RepairOutput,
 		&rec.LatencyMS, &rec.Cache, &rec.FirstText, &rec.FinalText); err != nil {
-		return Record{}, err
+		return outcomes.Record{}, err
 	}
 	rec.Time = time.UnixMicro(ts).UTC()
 	rec.CodesBefore, rec.CodesAfter, rec.Rungs = parseList(before), parseList(after), parseList(rungs)
 	return rec, nil
 }
 
-// Trends implements Store.
-func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
+// Trends implements outcomes.Store.
+func (s *sqlStore) Trends(ctx context.Context, q outcomes.TrendQuery) ([]outcomes.Series, error) {
 	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
 	var col, from string
 	switch q.By {
-	case ByStatus, ByModel, ByContract:
+	case outcomes.ByStatus, outcomes.ByModel, outcomes.ByContract:
 		col, from = q.By, "outcomes"
-	case ByCode:
+	case outcomes.ByCode:
 		col, from = "code", "outcome_codes"
 	default:
-		return nil, fmt.Errorf("%w: by %q: want status, code, model or contract", ErrBadQuery, q.By)
+		return nil, fmt.Errorf("%w: by %q: want status, code, model or contract", outcomes.ErrBadQuery, q.By)
 	}
 	if !slices.Contains([]time.Duration{time.Minute, time.Hour, 24 * time.Hour}, q.Step) {
-		return nil, fmt.Errorf("%w: step %v: want 1m, 1h or 1d", ErrBadQuery, q.Step)
+		return nil, fmt.Errorf("%w: step %v: want 1m, 1h or 1d", outcomes.ErrBadQuery, q.Step)
 	}
 	// The step is one of three constants, so it is written into the SQL:
 	// a parameter would leave PostgreSQL to guess its type.
@@ -478,7 +490,7 @@ func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
 	sqlq := `SELECT ` + col + `, (ts / ` + step + `) * ` + step + `, COUNT(*) FROM ` + from +
 		` WHERE ts >= ` + s.db.placeholder(1) + ` AND ts < ` + s.db.placeholder(2)
 	args := []any{q.Since.UnixMicro(), q.Until.UnixMicro()}
-	if q.By == ByCode {
+	if q.By == outcomes.ByCode {
 		sqlq += ` AND stage = 'before'`
 	}
 	sqlq += ` GROUP BY 1, 2`
@@ -487,7 +499,7 @@ func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
 		return nil, fmt.Errorf("outcomes: trends: %w", err)
 	}
 	defer r.Close()
-	byKey := map[string]*Series{}
+	byKey := map[string]*outcomes.Series{}
 	for r.Next() {
 		var key string
 		var bucket, n int64
@@ -496,26 +508,26 @@ func (s *sqlStore) Trends(ctx context.Context, q TrendQuery) ([]Series, error) {
 		}
 		se := byKey[key]
 		if se == nil {
-			se = &Series{Key: key}
+			se = &outcomes.Series{Key: key}
 			byKey[key] = se
 		}
-		se.Points = append(se.Points, Point{T: time.UnixMicro(bucket).UTC(), N: n})
+		se.Points = append(se.Points, outcomes.Point{T: time.UnixMicro(bucket).UTC(), N: n})
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("outcomes: trends: %w", err)
 	}
 	// Sorted here rather than by ORDER BY: PostgreSQL sorts text by its
 	// collation, SQLite by bytes; every store answers alike.
-	out := make([]Series, 0, len(byKey))
+	out := make([]outcomes.Series, 0, len(byKey))
 	for _, se := range byKey {
-		slices.SortFunc(se.Points, func(a, b Point) int { return a.T.Compare(b.T) })
+		slices.SortFunc(se.Points, func(a, b outcomes.Point) int { return a.T.Compare(b.T) })
 		out = append(out, *se)
 	}
-	slices.SortFunc(out, func(a, b Series) int { return cmp.Compare(a.Key, b.Key) })
+	slices.SortFunc(out, func(a, b outcomes.Series) int { return cmp.Compare(a.Key, b.Key) })
 	return out, nil
 }
 
-// DeleteBefore implements Store.
+// DeleteBefore implements outcomes.Store.
 func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error) {
 	if err := s.ready(ctx); err != nil {
 		return 0, err
@@ -531,7 +543,7 @@ func (s *sqlStore) DeleteBefore(ctx context.Context, t time.Time) (int64, error)
 	return n, nil
 }
 
-// Close implements Store.
+// Close implements outcomes.Store.
 func (s *sqlStore) Close() error { return s.db.close() }
 
 // jsonList is l as a JSON array; an empty or nil list, most records'

@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // OpenSQLite opens (creating it and its directory when missing) the SQLite
@@ -18,7 +20,7 @@ import (
 // journal of a multi-row INSERT stays in memory (temp_store), and the WAL
 // is checkpointed every 4,000 pages (16 MiB) instead of 1,000, so that an
 // index page rewritten by many batches is copied into the file once.
-func OpenSQLite(ctx context.Context, path string) (Store, error) {
+func OpenSQLite(ctx context.Context, path string) (outcomes.Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("outcomes: sqlite: empty path")
 	}

@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // ErrDSN is OpenPostgres's error for a DSN that does not parse.
@@ -24,7 +26,7 @@ var ErrDSN = errors.New("outcomes: postgres: the DSN does not parse")
 // connects and migrates on first use, so that a gateway starting while its
 // database is down starts anyway and writes its records once the database
 // is back. Only a DSN that does not parse (ErrDSN) returns no store.
-func OpenPostgres(ctx context.Context, dsn string) (Store, error) {
+func OpenPostgres(ctx context.Context, dsn string) (outcomes.Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message may quote the DSN, password included.
@@ -55,12 +57,12 @@ func (d pgDB) query(ctx context.Context, q string, args ...any) (rows, error) {
 
 // batch sends stmts in one round trip, inside one transaction. A data
 // exception or an integrity violation (SQLSTATE classes 22 and 23) is the
-// records' fault, and wraps ErrRejected.
+// records' fault, and wraps outcomes.ErrRejected.
 func (d pgDB) batch(ctx context.Context, stmts []stmt) error {
 	err := d.sendBatch(ctx, stmts)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "22") || strings.HasPrefix(pe.Code, "23")) {
-		return fmt.Errorf("%w: %w", ErrRejected, err)
+		return fmt.Errorf("%w: %w", outcomes.ErrRejected, err)
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // benchPrefill is how many records the store holds before a benchmark
@@ -23,7 +25,7 @@ const benchPrefill = 100_000
 // and times a few microseconds apart. Sizes around DefaultBatch show what
 // a commit costs besides its records.
 func BenchmarkSQLiteWrite(b *testing.B) {
-	for _, batch := range []int{256, DefaultBatch, 4096} {
+	for _, batch := range []int{256, outcomes.DefaultBatch, 4096} {
 		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
 			ctx := context.Background()
 			s, err := OpenSQLite(ctx, filepath.Join(b.TempDir(), "o.db"))
@@ -32,7 +34,7 @@ func BenchmarkSQLiteWrite(b *testing.B) {
 			}
 			defer s.Close()
 			at := time.Now().UTC().Truncate(time.Second)
-			next := func(n int) []Record {
+			next := func(n int) []outcomes.Record {
 				recs := benchRecords(n, at)
 				at = at.Add(time.Second)
 				return recs
@@ -58,15 +60,15 @@ func BenchmarkSQLiteWrite(b *testing.B) {
 
 // benchRecords are n records of valid answers, a microsecond apart from
 // at, each with a random 32-hex-digit id.
-func benchRecords(n int, at time.Time) []Record {
-	out := make([]Record, n)
+func benchRecords(n int, at time.Time) []outcomes.Record {
+	out := make([]outcomes.Record, n)
 	for i := range out {
 		var id [16]byte
 		binary.LittleEndian.PutUint64(id[:8], rand.Uint64())
 		binary.LittleEndian.PutUint64(id[8:], rand.Uint64())
-		out[i] = Record{ID: hex.EncodeToString(id[:]), Time: at.Add(time.Duration(i) * time.Microsecond),
+		out[i] = outcomes.Record{ID: hex.EncodeToString(id[:]), Time: at.Add(time.Duration(i) * time.Microsecond),
 			Route: "generate", Contract: "json@1", Model: "stories", Upstream: "http://127.0.0.1:11434", Status: "valid",
-			CodesBefore: []string{}, CodesAfter: []string{}, Rungs: []string{}, Tokens: Tokens{FirstPrompt: 26, FirstOutput: 12},
+			CodesBefore: []string{}, CodesAfter: []string{}, Rungs: []string{}, Tokens: outcomes.Tokens{FirstPrompt: 26, FirstOutput: 12},
 			LatencyMS: 0.5, Cache: "bypass"}
 	}
 	return out

@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // keyAndIndexes reads, from the database itself, a table's primary key
@@ -97,28 +99,28 @@ func TestStoreMigratesKeptRecords(t *testing.T) {
 		if err := old.Write(t.Context(), recs); err != nil {
 			t.Fatal(err)
 		}
-		read := func(s Store) (Page, Page, []Series, Summary) {
+		read := func(s outcomes.Store) (outcomes.Page, outcomes.Page, []outcomes.Series, outcomes.Summary) {
 			t.Helper()
 			ctx := context.Background()
-			list, err := s.List(ctx, Query{})
+			list, err := s.List(ctx, outcomes.Query{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			byCode, err := s.List(ctx, Query{Code: "MCQ_ANSWER_INDEX", Status: "failed"})
+			byCode, err := s.List(ctx, outcomes.Query{Code: "MCQ_ANSWER_INDEX", Status: "failed"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			trends, err := s.Trends(ctx, TrendQuery{By: ByCode, Step: 24 * time.Hour, Since: t0, Until: t0.Add(24 * time.Hour)})
+			trends, err := s.Trends(ctx, outcomes.TrendQuery{By: outcomes.ByCode, Step: 24 * time.Hour, Since: t0, Until: t0.Add(24 * time.Hour)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum, err := s.Summary(ctx, SummaryQuery{})
+			sum, err := s.Summary(ctx, outcomes.SummaryQuery{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			// A Summary's groups come in no order.
-			slices.SortFunc(sum.Groups, func(a, b Group) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
-			slices.SortFunc(sum.Codes, func(a, b CodeCount) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			slices.SortFunc(sum.Groups, func(a, b outcomes.Group) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			slices.SortFunc(sum.Codes, func(a, b outcomes.CodeCount) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
 			return list, byCode, trends, sum
 		}
 		wantList, wantByCode, wantTrends, wantSum := read(old)

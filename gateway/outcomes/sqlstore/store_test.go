@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/contractgateway/gateway/gateway/outcomes"
 	"github.com/contractgateway/gateway/internal/pgtest"
 )
 
@@ -19,7 +20,7 @@ func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 // opener opens a Store on one database; each call is another instance on
 // the same database, as a restarted gateway or a second replica.
-type opener func(t *testing.T) Store
+type opener func(t *testing.T) outcomes.Store
 
 // eachStore runs fn against an empty SQLite file and an empty PostgreSQL
 // database: one table of tests, both stores.
@@ -31,14 +32,14 @@ func eachStore(t *testing.T, fn func(t *testing.T, open opener)) {
 	}{
 		{"sqlite", func(t *testing.T) opener {
 			path := filepath.Join(t.TempDir(), "state", "outcomes.db")
-			return func(t *testing.T) Store {
-				return mustOpen(t, func(ctx context.Context) (Store, error) { return OpenSQLite(ctx, path) })
+			return func(t *testing.T) outcomes.Store {
+				return mustOpen(t, func(ctx context.Context) (outcomes.Store, error) { return OpenSQLite(ctx, path) })
 			}
 		}},
 		{"postgres", func(t *testing.T) opener {
 			dsn := pgtest.Shared(t).NewDatabase(t)
-			return func(t *testing.T) Store {
-				return mustOpen(t, func(ctx context.Context) (Store, error) { return OpenPostgres(ctx, dsn) })
+			return func(t *testing.T) outcomes.Store {
+				return mustOpen(t, func(ctx context.Context) (outcomes.Store, error) { return OpenPostgres(ctx, dsn) })
 			}
 		}},
 	}
@@ -47,7 +48,7 @@ func eachStore(t *testing.T, fn func(t *testing.T, open opener)) {
 	}
 }
 
-func mustOpen(t *testing.T, open func(context.Context) (Store, error)) Store {
+func mustOpen(t *testing.T, open func(context.Context) (outcomes.Store, error)) outcomes.Store {
 	t.Helper()
 	s, err := open(t.Context())
 	if err != nil {
@@ -64,16 +65,16 @@ var t0 = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 // sample is n records a minute apart from t0, statuses, models and codes
 // cycling.
-func sample(n int) []Record {
+func sample(n int) []outcomes.Record {
 	statuses := []string{"valid", "repaired", "failed", "fallback"}
 	models := []string{"llama3.2", "qwen3"}
-	var out []Record
+	var out []outcomes.Record
 	for i := range n {
-		r := Record{
+		r := outcomes.Record{
 			ID: fmt.Sprintf("req-%03d", i), Time: t0.Add(time.Duration(i) * time.Minute), Route: "quiz",
 			Contract: "mcq@1", Model: models[i%2], Key: "team-a", Status: statuses[i%4],
 			CodesBefore: []string{}, CodesAfter: []string{}, Rungs: []string{},
-			LLMCalls: i % 3, LocalFixes: i % 2, Tokens: Tokens{FirstPrompt: 10 + i, FirstOutput: 20, RepairPrompt: i, RepairOutput: 1},
+			LLMCalls: i % 3, LocalFixes: i % 2, Tokens: outcomes.Tokens{FirstPrompt: 10 + i, FirstOutput: 20, RepairPrompt: i, RepairOutput: 1},
 			LatencyMS: 12.5, Cache: "miss",
 		}
 		if r.Status != "valid" {
@@ -88,7 +89,7 @@ func sample(n int) []Record {
 	return out
 }
 
-func ids(rs []Record) []string {
+func ids(rs []outcomes.Record) []string {
 	out := []string{}
 	for _, r := range rs {
 		out = append(out, r.ID)
@@ -107,11 +108,11 @@ func TestStoreWriteAndList(t *testing.T) {
 		if err := s.Write(t.Context(), recs[:3]); err != nil {
 			t.Fatal(err)
 		}
-		page, err := s.List(t.Context(), Query{})
+		page, err := s.List(t.Context(), outcomes.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := make([]Record, 0, len(recs))
+		want := make([]outcomes.Record, 0, len(recs))
 		for i := len(recs) - 1; i >= 0; i-- {
 			want = append(want, recs[i])
 		}
@@ -124,16 +125,16 @@ func TestStoreWriteAndList(t *testing.T) {
 
 		tests := []struct {
 			name string
-			q    Query
+			q    outcomes.Query
 			want []string
 		}{
-			{"status", Query{Status: "failed"}, []string{"req-010", "req-006", "req-002"}},
-			{"contract and model", Query{Contract: "mcq@1", Model: "qwen3", Status: "repaired"}, []string{"req-009", "req-005", "req-001"}},
-			{"code before", Query{Code: "SCHEMA_TYPE", Since: t0.Add(8 * time.Minute)}, []string{"req-011", "req-010", "req-009"}},
-			{"code after", Query{Code: "MCQ_ANSWER_INDEX", Status: "failed", Until: t0.Add(6 * time.Minute)}, []string{"req-002"}},
-			{"since inclusive until exclusive", Query{Since: t0.Add(3 * time.Minute), Until: t0.Add(5 * time.Minute)}, []string{"req-004", "req-003"}},
-			{"unknown code", Query{Code: "NO_SUCH"}, []string{}},
-			{"limit", Query{Limit: 2}, []string{"req-011", "req-010"}},
+			{"status", outcomes.Query{Status: "failed"}, []string{"req-010", "req-006", "req-002"}},
+			{"contract and model", outcomes.Query{Contract: "mcq@1", Model: "qwen3", Status: "repaired"}, []string{"req-009", "req-005", "req-001"}},
+			{"code before", outcomes.Query{Code: "SCHEMA_TYPE", Since: t0.Add(8 * time.Minute)}, []string{"req-011", "req-010", "req-009"}},
+			{"code after", outcomes.Query{Code: "MCQ_ANSWER_INDEX", Status: "failed", Until: t0.Add(6 * time.Minute)}, []string{"req-002"}},
+			{"since inclusive until exclusive", outcomes.Query{Since: t0.Add(3 * time.Minute), Until: t0.Add(5 * time.Minute)}, []string{"req-004", "req-003"}},
+			{"unknown code", outcomes.Query{Code: "NO_SUCH"}, []string{}},
+			{"limit", outcomes.Query{Limit: 2}, []string{"req-011", "req-010"}},
 		}
 		for _, tt := range tests {
 			page, err := s.List(t.Context(), tt.q)
@@ -158,7 +159,7 @@ func TestStoreCursorPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		q := Query{Limit: 3}
+		q := outcomes.Query{Limit: 3}
 		for pages := 0; ; pages++ {
 			if pages > 5 {
 				t.Fatal("cursor does not end")
@@ -172,7 +173,7 @@ func TestStoreCursorPages(t *testing.T) {
 				break
 			}
 			// Through its string form, as a client pages.
-			c, err := ParseCursor(page.Next.String())
+			c, err := outcomes.ParseCursor(page.Next.String())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -194,24 +195,28 @@ func TestStoreTrends(t *testing.T) {
 		}
 		h0, h1 := t0, t0.Add(time.Hour)
 		tests := []struct {
-			q    TrendQuery
-			want []Series
+			q    outcomes.TrendQuery
+			want []outcomes.Series
 		}{
-			{TrendQuery{By: ByStatus, Step: time.Hour, Since: t0, Until: t0.Add(2 * time.Hour)}, []Series{
-				{"failed", []Point{{h0, 15}, {h1, 7}}}, {"fallback", []Point{{h0, 15}, {h1, 7}}},
-				{"repaired", []Point{{h0, 15}, {h1, 8}}}, {"valid", []Point{{h0, 15}, {h1, 8}}},
+			{outcomes.TrendQuery{By: outcomes.ByStatus, Step: time.Hour, Since: t0, Until: t0.Add(2 * time.Hour)}, []outcomes.Series{
+				{Key: "failed", Points: []outcomes.Point{{T: h0, N: 15}, {T: h1, N: 7}}},
+				{Key: "fallback", Points: []outcomes.Point{{T: h0, N: 15}, {T: h1, N: 7}}},
+				{Key: "repaired", Points: []outcomes.Point{{T: h0, N: 15}, {T: h1, N: 8}}},
+				{Key: "valid", Points: []outcomes.Point{{T: h0, N: 15}, {T: h1, N: 8}}},
 			}},
-			{TrendQuery{By: ByModel, Step: 24 * time.Hour, Since: t0, Until: t0.Add(24 * time.Hour)}, []Series{
-				{"llama3.2", []Point{{t0.Truncate(24 * time.Hour), 45}}}, {"qwen3", []Point{{t0.Truncate(24 * time.Hour), 45}}},
+			{outcomes.TrendQuery{By: outcomes.ByModel, Step: 24 * time.Hour, Since: t0, Until: t0.Add(24 * time.Hour)}, []outcomes.Series{
+				{Key: "llama3.2", Points: []outcomes.Point{{T: t0.Truncate(24 * time.Hour), N: 45}}},
+				{Key: "qwen3", Points: []outcomes.Point{{T: t0.Truncate(24 * time.Hour), N: 45}}},
 			}},
 			// Codes before repair, each request once although listed twice.
-			{TrendQuery{By: ByCode, Step: time.Hour, Since: t0.Add(time.Hour), Until: t0.Add(2 * time.Hour)}, []Series{
-				{"MCQ_ANSWER_INDEX", []Point{{h1, 22}}}, {"SCHEMA_TYPE", []Point{{h1, 22}}},
+			{outcomes.TrendQuery{By: outcomes.ByCode, Step: time.Hour, Since: t0.Add(time.Hour), Until: t0.Add(2 * time.Hour)}, []outcomes.Series{
+				{Key: "MCQ_ANSWER_INDEX", Points: []outcomes.Point{{T: h1, N: 22}}},
+				{Key: "SCHEMA_TYPE", Points: []outcomes.Point{{T: h1, N: 22}}},
 			}},
-			{TrendQuery{By: ByContract, Step: time.Minute, Since: t0, Until: t0.Add(2 * time.Minute)}, []Series{
-				{"mcq@1", []Point{{t0, 1}, {t0.Add(time.Minute), 1}}},
+			{outcomes.TrendQuery{By: outcomes.ByContract, Step: time.Minute, Since: t0, Until: t0.Add(2 * time.Minute)}, []outcomes.Series{
+				{Key: "mcq@1", Points: []outcomes.Point{{T: t0, N: 1}, {T: t0.Add(time.Minute), N: 1}}},
 			}},
-			{TrendQuery{By: ByStatus, Step: time.Hour, Since: t0.Add(-48 * time.Hour), Until: t0.Add(-24 * time.Hour)}, []Series{}},
+			{outcomes.TrendQuery{By: outcomes.ByStatus, Step: time.Hour, Since: t0.Add(-48 * time.Hour), Until: t0.Add(-24 * time.Hour)}, []outcomes.Series{}},
 		}
 		for _, tt := range tests {
 			got, err := s.Trends(t.Context(), tt.q)
@@ -222,7 +227,7 @@ func TestStoreTrends(t *testing.T) {
 				t.Errorf("Trends(%+v) (-want +got):\n%s", tt.q, diff)
 			}
 		}
-		if _, err := s.Trends(t.Context(), TrendQuery{By: "route", Step: time.Hour}); err == nil {
+		if _, err := s.Trends(t.Context(), outcomes.TrendQuery{By: "route", Step: time.Hour}); err == nil {
 			t.Error("Trends(by route) = nil error, want ErrBadQuery")
 		}
 	})
@@ -235,12 +240,12 @@ func TestStoreRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Retention of 5 minutes at t0+8m: records before t0+3m go.
-		w := NewWriter(s, WriterConfig{Retention: 5 * time.Minute, Now: func() time.Time { return t0.Add(8 * time.Minute) }})
+		w := outcomes.NewWriter(s, outcomes.WriterConfig{Retention: 5 * time.Minute, Now: func() time.Time { return t0.Add(8 * time.Minute) }})
 		defer w.Close(t.Context())
 		if err := w.Prune(t.Context()); err != nil {
 			t.Fatal(err)
 		}
-		page, err := s.List(t.Context(), Query{})
+		page, err := s.List(t.Context(), outcomes.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +254,7 @@ func TestStoreRetention(t *testing.T) {
 			t.Errorf("after retention (-want +got):\n%s", diff)
 		}
 		// Their codes went with them: a code filter finds none of them.
-		page, err = s.List(t.Context(), Query{Code: "SCHEMA_TYPE", Until: t0.Add(3 * time.Minute)})
+		page, err = s.List(t.Context(), outcomes.Query{Code: "SCHEMA_TYPE", Until: t0.Add(3 * time.Minute)})
 		if err != nil || len(page.Records) != 0 {
 			t.Errorf("codes of deleted records: List = %v, %v; want none", ids(page.Records), err)
 		}
@@ -286,7 +291,7 @@ func TestStoreReopen(t *testing.T) {
 		if n != int64(len(migrations)) {
 			t.Errorf("schema_migrations rows = %d, want %d", n, len(migrations))
 		}
-		page, err := second.List(t.Context(), Query{})
+		page, err := second.List(t.Context(), outcomes.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +320,7 @@ func TestStoreNewerSchemaRefused(t *testing.T) {
 // replicas — list each other's records, at once and concurrently opened.
 func TestPostgresReplicasShare(t *testing.T) {
 	dsn := pgtest.Shared(t).NewDatabase(t)
-	stores := make([]Store, 2)
+	stores := make([]outcomes.Store, 2)
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range stores {
@@ -330,12 +335,12 @@ func TestPostgresReplicasShare(t *testing.T) {
 	}
 	recs := sample(4)
 	for i, r := range recs {
-		if err := stores[i%2].Write(t.Context(), []Record{r}); err != nil {
+		if err := stores[i%2].Write(t.Context(), []outcomes.Record{r}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i, s := range stores {
-		page, err := s.List(t.Context(), Query{})
+		page, err := s.List(t.Context(), outcomes.Query{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -353,10 +358,10 @@ func TestStoreWriteOddText(t *testing.T) {
 		s := open(t)
 		r := sample(1)[0]
 		r.Model, r.FirstText, r.CodesBefore = "llama\x00x", "a\xffb\x00c", []string{"CODE\x00"}
-		if err := s.Write(t.Context(), []Record{r}); err != nil {
+		if err := s.Write(t.Context(), []outcomes.Record{r}); err != nil {
 			t.Fatalf("Write(odd text) = %v, want it stored", err)
 		}
-		page, err := s.List(t.Context(), Query{})
+		page, err := s.List(t.Context(), outcomes.Query{})
 		if err != nil || len(page.Records) != 1 {
 			t.Fatalf("List = %d records, %v; want 1", len(page.Records), err)
 		}

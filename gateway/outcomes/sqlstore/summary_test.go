@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // TestStoreSummary checks the counts /admin/stats reads, on both stores:
@@ -24,25 +26,25 @@ func TestStoreSummary(t *testing.T) {
 		}
 		tests := []struct {
 			name string
-			q    SummaryQuery
+			q    outcomes.SummaryQuery
 			// groups are "status model n llm_calls" lines.
 			groups   []string
 			codes    map[string]int64
-			latency  LatencySummary
+			latency  outcomes.LatencySummary
 			failures []string
 		}{
-			{"everything", SummaryQuery{},
+			{"everything", outcomes.SummaryQuery{},
 				[]string{"failed llama3.2 3 3", "fallback qwen3 3 3", "repaired qwen3 3 3", "valid llama3.2 3 3"},
 				map[string]int64{"SCHEMA_TYPE": 9, "MCQ_ANSWER_INDEX": 9},
-				LatencySummary{Samples: 12, P50: 6, P90: 11, P99: 12},
+				outcomes.LatencySummary{Samples: 12, P50: 6, P90: 11, P99: 12},
 				[]string{"req-011", "req-010", "req-007", "req-006", "req-003", "req-002"}},
-			{"since inclusive until exclusive", SummaryQuery{Since: t0.Add(4 * time.Minute), Until: t0.Add(7 * time.Minute)},
+			{"since inclusive until exclusive", outcomes.SummaryQuery{Since: t0.Add(4 * time.Minute), Until: t0.Add(7 * time.Minute)},
 				[]string{"failed llama3.2 1 0", "repaired qwen3 1 2", "valid llama3.2 1 1"},
 				map[string]int64{"SCHEMA_TYPE": 2, "MCQ_ANSWER_INDEX": 2},
-				LatencySummary{Samples: 3, P50: 6, P90: 7, P99: 7},
+				outcomes.LatencySummary{Samples: 3, P50: 6, P90: 7, P99: 7},
 				[]string{"req-006"}},
-			{"empty window", SummaryQuery{Since: t0.Add(-time.Hour), Until: t0},
-				nil, map[string]int64{}, LatencySummary{}, []string{}},
+			{"empty window", outcomes.SummaryQuery{Since: t0.Add(-time.Hour), Until: t0},
+				nil, map[string]int64{}, outcomes.LatencySummary{}, []string{}},
 		}
 		for _, tt := range tests {
 			sum, err := s.Summary(t.Context(), tt.q)
@@ -60,13 +62,13 @@ func TestStoreSummary(t *testing.T) {
 			got := struct {
 				Groups   []string
 				Codes    map[string]int64
-				Latency  LatencySummary
+				Latency  outcomes.LatencySummary
 				Failures []string
 			}{slices.Sorted(slices.Values(groups)), codes, sum.Latency, ids(sum.Failures)}
 			want := struct {
 				Groups   []string
 				Codes    map[string]int64
-				Latency  LatencySummary
+				Latency  outcomes.LatencySummary
 				Failures []string
 			}{tt.groups, tt.codes, tt.latency, tt.failures}
 			if diff := cmp.Diff(want, got); diff != "" {

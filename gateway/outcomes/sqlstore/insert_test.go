@@ -1,4 +1,4 @@
-package outcomes
+package sqlstore
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/gateway/outcomes"
 )
 
 // TestInsertsChunks checks that a batch becomes multi-row INSERTs, each
@@ -27,7 +29,7 @@ func TestInsertsChunks(t *testing.T) {
 		{"sqlite chunk and one", sqliteDB{}, 21, maxRowsPerInsert + 1, 2, "?"},
 		{"sqlite codes", sqliteDB{}, 4, 3*maxRowsPerInsert + 5, 4, "?"},
 		{"sqlite wide rows", sqliteDB{}, 3000, 30, 3, "?"},
-		{"postgres batch", pgDB{}, 21, DefaultBatch, (DefaultBatch + maxRowsPerInsert - 1) / maxRowsPerInsert, "$"},
+		{"postgres batch", pgDB{}, 21, outcomes.DefaultBatch, (outcomes.DefaultBatch + maxRowsPerInsert - 1) / maxRowsPerInsert, "$"},
 		{"postgres wide rows", pgDB{}, 5000, 15, 3, "$"},
 	}
 	for _, tt := range tests {
@@ -82,8 +84,8 @@ func TestStoreWriteManyChunks(t *testing.T) {
 		if err := s.Write(t.Context(), batch); err != nil {
 			t.Fatal(err)
 		}
-		var got []Record
-		q := Query{Limit: 50}
+		var got []outcomes.Record
+		q := outcomes.Query{Limit: 50}
 		for {
 			page, err := s.List(t.Context(), q)
 			if err != nil {
@@ -101,7 +103,7 @@ func TestStoreWriteManyChunks(t *testing.T) {
 			t.Errorf("List (-want +got):\n%s", diff)
 		}
 
-		series, err := s.Trends(t.Context(), TrendQuery{By: ByCode, Since: t0, Until: t0.Add(24 * time.Hour), Step: 24 * time.Hour})
+		series, err := s.Trends(t.Context(), outcomes.TrendQuery{By: outcomes.ByCode, Since: t0, Until: t0.Add(24 * time.Hour), Step: 24 * time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +126,7 @@ func TestStoreWriteManyChunks(t *testing.T) {
 			code string
 			want int
 		}{{"MCQ_ANSWER_INDEX", int(wantCodes["MCQ_ANSWER_INDEX"])}, {"NO_SUCH", 0}} {
-			page, err := s.List(t.Context(), Query{Code: tt.code, Limit: MaxLimit})
+			page, err := s.List(t.Context(), outcomes.Query{Code: tt.code, Limit: outcomes.MaxLimit})
 			if err != nil {
 				t.Fatal(err)
 			}
