@@ -34,6 +34,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -127,7 +128,15 @@ func (b *bench) run(ctx context.Context) error {
 		return err
 	}
 	b.bare.name = "bare"
-	gw := exec.Command(b.gatewayBin, "serve", "--listen", "127.0.0.1:0", "--upstream", b.direct.url)
+	// The bare proxy bounds no upstream connections; nor does the gateway
+	// here, so that the idle-stream step holds all of its streams open at
+	// once instead of queueing those beyond upstream_max_conns (256).
+	conf := filepath.Join(os.TempDir(), fmt.Sprintf("bench-proxy-%d.yaml", os.Getpid()))
+	if err := os.WriteFile(conf, []byte("upstream_max_conns: -1\n"), 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(conf)
+	gw := exec.Command(b.gatewayBin, "serve", "--listen", "127.0.0.1:0", "--upstream", b.direct.url, "--config", conf)
 	gw.Env = append(gatewayEnv(), "GATEWAY_LOG_LEVEL="+b.logLevel)
 	if b.gateway.url, b.gateway.pid, err = b.start(ctx, "gateway", gw, true); err != nil {
 		return err
