@@ -19,7 +19,8 @@ import (
 // top-level, and a stream is named server-sent events from message_start
 // to message_stop. Ollama takes no output format on this endpoint, so the
 // guard validates and repairs what the model writes but cannot constrain
-// it.
+// it. It lists no models: Ollama serves /v1/models in OpenAI's shape only,
+// which OpenAI's codec writes.
 type Anthropic struct{ topTemperature }
 
 var (

@@ -69,6 +69,13 @@ func (native) NormalStop(obj *strictjson.Value) string {
 // EncodeError writes Ollama's own shape, {"error": "…"}.
 func (native) EncodeError(e *apierr.Error) []byte { return e.Body() }
 
+// ollamaModels is Ollama's listing, /api/tags: {"models":[{"name",
+// "model", "size", "details", …}]}, a model named in both name and model.
+var ollamaModels = &Listing{Path: "/api/tags", array: "models", names: []string{"name", "model"}}
+
+// Models returns Ollama's listing.
+func (native) Models() *Listing { return ollamaModels }
+
 // messagesPrompt renders the system, prompt and messages members of
 // Ollama's APIs and OpenAI's (string contents) as text.
 func messagesPrompt(body *strictjson.Value) string {

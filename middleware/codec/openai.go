@@ -33,6 +33,14 @@ func (openAI) EncodeError(e *apierr.Error) []byte {
 	return strictjson.Marshal(e.WithReport(strictjson.Object(Member("error", inner))))
 }
 
+// openAIModels is OpenAI's listing, /v1/models: {"object":"list",
+// "data":[{"id","object","created","owned_by"}]}, and one model's entry,
+// /v1/models/{id}.
+var openAIModels = &Listing{Path: "/v1/models", Retrieve: "/v1/models/", array: "data", names: []string{"id"}}
+
+// Models returns OpenAI's listing.
+func (openAI) Models() *Listing { return openAIModels }
+
 // openAIErrorType is the error type OpenAI's API (and Ollama's
 // compatible one) gives a status.
 func openAIErrorType(status int) string {
