@@ -5,7 +5,9 @@
 // upstream, how an answer is read (whole or streamed), how an answer and an
 // error are written back (one object, or the API's stream: whole, or piece
 // by piece as the guard releases it, through a [StreamWriter]), the API's
-// tool calls and its normal stop — so that the guard is the same for every
+// tool calls, its normal stop, the members that count its tokens
+// ([Counters]) and its listing of models ([Listing]) — so that the guard,
+// the gateway's model routes and its token limits are the same for every
 // API and adding one is one file here and one line in [All].
 package codec
 
