@@ -297,9 +297,9 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 		w := &accessWriter{ResponseWriter: c.Response().Writer, principal: p}
 		// The prompt's text is measured as the body goes upstream: the
 		// estimate of a request whose answer has no counters.
-		meter := access.UseOf(req.URL.Path)
+		meter := access.MeterOf(req.URL.Path)
 		var prompt lockedMeter
-		if meter != access.UseCounters && req.Body != nil && req.Body != http.NoBody {
+		if meter.Use != access.UseCounters && req.Body != nil && req.Body != http.NoBody {
 			if raw != nil {
 				prompt.Write(raw)
 			} else {

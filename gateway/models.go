@@ -12,6 +12,7 @@ import (
 
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -25,15 +26,26 @@ import (
 // model pass through untouched.
 
 // modelRoutes registers the model endpoints on e; pass is the
-// pass-through. With no virtual models it registers nothing.
+// pass-through. The listings are those of the guarded APIs' codecs, each
+// once. With no virtual models it registers nothing.
 func (s *Server) modelRoutes(e *echo.Echo, list func() []middleware.VirtualModel, pass echo.HandlerFunc) {
 	if list == nil || len(list()) == 0 {
 		return
 	}
 	m := &modelHandlers{s: s, list: list, pass: pass}
-	e.GET("/api/tags", m.tags)
-	e.GET("/v1/models", m.openAIList)
-	e.GET("/v1/models/*", m.openAIRetrieve)
+	listed := map[string]bool{}
+	for _, cd := range codec.All() {
+		lc, ok := cd.(codec.ListingCodec)
+		if !ok || listed[lc.Models().Path] {
+			continue
+		}
+		l := lc.Models()
+		listed[l.Path] = true
+		e.GET(l.Path, m.listing(l))
+		if l.Retrieve != "" {
+			e.GET(l.Retrieve+"*", m.retrieve(l))
+		}
+	}
 	e.POST("/api/show", m.show)
 	e.POST("/api/pull", m.pull)
 	e.DELETE("/api/delete", m.refuse("model", "name"))
@@ -173,98 +185,60 @@ func writeJSON(c echo.Context, v *strictjson.Value) error {
 	return c.Blob(http.StatusOK, ct, strictjson.Marshal(v))
 }
 
-// tags answers /api/tags: the upstream's models, and each virtual model
-// whose upstream model is among them, with that model's details under the
-// virtual name.
-func (m *modelHandlers) tags(c echo.Context) error {
-	list, err := m.askObject(c, "/api/tags", nil)
-	if err != nil {
-		return err
-	}
-	if m.s.watch != nil {
-		m.s.watch.observe(modelNames(list, "models", "name"))
-	}
-	models := list.Get("models")
-	if models == nil || models.Kind != strictjson.KindArray {
-		models = strictjson.Array()
-		list.Set("models", models)
-	}
-	byName := map[string]*strictjson.Value{}
-	kept := models.Items[:0:0]
-	for _, it := range models.Items {
-		name, _ := it.Get("name").AsString()
-		if _, virtual := m.virtual(name); virtual {
-			// The virtual model shadows the upstream's model of its name.
-			continue
+// listing answers an API's listing of models, l, in the shape its codec
+// writes: the upstream's models, less any a virtual model's name shadows,
+// and each virtual model whose upstream model is among them, listed as
+// that model under the virtual name (with its tag).
+func (m *modelHandlers) listing(l *codec.Listing) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		list, err := m.askObject(c, l.Path, nil)
+		if err != nil {
+			return err
 		}
-		byName[middleware.ModelKey(name)] = it
-		kept = append(kept, it)
-	}
-	for _, vm := range m.list() {
-		up, ok := byName[middleware.ModelKey(vm.Upstream)]
-		if !ok {
-			continue
+		models := l.Models(list)
+		if m.s.watch != nil {
+			names := make([]string, 0, len(models))
+			for _, md := range models {
+				if md.Name != "" {
+					names = append(names, md.Name)
+				}
+			}
+			m.s.watch.observe(names)
 		}
-		entry := up.Clone()
-		entry.Set("name", strictjson.String(withTag(vm.Name)))
-		entry.Set("model", strictjson.String(withTag(vm.Name)))
-		kept = append(kept, entry)
+		byName := map[string]codec.Model{}
+		kept := models[:0:0]
+		for _, md := range models {
+			if _, virtual := m.virtual(md.Name); virtual {
+				// The virtual model shadows the upstream's model of its name.
+				continue
+			}
+			byName[middleware.ModelKey(md.Name)] = md
+			kept = append(kept, md)
+		}
+		for _, vm := range m.list() {
+			if up, ok := byName[middleware.ModelKey(vm.Upstream)]; ok {
+				kept = append(kept, codec.Model{Name: withTag(vm.Name), Entry: up.Entry})
+			}
+		}
+		return writeJSON(c, l.Write(list, kept))
 	}
-	models.Items = kept
-	return writeJSON(c, list)
 }
 
-// openAIList answers /v1/models as /api/tags does, in OpenAI's shape.
-func (m *modelHandlers) openAIList(c echo.Context) error {
-	list, err := m.askObject(c, "/v1/models", nil)
-	if err != nil {
-		return err
-	}
-	if m.s.watch != nil {
-		m.s.watch.observe(modelNames(list, "data", "id"))
-	}
-	data := list.Get("data")
-	if data == nil || data.Kind != strictjson.KindArray {
-		data = strictjson.Array()
-		list.Set("data", data)
-	}
-	byID := map[string]*strictjson.Value{}
-	kept := data.Items[:0:0]
-	for _, it := range data.Items {
-		id, _ := it.Get("id").AsString()
-		if _, virtual := m.virtual(id); virtual {
-			continue
-		}
-		byID[middleware.ModelKey(id)] = it
-		kept = append(kept, it)
-	}
-	for _, vm := range m.list() {
-		up, ok := byID[middleware.ModelKey(vm.Upstream)]
+// retrieve answers l's entry of one model (/v1/models/{model}) for a
+// virtual model with its upstream model's entry under the name asked.
+func (m *modelHandlers) retrieve(l *codec.Listing) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		name := c.Param("*")
+		vm, ok := m.virtual(name)
 		if !ok {
-			continue
+			return m.pass(c)
 		}
-		entry := up.Clone()
-		entry.Set("id", strictjson.String(withTag(vm.Name)))
-		kept = append(kept, entry)
+		obj, err := m.askObject(c, l.Retrieve+vm.Upstream, nil)
+		if err != nil {
+			return err
+		}
+		return writeJSON(c, l.Named(obj, name))
 	}
-	data.Items = kept
-	return writeJSON(c, list)
-}
-
-// openAIRetrieve answers /v1/models/{model} of a virtual model with its
-// upstream model's entry under the name asked.
-func (m *modelHandlers) openAIRetrieve(c echo.Context) error {
-	name := c.Param("*")
-	vm, ok := m.virtual(name)
-	if !ok {
-		return m.pass(c)
-	}
-	obj, err := m.askObject(c, "/v1/models/"+vm.Upstream, nil)
-	if err != nil {
-		return err
-	}
-	obj.Set("id", strictjson.String(name))
-	return writeJSON(c, obj)
 }
 
 // show answers /api/show of a virtual model: the upstream's answer for its

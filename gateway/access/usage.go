@@ -2,7 +2,10 @@ package access
 
 import (
 	"bytes"
+	"slices"
 	"strings"
+
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 // TailSize is how much of the end of an answer [Tail] keeps: enough for
@@ -29,26 +32,54 @@ func (t *Tail) Write(p []byte) {
 	t.buf = append(t.buf, p...)
 }
 
-// Tokens reads the token counters at the end of an answer: Ollama's
-// prompt_eval_count and eval_count (generate, chat, embed; the last line
-// of a stream), OpenAI's usage (prompt_tokens, completion_tokens) and
-// Anthropic's (input_tokens, output_tokens). It sums the last occurrence
-// of each; a counter inside a string (model text, written \"eval_count\")
-// is not one.
+// Tokens reads the token counters at the end of an answer, those of
+// every guarded API (their codecs' Counters): Ollama's prompt_eval_count
+// and eval_count (generate, chat, embed; the last line of a stream),
+// OpenAI's usage (prompt_tokens, completion_tokens), and the Responses
+// and Anthropic APIs' (input_tokens, output_tokens). It sums the last
+// occurrence of each; a counter inside a string (model text, written
+// \"eval_count\") is not one.
 func (t *Tail) Tokens() int { return TokensIn(t.buf) }
-
-// usageCounters are the members that count prompt and output tokens.
-var (
-	promptCounters = [][]byte{[]byte(`"prompt_eval_count"`), []byte(`"prompt_tokens"`), []byte(`"input_tokens"`)}
-	outputCounters = [][]byte{[]byte(`"eval_count"`), []byte(`"completion_tokens"`), []byte(`"output_tokens"`)}
-)
 
 // TokensIn is Tail.Tokens over b.
 func TokensIn(b []byte) int {
-	prompt, _ := lastCounters(b, promptCounters)
-	output, _ := lastCounters(b, outputCounters)
+	prompt, _ := lastCounters(b, everyCounter.prompt)
+	output, _ := lastCounters(b, everyCounter.output)
 	return prompt + output
 }
+
+// counters are the members, quoted, that count an answer's prompt and
+// output tokens.
+type counters struct{ prompt, output [][]byte }
+
+// add adds the names of cs that c lacks.
+func (c *counters) add(cs codec.Counters) {
+	c.prompt = addName(c.prompt, cs.Prompt)
+	c.output = addName(c.output, cs.Output)
+}
+
+// addName adds name, quoted, to names unless it is there.
+func addName(names [][]byte, name string) [][]byte {
+	q := []byte(`"` + name + `"`)
+	if slices.ContainsFunc(names, func(b []byte) bool { return bytes.Equal(b, q) }) {
+		return names
+	}
+	return append(names, q)
+}
+
+// everyCounter is every guarded API's counters, and apiCounters each
+// API's by its path: what the codecs name.
+var everyCounter, apiCounters = func() (counters, map[string]counters) {
+	var every counters
+	byPath := map[string]counters{}
+	for _, cd := range codec.All() {
+		var c counters
+		c.add(cd.Counters())
+		every.add(cd.Counters())
+		byPath[cd.Path()] = c
+	}
+	return every, byPath
+}()
 
 // lastCounters sums the last occurrence in b of each of names, and says
 // whether any was there.
@@ -89,31 +120,54 @@ const (
 )
 
 // UseOf says what a path's answers cost (canonical path, as the edge
-// leaves it): Ollama's generate and chat, the OpenAI-compatible chat
-// completions, completions and Responses, and Anthropic's Messages
-// generate; /api/embed, /api/embeddings and /v1/embeddings embed.
+// leaves it): the guarded APIs (a codec's path: Ollama's generate and
+// chat, the OpenAI-compatible chat completions, completions and
+// Responses, Anthropic's Messages) generate; /api/embed, /api/embeddings
+// and /v1/embeddings embed.
 func UseOf(p string) Use {
-	switch strings.TrimSuffix(p, "/") {
-	case "/api/generate", "/api/chat", "/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages":
+	p = strings.TrimSuffix(p, "/")
+	if _, ok := apiCounters[p]; ok {
 		return UseGenerate
+	}
+	switch p {
 	case "/api/embed", "/api/embeddings", "/v1/embeddings":
 		return UseEmbed
 	}
 	return UseCounters
 }
 
+// Meter is how the answers to one path passed through are charged: what
+// they cost, and the members that count their tokens.
+type Meter struct {
+	Use      Use
+	counters counters
+}
+
+// MeterOf is the meter of a path (canonical, as the edge leaves it): a
+// guarded API's answers are read for the counters its codec names, those
+// of any other path (the embeddings, answered in Ollama's or OpenAI's
+// shape, and whatever else reports counters) for every API's.
+func MeterOf(p string) Meter {
+	c, ok := apiCounters[strings.TrimSuffix(p, "/")]
+	if !ok {
+		c = everyCounter
+	}
+	return Meter{Use: UseOf(p), counters: c}
+}
+
 // Charge is the tokens an answer passed through is charged, for what the
-// upstream did: the counters at its end (Tokens) where it has them. Where
-// it has none — a stream cut before its final chunk, an OpenAI stream
-// asked without stream_options.include_usage, /api/embeddings, which
-// reports none — promptEstimate stands for the prompt (or the embedded
-// input) and the frames read for the output, a token each (Ollama streams
-// a token or so per chunk). An output counter of zero with frames read
-// (the start of an Anthropic stream cut short) is counted by its frames.
-func (t *Tail) Charge(use Use, promptEstimate, frames int) int {
-	prompt, hasPrompt := lastCounters(t.buf, promptCounters)
-	output, hasOutput := lastCounters(t.buf, outputCounters)
-	switch use {
+// upstream did: the counters at its end that m reads where it has them.
+// Where it has none — a stream cut before its final chunk, an OpenAI
+// stream asked without stream_options.include_usage, /api/embeddings,
+// which reports none — promptEstimate stands for the prompt (or the
+// embedded input) and the frames read for the output, a token each
+// (Ollama streams a token or so per chunk). An output counter of zero
+// with frames read (the start of an Anthropic stream cut short) is
+// counted by its frames.
+func (t *Tail) Charge(m Meter, promptEstimate, frames int) int {
+	prompt, hasPrompt := lastCounters(t.buf, m.counters.prompt)
+	output, hasOutput := lastCounters(t.buf, m.counters.output)
+	switch m.Use {
 	case UseGenerate:
 		if !hasPrompt && !hasOutput {
 			prompt = promptEstimate

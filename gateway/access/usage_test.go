@@ -1,8 +1,11 @@
 package access
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 func TestTokensIn(t *testing.T) {
@@ -59,32 +62,75 @@ func FuzzTokensIn(f *testing.F) {
 	})
 }
 
+func FuzzCharge(f *testing.F) {
+	for _, s := range []string{`{"eval_count":1}`, `"usage":{"prompt_tokens": 99999999999999999999`, `\"input_tokens\":1`, `"output_tokens":0`, ``} {
+		f.Add("/api/generate", []byte(s), 3, 2)
+		f.Add("/v1/messages", []byte(s), 0, 0)
+	}
+	f.Fuzz(func(t *testing.T, path string, b []byte, estimate, frames int) {
+		if estimate < 0 || frames < 0 {
+			return
+		}
+		var tail Tail
+		tail.Write(b)
+		if n := tail.Charge(MeterOf(path), estimate, frames); n < 0 {
+			t.Fatalf("Charge(MeterOf(%q), %q, %d, %d) = %d", path, b, estimate, frames, n)
+		}
+	})
+}
+
 func TestTailCharge(t *testing.T) {
 	tests := []struct {
 		name           string
-		use            Use
+		path           string
 		answer         string
 		estimate, fram int
 		want           int
 	}{
-		{"counters", UseGenerate, `{"done":true,"prompt_eval_count":30,"eval_count":70}`, 5, 2, 100},
-		{"counters, prompt cached", UseGenerate, `{"done":true,"eval_count":70}`, 5, 71, 70},
-		{"stream cut before its counters", UseGenerate, "{\"response\":\"a\"}\n{\"response\":\"b\"}\n{\"response\":\"c\"}\n", 4, 3, 7},
-		{"openai stream without usage", UseGenerate, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n", 5, 1, 6},
-		{"anthropic stream cut after its start", UseGenerate, "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"output_tokens\":0}}}\n\n", 3, 9, 21},
-		{"api/embed", UseEmbed, `{"embeddings":[[0.1]],"prompt_eval_count":7}`, 2, 1, 7},
-		{"api/embeddings, no counters", UseEmbed, `{"embedding":[0.1,0.2]}`, 2, 1, 2},
-		{"v1/embeddings", UseEmbed, `{"data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}`, 9, 1, 3},
-		{"other path", UseCounters, `{"status":"success"}`, 9, 1, 0},
+		{"counters", "/api/generate", `{"done":true,"prompt_eval_count":30,"eval_count":70}`, 5, 2, 100},
+		{"counters, prompt cached", "/api/chat", `{"done":true,"eval_count":70}`, 5, 71, 70},
+		{"stream cut before its counters", "/api/generate", "{\"response\":\"a\"}\n{\"response\":\"b\"}\n{\"response\":\"c\"}\n", 4, 3, 7},
+		{"openai", "/v1/chat/completions", `{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10}}`, 5, 1, 10},
+		{"openai stream without usage", "/v1/chat/completions", "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n", 5, 1, 6},
+		{"responses", "/v1/responses", "data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":8,\"output_tokens\":2}}}\n\n", 5, 4, 10},
+		{"anthropic stream cut after its start", "/v1/messages", "data: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"output_tokens\":0}}}\n\n", 3, 9, 21},
+		{"api/embed", "/api/embed", `{"embeddings":[[0.1]],"prompt_eval_count":7}`, 2, 1, 7},
+		{"api/embeddings, no counters", "/api/embeddings", `{"embedding":[0.1,0.2]}`, 2, 1, 2},
+		{"v1/embeddings", "/v1/embeddings", `{"data":[],"usage":{"prompt_tokens":3,"total_tokens":3}}`, 9, 1, 3},
+		{"other path", "/api/pull", `{"status":"success"}`, 9, 1, 0},
+		// A guarded API's answer is read for its own API's counters only:
+		// another API's names in it count nothing.
+		{"generate with another API's names", "/api/generate", `{"done":true,"usage":{"prompt_tokens":500,"completion_tokens":500}}`, 4, 3, 7},
+		{"chat completion with Ollama's names", "/v1/chat/completions/", `{"choices":[],"prompt_eval_count":500,"eval_count":500}`, 4, 3, 7},
+		{"message with OpenAI's names", "/v1/messages", `{"usage":{"prompt_tokens":500,"input_tokens":2,"output_tokens":3}}`, 4, 3, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var tail Tail
 			tail.Write([]byte(tt.answer))
-			if got := tail.Charge(tt.use, tt.estimate, tt.fram); got != tt.want {
-				t.Errorf("Charge(%d, %q, %d, %d) = %d, want %d", tt.use, tt.answer, tt.estimate, tt.fram, got, tt.want)
+			if got := tail.Charge(MeterOf(tt.path), tt.estimate, tt.fram); got != tt.want {
+				t.Errorf("Charge(MeterOf(%q), %q, %d, %d) = %d, want %d", tt.path, tt.answer, tt.estimate, tt.fram, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMeterOfReadsTheCodecsCounters: the counters a guarded path's answer
+// is charged by are those its codec names, so that a new API's counters
+// are written in its codec alone.
+func TestMeterOfReadsTheCodecsCounters(t *testing.T) {
+	for _, cd := range codec.All() {
+		cs := cd.Counters()
+		answer := fmt.Sprintf(`{%q:3,%q:4}`, cs.Prompt, cs.Output)
+		if cs.Usage {
+			answer = `{"usage":` + answer + `}`
+		}
+		var tail Tail
+		tail.Write([]byte(answer))
+		m := MeterOf(cd.Path())
+		if got := tail.Charge(m, 100, 100); m.Use != UseGenerate || got != 7 {
+			t.Errorf("Charge(MeterOf(%q), %s) = %d (use %d), want 7 (use %d)", cd.Path(), answer, got, m.Use, UseGenerate)
+		}
 	}
 }
 

@@ -19,7 +19,8 @@ import (
 // top-level, and a stream is named server-sent events from message_start
 // to message_stop. Ollama takes no output format on this endpoint, so the
 // guard validates and repairs what the model writes but cannot constrain
-// it.
+// it. It lists no models: Ollama serves /v1/models in OpenAI's shape only,
+// which OpenAI's codec writes.
 type Anthropic struct{ topTemperature }
 
 var (
@@ -69,6 +70,13 @@ func (Anthropic) NewStreamReader() *StreamReader {
 	return newStreamReader(true, &assemble.Anthropic{}, anthropicAnswer, Anthropic{}.ReadAnswer)
 }
 
+// anthropicCounters are a message's usage: in a stream, message_start's
+// input and the output of the last message_delta.
+var anthropicCounters = Counters{Prompt: "input_tokens", Output: "output_tokens", Usage: true}
+
+// Counters returns a message's usage counters.
+func (Anthropic) Counters() Counters { return anthropicCounters }
+
 // anthropicAnswer checks a message and reads its text, reason and usage.
 func anthropicAnswer(obj *strictjson.Value) (*Answer, error) {
 	if str(obj.Get("type")) == "error" {
@@ -78,7 +86,7 @@ func anthropicAnswer(obj *strictjson.Value) (*Answer, error) {
 		return nil, fmt.Errorf("upstream answer has no content")
 	}
 	a := &Answer{Obj: obj, Text: anthropicText(obj), DoneReason: str(obj.Get("stop_reason"))}
-	return a.usage(obj, "input_tokens", "output_tokens"), nil
+	return anthropicCounters.read(a, obj), nil
 }
 
 // anthropicText is the text of a message: its text blocks.

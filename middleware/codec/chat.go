@@ -16,8 +16,9 @@ import (
 type Chat struct{ native }
 
 var (
-	_ Codec     = Chat{}
-	_ ToolCodec = Chat{}
+	_ Codec        = Chat{}
+	_ ToolCodec    = Chat{}
+	_ ListingCodec = Chat{}
 )
 
 // Path is /api/chat.

@@ -5,7 +5,9 @@
 // upstream, how an answer is read (whole or streamed), how an answer and an
 // error are written back (one object, or the API's stream: whole, or piece
 // by piece as the guard releases it, through a [StreamWriter]), the API's
-// tool calls and its normal stop — so that the guard is the same for every
+// tool calls, its normal stop, the members that count its tokens
+// ([Counters]) and its listing of models ([Listing]) — so that the guard,
+// the gateway's model routes and its token limits are the same for every
 // API and adding one is one file here and one line in [All].
 package codec
 
@@ -93,6 +95,34 @@ type Codec interface {
 	// which its clients take as no text. The stream's answer or error
 	// follows the keep-alives.
 	KeepAlive(r *Request, n int) (contentType string, frame []byte)
+	// Counters names the members of the API's answers that count their
+	// tokens: ReadAnswer reads them, and the gateway's token limits read
+	// them at the end of an answer passed through.
+	Counters() Counters
+}
+
+// Counters names the members of an API's answers that count the tokens of
+// the prompt and of the output, as the API writes them: Ollama's
+// prompt_eval_count and eval_count at the top of its final chunk, the
+// OpenAI-compatible and Anthropic APIs' inside "usage".
+type Counters struct {
+	Prompt, Output string
+	// Usage is set where the counters sit inside "usage".
+	Usage bool
+}
+
+// read sets a's counters from obj's members named by cs.
+func (cs Counters) read(a *Answer, obj *strictjson.Value) *Answer {
+	if cs.Usage {
+		obj = obj.Get("usage")
+	}
+	if n, ok := obj.Get(cs.Prompt).AsInt(); ok {
+		a.PromptTokens = int(n)
+	}
+	if n, ok := obj.Get(cs.Output).AsInt(); ok {
+		a.OutputTokens = int(n)
+	}
+	return a
 }
 
 // All returns the codecs of every guarded API: the registry, in one
@@ -235,25 +265,12 @@ func (r *Request) Clone() *Request {
 type Answer struct {
 	Obj  *strictjson.Value
 	Text string
-	// PromptTokens and OutputTokens are the answer's prompt_eval_count and
-	// eval_count (OpenAI: usage.prompt_tokens, completion_tokens); zero
-	// when absent.
+	// PromptTokens and OutputTokens are the answer's counters (the
+	// codec's Counters); zero when absent.
 	PromptTokens int
 	OutputTokens int
 	// DoneReason is Ollama's done_reason or OpenAI's finish_reason.
 	DoneReason string
-}
-
-// usage reads an answer's counters from the members prompt and output of
-// obj's usage (the OpenAI-compatible and Anthropic APIs).
-func (a *Answer) usage(obj *strictjson.Value, prompt, output string) *Answer {
-	if n, ok := obj.Get("usage").Get(prompt).AsInt(); ok {
-		a.PromptTokens = int(n)
-	}
-	if n, ok := obj.Get("usage").Get(output).AsInt(); ok {
-		a.OutputTokens = int(n)
-	}
-	return a
 }
 
 // topTemperature is the temperature of the APIs that take it as a

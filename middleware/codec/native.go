@@ -72,6 +72,20 @@ func (native) EncodeError(e *apierr.Error) []byte { return e.Body() }
 // StreamError is Ollama's: a final NDJSON line with the error object.
 func (native) StreamError(e *apierr.Error) []byte { return frame.NDJSONErrorLine(e.Body()) }
 
+// ollamaModels is Ollama's listing, /api/tags: {"models":[{"name",
+// "model", "size", "details", …}]}, a model named in both name and model.
+var ollamaModels = &Listing{Path: "/api/tags", array: "models", names: []string{"name", "model"}}
+
+// Models returns Ollama's listing.
+func (native) Models() *Listing { return ollamaModels }
+
+// ollamaCounters are Ollama's, at the top of an answer and of a stream's
+// final chunk (as in /api/embed's answer).
+var ollamaCounters = Counters{Prompt: "prompt_eval_count", Output: "eval_count"}
+
+// Counters returns Ollama's counters.
+func (native) Counters() Counters { return ollamaCounters }
+
 // messagesPrompt renders the system, prompt and messages members of
 // Ollama's APIs and OpenAI's (string contents) as text.
 func messagesPrompt(body *strictjson.Value) string {
@@ -143,13 +157,7 @@ func readNative(body []byte, asm *assemble.Native) (*Answer, error) {
 // Ollama's counters.
 func nativeAnswer(asm *assemble.Native, obj *strictjson.Value) (*Answer, error) {
 	a := &Answer{Obj: obj, Text: asm.TextOf(obj), DoneReason: str(obj.Get("done_reason"))}
-	if v, ok := obj.Get("prompt_eval_count").AsInt(); ok {
-		a.PromptTokens = int(v)
-	}
-	if v, ok := obj.Get("eval_count").AsInt(); ok {
-		a.OutputTokens = int(v)
-	}
-	return a, nil
+	return ollamaCounters.read(a, obj), nil
 }
 
 // nativeReader is the StreamReader of generate (chat false) or chat.

@@ -33,6 +33,22 @@ func (openAI) EncodeError(e *apierr.Error) []byte {
 	return strictjson.Marshal(e.WithReport(strictjson.Object(Member("error", inner))))
 }
 
+// openAIModels is OpenAI's listing, /v1/models: {"object":"list",
+// "data":[{"id","object","created","owned_by"}]}, and one model's entry,
+// /v1/models/{id}.
+var openAIModels = &Listing{Path: "/v1/models", Retrieve: "/v1/models/", array: "data", names: []string{"id"}}
+
+// Models returns OpenAI's listing.
+func (openAI) Models() *Listing { return openAIModels }
+
+// openAICounters are the usage of a chat completion and a completion (and
+// of /v1/embeddings' answer, prompt only); a stream has it in its last
+// chunk when stream_options.include_usage asks for it.
+var openAICounters = Counters{Prompt: "prompt_tokens", Output: "completion_tokens", Usage: true}
+
+// Counters returns OpenAI's usage counters; Responses has its own.
+func (openAI) Counters() Counters { return openAICounters }
+
 // openAIErrorType is the error type OpenAI's API (and Ollama's
 // compatible one) gives a status.
 func openAIErrorType(status int) string {
@@ -95,7 +111,7 @@ func (cs choices) answer(obj *strictjson.Value) (*Answer, error) {
 	}
 	choice := obj.Get("choices").Index(0)
 	a := &Answer{Obj: obj, Text: cs.text(choice), DoneReason: str(choice.Get("finish_reason"))}
-	return a.usage(obj, "prompt_tokens", "completion_tokens"), nil
+	return openAICounters.read(a, obj), nil
 }
 
 // assemble turns a whole stream into the equivalent non-stream answer.

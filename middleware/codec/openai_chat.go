@@ -16,8 +16,9 @@ import (
 type OpenAIChat struct{ openAI }
 
 var (
-	_ Codec     = OpenAIChat{}
-	_ ToolCodec = OpenAIChat{}
+	_ Codec        = OpenAIChat{}
+	_ ToolCodec    = OpenAIChat{}
+	_ ListingCodec = OpenAIChat{}
 )
 
 // chatChoices are the choices of a chat completion: a message, and in a

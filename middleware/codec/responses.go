@@ -117,6 +117,13 @@ func (Responses) NewStreamReader() *StreamReader {
 	return newStreamReader(true, responsesAssembler(), responsesAnswer, Responses{}.ReadAnswer)
 }
 
+// responsesCounters are a response's usage, in its response.completed
+// event when streamed.
+var responsesCounters = Counters{Prompt: "input_tokens", Output: "output_tokens", Usage: true}
+
+// Counters returns a response's usage counters.
+func (Responses) Counters() Counters { return responsesCounters }
+
 // responsesAnswer checks a response and reads its text, reason and usage.
 func responsesAnswer(obj *strictjson.Value) (*Answer, error) {
 	if err := assemble.UpstreamError(obj); err != nil {
@@ -132,7 +139,7 @@ func responsesAnswer(obj *strictjson.Value) (*Answer, error) {
 			a.DoneReason = "length"
 		}
 	}
-	return a.usage(obj, "input_tokens", "output_tokens"), nil
+	return responsesCounters.read(a, obj), nil
 }
 
 // responsesText is the text of a response: its message items'
