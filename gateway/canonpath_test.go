@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
 )
 
 // TestEncodedPathsAreGuarded: a path that Ollama decodes to a guarded
@@ -101,8 +101,8 @@ func TestProxyForwardsCanonicalPath(t *testing.T) {
 // as they answer plain ones.
 func TestEncodedModelPaths(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	tests := []struct {
 		name, method, path, body string
 		status                   int

@@ -10,9 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -28,7 +28,7 @@ import (
 // modelRoutes registers the model endpoints on e; pass is the
 // pass-through. The listings are those of the guarded APIs' codecs, each
 // once. With no virtual models it registers nothing.
-func (s *Server) modelRoutes(e *echo.Echo, list func() []middleware.VirtualModel, pass echo.HandlerFunc) {
+func (s *Server) modelRoutes(e *echo.Echo, list func() []route.VirtualModel, pass echo.HandlerFunc) {
 	if list == nil || len(list()) == 0 {
 		return
 	}
@@ -55,23 +55,23 @@ func (s *Server) modelRoutes(e *echo.Echo, list func() []middleware.VirtualModel
 
 type modelHandlers struct {
 	s    *Server
-	list func() []middleware.VirtualModel
+	list func() []route.VirtualModel
 	pass echo.HandlerFunc
 }
 
 // virtual returns the virtual model called name, matched by Ollama's name
-// rules (middleware.ModelKey): "quiz", "quiz:latest", "library/quiz" and
+// rules (route.ModelKey): "quiz", "quiz:latest", "library/quiz" and
 // "registry.ollama.ai/library/quiz:latest" alike.
-func (m *modelHandlers) virtual(name string) (middleware.VirtualModel, bool) {
+func (m *modelHandlers) virtual(name string) (route.VirtualModel, bool) {
 	if name == "" {
-		return middleware.VirtualModel{}, false
+		return route.VirtualModel{}, false
 	}
 	for _, vm := range m.list() {
-		if middleware.ModelKey(vm.Name) == middleware.ModelKey(name) {
+		if route.ModelKey(vm.Name) == route.ModelKey(name) {
 			return vm, true
 		}
 	}
-	return middleware.VirtualModel{}, false
+	return route.VirtualModel{}, false
 }
 
 // withTag is a model name with its tag: as in Ollama, none means
@@ -212,11 +212,11 @@ func (m *modelHandlers) listing(l *codec.Listing) echo.HandlerFunc {
 				// The virtual model shadows the upstream's model of its name.
 				continue
 			}
-			byName[middleware.ModelKey(md.Name)] = md
+			byName[route.ModelKey(md.Name)] = md
 			kept = append(kept, md)
 		}
 		for _, vm := range m.list() {
-			if up, ok := byName[middleware.ModelKey(vm.Upstream)]; ok {
+			if up, ok := byName[route.ModelKey(vm.Upstream)]; ok {
 				kept = append(kept, codec.Model{Name: withTag(vm.Name), Entry: up.Entry})
 			}
 		}
@@ -296,7 +296,7 @@ func (m *modelHandlers) pull(c echo.Context) error {
 }
 
 // seen records what the upstream said of vm's upstream model.
-func (m *modelHandlers) seen(vm middleware.VirtualModel, present bool) {
+func (m *modelHandlers) seen(vm route.VirtualModel, present bool) {
 	if m.s.watch != nil {
 		m.s.watch.set(vm, present)
 	}
@@ -306,7 +306,7 @@ func (m *modelHandlers) seen(vm middleware.VirtualModel, present bool) {
 // client's: a 404 (the upstream lacks the model) names the virtual model,
 // the missing model and the command that pulls it, in Ollama's shape; any
 // other error is the upstream's.
-func (m *modelHandlers) missing(name string, vm middleware.VirtualModel, err error) error {
+func (m *modelHandlers) missing(name string, vm route.VirtualModel, err error) error {
 	if apierr.From(err).Status() != http.StatusNotFound {
 		return err
 	}

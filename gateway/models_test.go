@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
 )
 
 // fakeModels is an Ollama with one model, "stories", that records the
@@ -57,8 +57,8 @@ func (f *fakeModels) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestVirtualModels(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}, {Name: "ghost", Upstream: "absent", Contract: "json@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}, {Name: "ghost", Upstream: "absent", Contract: "json@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	tests := []struct {
 		name, method, path, body string
 		status                   int
@@ -130,8 +130,8 @@ func TestModelEndpointsPassThroughWithoutVirtualModels(t *testing.T) {
 // under every name Ollama gives the same model.
 func TestVirtualModelOllamaNames(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	tests := []modelCall{
 		{"pull library", "POST", "/api/pull", `{"model":"library/story-json","stream":false}`, 200, []string{"POST /api/show"}},
 		{"pull fully qualified", "POST", "/api/pull", `{"model":"registry.ollama.ai/library/story-json:latest","stream":false}`, 200, []string{"POST /api/show"}},
@@ -176,8 +176,8 @@ func runModelCalls(t *testing.T, f *proxyFixture, up *fakeModels, tests []modelC
 // virtual-model endpoint is the client's error, 400 in Ollama's shape.
 func TestModelEndpointShortBody(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	tests := []struct{ method, path string }{
 		{"DELETE", "/api/delete"},
 		{"POST", "/api/pull"},
@@ -215,8 +215,8 @@ func TestModelEndpointShortBody(t *testing.T) {
 // upstream.
 func TestModelEndpointsLenientBodies(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	tests := []modelCall{
 		{"pull duplicate model", "POST", "/api/pull", `{"model":"stories","model":"story-json"}`, 400, nil},
 		{"delete duplicate model", "DELETE", "/api/delete", `{"model":"x","model":"story-json"}`, 400, nil},

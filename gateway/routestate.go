@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -48,15 +48,15 @@ type RouteState struct {
 // /admin/stats; /api/show and /api/pull of a virtual model update its
 // route alone.
 type routeWatch struct {
-	list func() []middleware.VirtualModel
+	list func() []route.VirtualModel
 	log  *slog.Logger
 
 	mu      sync.Mutex
 	gateway string            // the gateway's address, for the fix
-	state   map[string]string // middleware.ModelKey(route name) → state
+	state   map[string]string // route.ModelKey(route name) → state
 }
 
-func newRouteWatch(list func() []middleware.VirtualModel, log *slog.Logger, listen string) *routeWatch {
+func newRouteWatch(list func() []route.VirtualModel, log *slog.Logger, listen string) *routeWatch {
 	return &routeWatch{list: list, log: log, gateway: listen, state: map[string]string{}}
 }
 
@@ -82,10 +82,10 @@ func (w *routeWatch) fix(model string) string {
 func (w *routeWatch) observe(names []string) {
 	have := map[string]bool{}
 	for _, n := range names {
-		have[middleware.ModelKey(n)] = true
+		have[route.ModelKey(n)] = true
 	}
 	for _, vm := range w.list() {
-		w.set(vm, have[middleware.ModelKey(vm.Upstream)])
+		w.set(vm, have[route.ModelKey(vm.Upstream)])
 	}
 }
 
@@ -93,12 +93,12 @@ func (w *routeWatch) observe(names []string) {
 // route whose model went missing (or was missing at the first look) is a
 // warning naming the route, the model and the fix; one that became ready
 // is news.
-func (w *routeWatch) set(vm middleware.VirtualModel, present bool) {
+func (w *routeWatch) set(vm route.VirtualModel, present bool) {
 	state := RouteModelMissing
 	if present {
 		state = RouteReady
 	}
-	key := middleware.ModelKey(vm.Name)
+	key := route.ModelKey(vm.Name)
 	w.mu.Lock()
 	old := w.state[key]
 	w.state[key] = state
@@ -119,7 +119,7 @@ func (w *routeWatch) states() []RouteState {
 	out := []RouteState{}
 	for _, vm := range w.list() {
 		w.mu.Lock()
-		st := w.state[middleware.ModelKey(vm.Name)]
+		st := w.state[route.ModelKey(vm.Name)]
 		w.mu.Unlock()
 		if st == "" {
 			st = RouteUnknown

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
 )
 
 // TestRouteStates: every read of the upstream's model list sets each
@@ -23,8 +23,8 @@ import (
 // pull that brings the model makes the route ready again.
 func TestRouteStates(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}, {Name: "ghost", Upstream: "absent", Contract: "json@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}, {Name: "ghost", Upstream: "absent", Contract: "json@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	fix := "OLLAMA_HOST=http://127.0.0.1:11435 ollama pull absent"
 	want := []RouteState{
 		{Model: "story-json", Upstream: "stories", Contract: "story@1", State: RouteReady},
@@ -53,8 +53,8 @@ func TestRouteStates(t *testing.T) {
 // read of the model list too.
 func TestRouteStatesOnTags(t *testing.T) {
 	up := &fakeModels{}
-	vms := []middleware.VirtualModel{{Name: "ghost", Upstream: "absent", Contract: "json@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+	vms := []route.VirtualModel{{Name: "ghost", Upstream: "absent", Contract: "json@1"}}
+	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	if st := f.srv.watch.states(); st[0].State != RouteUnknown {
 		t.Errorf("state before any read = %q, want %q", st[0].State, RouteUnknown)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
@@ -54,7 +55,7 @@ type Options struct {
 	// VirtualModels lists the virtual models, which the model endpoints
 	// (/api/tags, /api/show, /api/pull, /v1/models, …) answer as models.
 	// Nil means none: those endpoints pass through.
-	VirtualModels func() []middleware.VirtualModel
+	VirtualModels func() []route.VirtualModel
 
 	// Registry receives the gateway's metrics and is served on /metrics.
 	// Nil means a new registry with the Go and process collectors.

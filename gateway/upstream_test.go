@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
 )
 
 // TestUpstreamErrorsOneReading: the model routes and /readyz read the
@@ -24,7 +24,7 @@ func TestUpstreamErrorsOneReading(t *testing.T) {
 		w.WriteHeader(http.StatusInternalServerError)
 		w.Write([]byte(`{"error":"model runner crashed"}`))
 	})
-	vms := []middleware.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
+	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}}
 	tests := []struct {
 		name       string
 		upstream   http.Handler // nil: nothing listens
@@ -40,7 +40,7 @@ func TestUpstreamErrorsOneReading(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newProxyFixture(t, tt.upstream, nil, Options{VirtualModels: func() []middleware.VirtualModel { return vms }})
+			f := newProxyFixture(t, tt.upstream, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 			resp, body := f.do(t, http.MethodGet, tt.path, nil, nil)
 			if resp.StatusCode != tt.wantStatus {
 				t.Errorf("GET %s = %d %s, want %d", tt.path, resp.StatusCode, body, tt.wantStatus)

@@ -24,6 +24,7 @@ import (
 	"github.com/contractgateway/gateway/gateway/stats"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
@@ -173,20 +174,20 @@ func contractProblems(err error) error {
 
 // newRoutes builds the routes of cfg over reg; each problem of a route is
 // a *config.Problem of its key (routes[i].contract, .params, .model).
-func newRoutes(cfg config.Config, reg *contracts.Registry) (*middleware.Routes, error) {
-	specs := make([]middleware.RouteSpec, 0, len(cfg.Routes))
+func newRoutes(cfg config.Config, reg *contracts.Registry) (*route.Routes, error) {
+	specs := make([]route.Spec, 0, len(cfg.Routes))
 	for _, r := range cfg.Routes {
-		specs = append(specs, middleware.RouteSpec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
+		specs = append(specs, route.Spec{Model: r.Model, Upstream: r.Upstream, Contract: r.Contract,
 			Params: r.Params, AddFormat: r.AddFormat, NoFormat: r.Format == "off", Output: r.Output, Report: r.Report, Stream: r.Stream,
 			RepairModel: r.RepairModel})
 	}
-	routes, err := middleware.NewRoutes(reg, specs, cfg.AdHocSchemas, middleware.WithNoSchemaFormat(cfg.NoSchemaFormat...))
+	routes, err := route.NewRoutes(reg, specs, cfg.AdHocSchemas, route.WithNoSchemaFormat(cfg.NoSchemaFormat...))
 	if err == nil {
 		return routes, nil
 	}
 	var out []error
 	for _, e := range config.Problems(err) {
-		var re *middleware.RouteError
+		var re *route.Error
 		if errors.As(e, &re) {
 			key := fmt.Sprintf("routes[%d].%s", re.Index, re.Field)
 			e = &config.Problem{Key: key, Err: fmt.Errorf("%s: %w", key, e)}
@@ -199,7 +200,7 @@ func newRoutes(cfg config.Config, reg *contracts.Registry) (*middleware.Routes, 
 // guardConfig maps cfg onto the guard's own config, once: the guard owns
 // its defaults, and the config's zero and negative values mean the same
 // there (default, none).
-func guardConfig(cfg config.Config, logger *slog.Logger, routes *middleware.Routes, up *pool.Pool,
+func guardConfig(cfg config.Config, logger *slog.Logger, routes *route.Routes, up *pool.Pool,
 	breakers *repairBreakers, observe func(middleware.Event)) middleware.GuardConfig {
 	return middleware.GuardConfig{
 		Resolver: routes,
@@ -339,12 +340,12 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 // (one id per schema) counts as "schema", a request that ended in an
 // upstream error — perhaps for a model the upstream does not have — has
 // model "", every spelling of one model is its canonical name
-// (middleware.ModelName), and past stats.MaxModels names the rest count as
+// (route.ModelName), and past stats.MaxModels names the rest count as
 // "other".
 func (m *guardMetrics) observe(ev middleware.Event) {
 	contract, model := ev.Contract, ev.Model
-	if ev.Route == middleware.RouteAdHoc {
-		contract = middleware.RouteAdHoc
+	if ev.Route == route.AdHoc {
+		contract = route.AdHoc
 	}
 	if ev.Status == middleware.StatusError {
 		model = ""
@@ -373,7 +374,7 @@ func (m *guardMetrics) observe(ev middleware.Event) {
 
 // contractRoutes registers /contracts, /contracts/:name and
 // POST /contracts/:name/validate.
-func contractRoutes(g *echo.Group, routes *middleware.Routes) {
+func contractRoutes(g *echo.Group, routes *route.Routes) {
 	g.GET("/contracts", func(c echo.Context) error {
 		type item struct {
 			ID          string   `json:"id"`

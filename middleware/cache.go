@@ -277,7 +277,7 @@ func (c *Cache) partition(ctx context.Context) string {
 // answer is rendered and reported.
 func (x *exchange) cacheKey(partition string) cache.Key {
 	return cache.NewKey(cache.Request{Endpoint: x.codec.Path(), Contract: x.route.Validator.Contract.ID(),
-		Params: x.route.Params, Output: x.route.output(), Report: x.report(), Body: x.up.Body, Partition: partition})
+		Params: x.route.Params, Output: x.route.OutputMode(), Report: x.report(), Body: x.up.Body, Partition: partition})
 }
 
 func (c *Cache) set(ctx context.Context, key cache.Key, res *result) {

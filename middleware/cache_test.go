@@ -18,6 +18,7 @@ import (
 
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -41,7 +42,7 @@ func cachedApp(t *testing.T, up Upstream) *echo.Echo {
 }
 
 // cachedAppWith is cachedApp with the given routes and store.
-func cachedAppWith(t *testing.T, routes *Routes, store CacheStore, up Upstream) *echo.Echo {
+func cachedAppWith(t *testing.T, routes *route.Routes, store CacheStore, up Upstream) *echo.Echo {
 	t.Helper()
 	cfg := DefaultGuardConfig
 	cfg.Resolver, cfg.Upstream = routes, up
@@ -225,16 +226,16 @@ func TestCacheWaiterLeaves(t *testing.T) {
 // renderingRoutes are three virtual models over one upstream model and
 // one contract that differ only in how the answer is rendered: quiz bare,
 // quizfenced fenced, quizreport bare with the corrections reported.
-func renderingRoutes(t *testing.T) *Routes {
+func renderingRoutes(t *testing.T) *route.Routes {
 	t.Helper()
 	reg, err := contracts.LoadRegistry("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, []RouteSpec{
+	routes, err := route.NewRoutes(reg, []route.Spec{
 		{Model: "quiz", Upstream: "m", Contract: "json"},
 		{Model: "quizfenced", Upstream: "m", Contract: "json", Output: "fenced"},
-		{Model: "quizreport", Upstream: "m", Contract: "json", Report: ReportCorrections},
+		{Model: "quizreport", Upstream: "m", Contract: "json", Report: route.ReportCorrections},
 	}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func (a ask) serve(t *testing.T, e *echo.Echo) answerOf {
 	req := httptest.NewRequest(http.MethodPost, "/api/generate",
 		strings.NewReader(`{"model":"`+a.model+`","prompt":"p","stream":false}`))
 	if a.report {
-		req.Header.Set("X-Contract-Report", ReportCorrections)
+		req.Header.Set("X-Contract-Report", route.ReportCorrections)
 	}
 	rec := httptest.NewRecorder()
 	e.ServeHTTP(rec, req)
@@ -285,7 +286,7 @@ const repairedText = `{"a":1,}`
 
 // TestCacheKeysOnRendering: two routes over the same model and contract
 // that render or report the answer differently do not share cache
-// entries: the second is a miss and gets its own shape. Routes that render
+// entries: the second is a miss and gets its own shape. route.Routes that render
 // alike still share.
 func TestCacheKeysOnRendering(t *testing.T) {
 	tests := []struct {

@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
@@ -33,6 +34,14 @@ const (
 	DefaultMaxLLMCalls      = repair.DefaultMaxLLMCalls
 	DefaultStreamKeepAlive  = 10 * time.Second
 )
+
+// Resolver decides whether a request is guarded. A nil route.Route means pass
+// the request through; an error is the client's (400).
+type Resolver interface {
+	Resolve(route.Lookup) (*route.Route, error)
+}
+
+var _ Resolver = (*route.Routes)(nil)
 
 // GuardConfig configures the guard. The zero value of every field but
 // Resolver and Upstream means its documented default; a negative limit
@@ -130,7 +139,7 @@ type Event struct {
 	RequestID   string
 	Route       string
 	Contract    string
-	Model       string // the upstream model, as ModelName writes it
+	Model       string // the upstream model, as route.ModelName writes it
 	Upstream    string // the URL of the Ollama that answered the last model call
 	Status      string
 	Rungs       []string

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
@@ -32,13 +33,13 @@ func upstreamAnswering(t *testing.T, text string) *httptest.Server {
 
 // builtinRoutes resolves the built-in contracts by header and ad-hoc
 // schemas, with no virtual model.
-func builtinRoutes(t *testing.T) *Routes {
+func builtinRoutes(t *testing.T) *route.Routes {
 	t.Helper()
 	reg, err := contracts.LoadRegistry("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, nil, true)
+	routes, err := route.NewRoutes(reg, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestToMiddlewareNeedsResolver(t *testing.T) {
 		t.Error("ToMiddleware without Resolver succeeded")
 	}
 	reg, _ := contracts.LoadRegistry("")
-	routes, _ := NewRoutes(reg, nil, false)
+	routes, _ := route.NewRoutes(reg, nil, false)
 	if _, err := (GuardConfig{Resolver: routes}).ToMiddleware(); err == nil {
 		t.Error("ToMiddleware without Upstream succeeded")
 	}
@@ -145,29 +146,29 @@ func TestParseParamsHeaderAndAdHocCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, []RouteSpec{{Model: "quiz", Upstream: "llama", Contract: "mcq", Params: map[string]string{"options": "A"}}}, true)
+	routes, err := route.NewRoutes(reg, []route.Spec{{Model: "quiz", Upstream: "llama", Contract: "mcq", Params: map[string]string{"options": "A"}}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := routes.Resolve(Lookup{Model: "quiz", Params: "question_count=10"})
+	r, err := routes.Resolve(route.Lookup{Model: "quiz", Params: "question_count=10"})
 	if err != nil || r == nil || r.Params["options"] != "A" || r.Params["question_count"] != "10" || r.UpstreamModel != "llama" {
 		t.Fatalf("Resolve(quiz) = %+v, %v", r, err)
 	}
 	schema := json.RawMessage(`{"type":"object"}`)
-	a, _ := routes.Resolve(Lookup{Model: "x", Schema: schema})
-	b, _ := routes.Resolve(Lookup{Model: "y", Schema: schema})
+	a, _ := routes.Resolve(route.Lookup{Model: "x", Schema: schema})
+	b, _ := routes.Resolve(route.Lookup{Model: "y", Schema: schema})
 	if a == nil || b == nil || a.Validator != b.Validator {
 		t.Error("the same ad-hoc schema was compiled twice")
 	}
-	if _, err := routes.Resolve(Lookup{Model: "x", Schema: json.RawMessage(`{"$ref":"file:///etc/passwd"}`)}); err == nil {
+	if _, err := routes.Resolve(route.Lookup{Model: "x", Schema: json.RawMessage(`{"$ref":"file:///etc/passwd"}`)}); err == nil {
 		t.Error("a schema with a file:// $ref was accepted")
 	}
-	if r, err := routes.Resolve(Lookup{Model: "plain"}); r != nil || err != nil {
+	if r, err := routes.Resolve(route.Lookup{Model: "plain"}); r != nil || err != nil {
 		t.Errorf("plain request guarded: %+v %v", r, err)
 	}
-	if _, err := NewRoutes(reg, []RouteSpec{{Model: "bad", Contract: "nope"}, {Model: "bad2", Contract: "mcq", Params: map[string]string{"options": "Z"}}}, false); err == nil ||
+	if _, err := route.NewRoutes(reg, []route.Spec{{Model: "bad", Contract: "nope"}, {Model: "bad2", Contract: "mcq", Params: map[string]string{"options": "Z"}}}, false); err == nil ||
 		!strings.Contains(err.Error(), "nope") || !strings.Contains(err.Error(), "bad2") {
-		t.Errorf("NewRoutes with two bad routes: %v, want both named", err)
+		t.Errorf("route.NewRoutes with two bad routes: %v, want both named", err)
 	}
 }
 
@@ -291,7 +292,7 @@ func TestResolveModelLatestTag(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, []RouteSpec{{Model: "quiz", Contract: "mcq"}, {Model: "ns/scorer:latest", Contract: "json"}, {Model: "tagged:v2", Contract: "json"}}, false)
+	routes, err := route.NewRoutes(reg, []route.Spec{{Model: "quiz", Contract: "mcq"}, {Model: "ns/scorer:latest", Contract: "json"}, {Model: "tagged:v2", Contract: "json"}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestResolveModelLatestTag(t *testing.T) {
 		{"quiz:v2", ""},
 	}
 	for _, tt := range tests {
-		r, err := routes.Resolve(Lookup{Model: tt.model})
+		r, err := routes.Resolve(route.Lookup{Model: tt.model})
 		got := ""
 		if r != nil {
 			got = r.Name
@@ -316,7 +317,7 @@ func TestResolveModelLatestTag(t *testing.T) {
 			t.Errorf("Resolve(%q) = %q, %v; want %q", tt.model, got, err, tt.want)
 		}
 	}
-	if _, err := NewRoutes(reg, []RouteSpec{{Model: "quiz", Contract: "mcq"}, {Model: "quiz:latest", Contract: "json"}}, false); err == nil {
-		t.Error("NewRoutes accepted quiz and quiz:latest, the same model twice")
+	if _, err := route.NewRoutes(reg, []route.Spec{{Model: "quiz", Contract: "mcq"}, {Model: "quiz:latest", Contract: "json"}}, false); err == nil {
+		t.Error("route.NewRoutes accepted quiz and quiz:latest, the same model twice")
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/corrections"
 	"github.com/contractgateway/gateway/middleware/release"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
@@ -50,7 +51,7 @@ type exchange struct {
 	// upstream gets it (model, format, temperature and stream edited).
 	client *codec.Request
 	up     *codec.Request
-	route  *Route
+	route  *route.Route
 	// upstreamModel is the model asked upstream; firstScheduled says the
 	// first call used the policy's first temperature.
 	upstreamModel  string
@@ -59,7 +60,7 @@ type exchange struct {
 	// that are not the gateway's business, and the request id.
 	header    http.Header
 	requestID string
-	// contract is the contract X-Contract names, read once (ContractHeader).
+	// contract is the contract X-Contract names, read once (route.ContractHeader).
 	contract string
 	// cache says what the client allows of the cache.
 	cache cacheControl
@@ -91,18 +92,9 @@ func (x *exchange) taskPrompt() string {
 // changes the answer, so the cache keys on it.
 func (x *exchange) report() string {
 	if x.corrections || x.route.Corrections {
-		return ReportCorrections
+		return route.ReportCorrections
 	}
 	return ""
-}
-
-// output is the route's output mode: its own, else its contract's. It
-// changes the answer's text, so the cache keys on it.
-func (r *Route) output() string {
-	if r.Output != "" {
-		return r.Output
-	}
-	return r.Validator.Contract.Output
 }
 
 // result is what the upstream and the ladder made of one exchange: the
@@ -191,7 +183,7 @@ func (g *guard) serve(c echo.Context, next echo.HandlerFunc, cd codec.Codec) err
 // than the guard would.
 func (g *guard) decode(c echo.Context, cd codec.Codec) (*exchange, bool, error) {
 	req := c.Request()
-	contract, err := ContractHeader(req.Header)
+	contract, err := route.ContractHeader(req.Header)
 	if err != nil {
 		return nil, false, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}
@@ -219,7 +211,7 @@ func (g *guard) decode(c echo.Context, cd codec.Codec) (*exchange, bool, error) 
 		return nil, false, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
 	}
 	x.cache = parseCacheControl(req.Header)
-	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), ReportCorrections)
+	x.corrections = strings.EqualFold(strings.TrimSpace(req.Header.Get("X-Contract-Report")), route.ReportCorrections)
 	return x, false, nil
 }
 
@@ -290,11 +282,11 @@ func requestID(c echo.Context) string {
 }
 
 // resolve finds the route: nil when the request is not guarded.
-func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
+func (g *guard) resolve(c echo.Context, x *exchange) (*route.Route, error) {
 	if err := c.Request().Context().Err(); err != nil {
 		return nil, apierr.From(err) // gone already: compile no schema for no one
 	}
-	route, err := g.Resolver.Resolve(Lookup{Contract: x.contract, Params: c.Request().Header.Get("X-Contract-Params"),
+	route, err := g.Resolver.Resolve(route.Lookup{Contract: x.contract, Params: c.Request().Header.Get("X-Contract-Params"),
 		Model: x.client.Model, Schema: x.client.Schema})
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusBadRequest, Msg: err.Error(), Err: err}
@@ -307,15 +299,15 @@ func (g *guard) resolve(c echo.Context, x *exchange) (*Route, error) {
 // stream, whatever the client asked, read as it arrives.
 func (g *guard) prepare(x *exchange) {
 	up := x.client.Clone()
-	route := x.route
-	up.SetModel(route.UpstreamModel)
+	rt := x.route
+	up.SetModel(rt.UpstreamModel)
 	x.upstreamModel = up.Model
 	// A client's plain JSON mode ("json", json_object) asks less than the
 	// contract's schema, which is JSON too: the schema takes its place.
-	if route.AddFormat && x.client.Schema == nil && route.schema != nil {
-		x.codec.SetFormat(up, route.schema) // read-only from here on: shared, not copied
+	if rt.AddFormat && x.client.Schema == nil && rt.Schema != nil {
+		x.codec.SetFormat(up, rt.Schema) // read-only from here on: shared, not copied
 	}
-	policy := route.Validator.Contract.Policy
+	policy := rt.Validator.Contract.Policy
 	if policy.ScheduleFirst && len(policy.Temperatures) > 0 && !x.codec.Temperature(up) {
 		x.codec.SetTemperature(up, policy.Temperatures[0])
 		x.firstScheduled = true
@@ -341,7 +333,7 @@ func forwardHeader(requestID string) http.Header {
 // it returns the result and the request's log event.
 func (g *guard) answer(ctx context.Context, x *exchange) (*result, Event) {
 	ev := Event{RequestID: x.requestID, Route: x.route.Name, Contract: x.route.Validator.Contract.ID(),
-		Model: ModelName(x.upstreamModel), Cache: cacheBypass}
+		Model: route.ModelName(x.upstreamModel), Cache: cacheBypass}
 	ev.Key = caller(ctx)
 	var res *result
 	if g.Cache == nil {
@@ -403,10 +395,10 @@ func (g *guard) run(ctx context.Context, x *exchange, feed *release.Feed) *resul
 		res.firstTokens = repair.Usage{PromptTokens: first.PromptTokens, OutputTokens: first.OutputTokens}
 	}
 	var list []Correction // made once, for the summary and the debug record alike
-	if res.outcome != nil && (g.Record != nil || x.report() == ReportCorrections) {
+	if res.outcome != nil && (g.Record != nil || x.report() == route.ReportCorrections) {
 		list = corrections.List(res.outcome)
 	}
-	if x.report() == ReportCorrections && res.err == nil && res.report == nil && !res.bare {
+	if x.report() == route.ReportCorrections && res.err == nil && res.report == nil && !res.bare {
 		res.corrections = corrections.Value(list)
 	}
 	if res.outcome != nil && g.Record != nil {
@@ -426,7 +418,7 @@ func (g *guard) runAnswer(ctx context.Context, x *exchange, first *codec.Answer)
 	if tc, calls := g.toolCalls(x, first); len(calls) > 0 {
 		return g.runTools(ctx, x, first, tc, calls)
 	}
-	if x.route.toolsOnly {
+	if x.route.ToolsOnly {
 		return &result{status: repair.StatusValid, contract: RouteTools, text: first.Text, obj: first.Obj}
 	}
 	out := g.ladder(ctx, x, first)
@@ -526,7 +518,7 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return nil // the client left during the first answer: validate nothing
 	}
-	route := x.route
+	rt := x.route
 	rp := g.ladderRepairs(x)
 	again := func(edit func(*codec.Request)) func(ctx context.Context) (repair.Reply, error) {
 		return func(ctx context.Context) (repair.Reply, error) {
@@ -540,8 +532,8 @@ func (g *guard) ladder(ctx context.Context, x *exchange, first *codec.Answer) *r
 		}
 	}
 	job := repair.Job{
-		Validator:      route.Validator,
-		Params:         route.Params,
+		Validator:      rt.Validator,
+		Params:         rt.Params,
 		Text:           first.Text,
 		Prompt:         x.taskPrompt(),
 		Model:          g.model(x),
@@ -575,7 +567,7 @@ func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *r
 		res.report = &out.Report
 		return res
 	}
-	res.text = render(x.route.output(), out.Doc, first.Text)
+	res.text = render(x.route.OutputMode(), out.Doc, first.Text)
 	res.obj = x.codec.WithText(first.Obj, res.text)
 	sum := summary(out)
 	// An answer brought into contract is whole, however the model's own
@@ -628,7 +620,7 @@ func (g *guard) finalObj(x *exchange, res *result, cacheStatus string) *strictjs
 	if sum := obj.Get("contract"); sum != nil && sum.Kind == strictjson.KindObject {
 		sum = shallow(sum)
 		sum.Set("cache", strictjson.String(cacheStatus))
-		if x.report() == ReportCorrections {
+		if x.report() == route.ReportCorrections {
 			// Made with the answer (a cache hit has no outcome to make
 			// them from); an empty list only if none were made.
 			list := res.corrections

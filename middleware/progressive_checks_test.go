@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/validators"
 )
 
@@ -19,7 +20,7 @@ import (
 // over the item array reads only self (with expected when fixable is
 // set; one repair call allowed, max_repairs 1), LINE_OF reads root ("line 1 of 5", true only on the whole
 // document) and TOTAL reads the whole document.
-func linesContract(t *testing.T, fixable bool) (*Routes, *validators.Validator) {
+func linesContract(t *testing.T, fixable bool) (*route.Routes, *validators.Validator) {
 	t.Helper()
 	expected := ""
 	if fixable {
@@ -47,7 +48,7 @@ func linesContract(t *testing.T, fixable bool) (*Routes, *validators.Validator) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, nil, true)
+	routes, err := route.NewRoutes(reg, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

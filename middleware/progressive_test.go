@@ -23,6 +23,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/release"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/validators/packs"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -209,7 +210,7 @@ func serveStreamEvery(t *testing.T, up Upstream, header map[string]string, leave
 }
 
 // serveStreamOn is serveStreamEvery for the named contract of routes.
-func serveStreamOn(t *testing.T, routes *Routes, contract string, up Upstream, header map[string]string, leave bool, keepAlive time.Duration) streamRun {
+func serveStreamOn(t *testing.T, routes *route.Routes, contract string, up Upstream, header map[string]string, leave bool, keepAlive time.Duration) streamRun {
 	t.Helper()
 	var (
 		mu     sync.Mutex
@@ -441,18 +442,18 @@ func TestRouteStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, []RouteSpec{{Model: "quiz", Contract: "mcq", Stream: release.Buffered}, {Model: "live", Contract: "mcq"}}, false)
+	routes, err := route.NewRoutes(reg, []route.Spec{{Model: "quiz", Contract: "mcq", Stream: release.Buffered}, {Model: "live", Contract: "mcq"}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		lookup Lookup
+		lookup route.Lookup
 		want   string
 	}{
-		{Lookup{Model: "quiz"}, release.Buffered},
-		{Lookup{Model: "quiz", Contract: "mcq"}, release.Buffered},
-		{Lookup{Model: "live"}, ""},
-		{Lookup{Model: "other", Contract: "mcq"}, ""},
+		{route.Lookup{Model: "quiz"}, release.Buffered},
+		{route.Lookup{Model: "quiz", Contract: "mcq"}, release.Buffered},
+		{route.Lookup{Model: "live"}, ""},
+		{route.Lookup{Model: "other", Contract: "mcq"}, ""},
 	}
 	for _, tt := range tests {
 		r, err := routes.Resolve(tt.lookup)

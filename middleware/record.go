@@ -53,7 +53,3 @@ const (
 	CorrectionMinor = corrections.Minor
 	CorrectionMajor = corrections.Major
 )
-
-// ReportCorrections is the value of X-Contract-Report that asks for the
-// corrections in the contract summary.
-const ReportCorrections = "corrections"

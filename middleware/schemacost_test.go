@@ -16,6 +16,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/schemagen"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -88,9 +89,9 @@ func (p *countingPack) Check(*strictjson.Value, validators.Params, *validators.E
 }
 
 // resolverFunc adapts a function to Resolver.
-type resolverFunc func(Lookup) (*Route, error)
+type resolverFunc func(route.Lookup) (*route.Route, error)
 
-func (f resolverFunc) Resolve(l Lookup) (*Route, error) { return f(l) }
+func (f resolverFunc) Resolve(l route.Lookup) (*route.Route, error) { return f(l) }
 
 // upstreamFunc adapts a function to Upstream.
 type upstreamFunc func(*http.Request) (*http.Response, error)
@@ -134,7 +135,7 @@ func TestClientGoneCompilesNothing(t *testing.T) {
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/api/generate", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	e.ServeHTTP(httptest.NewRecorder(), req)
-	if n, _ := routes.adHoc.Size(); n != 0 || calls.Load() != 0 {
+	if n, _ := routes.AdHocSchemas(); n != 0 || calls.Load() != 0 {
 		t.Errorf("after a gone client: %d schemas compiled, %d upstream calls; want none", n, calls.Load())
 	}
 }
@@ -156,8 +157,8 @@ func TestClientGoneDuringAnswerValidatesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cfg := DefaultGuardConfig
-	cfg.Resolver = resolverFunc(func(Lookup) (*Route, error) {
-		return &Route{Name: "count", Validator: v, Params: validators.Params{}}, nil
+	cfg.Resolver = resolverFunc(func(route.Lookup) (*route.Route, error) {
+		return &route.Route{Name: "count", Validator: v, Params: validators.Params{}}, nil
 	})
 	cfg.Upstream = upstreamFunc(func(r *http.Request) (*http.Response, error) {
 		cancel() // the client leaves; the answer is already here

@@ -70,7 +70,7 @@ type itemRelease struct {
 // repairs every broken item (the run does not call for a feed nobody
 // follows).
 func (g *guard) progressive(c echo.Context, x *exchange) {
-	if x.route.toolsOnly || x.route.Validator.Contract.ItemArray == "" || x.route.output() != "bare" {
+	if x.route.ToolsOnly || x.route.Validator.Contract.ItemArray == "" || x.route.OutputMode() != "bare" {
 		return
 	}
 	if tc, ok := x.codec.(codec.ToolCodec); ok && len(tc.Tools(x.client)) > 0 {

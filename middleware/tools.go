@@ -10,6 +10,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -19,18 +20,18 @@ import (
 // did not declare.
 const CodeToolUnknown = "TOOL_UNKNOWN"
 
-// RouteTools is the Route name of requests guarded for their tool calls
+// RouteTools is the route.Route name of requests guarded for their tool calls
 // only (GuardConfig.ToolCalls).
 const RouteTools = "tools"
 
 // toolValidators holds the compiled parameters schemas by hash: clients
 // send the same tools with every request.
 type toolValidators struct {
-	cache *schemaCache
+	cache *route.SchemaCache
 }
 
 func newToolValidators() *toolValidators {
-	return &toolValidators{cache: newSchemaCache(defaultSchemaCacheBytes)}
+	return &toolValidators{cache: route.NewSchemaCache(route.DefaultSchemaCacheBytes)}
 }
 
 // get compiles a parameters schema once. A failed call's arguments are a
@@ -64,7 +65,7 @@ func (g *guard) toolCalls(x *exchange, a *codec.Answer) (codec.ToolCodec, []code
 func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, tc codec.ToolCodec, calls []codec.ToolCall) *result {
 	tools := tc.Tools(x.client)
 	contract := RouteTools
-	if x.route.Validator != nil && !x.route.toolsOnly {
+	if x.route.Validator != nil && !x.route.ToolsOnly {
 		contract = x.route.Validator.Contract.ID()
 	}
 	res := &result{contract: contract, status: repair.StatusValid, text: first.Text}
@@ -169,7 +170,7 @@ var toolsValidator = sync.OnceValue(func() *validators.Validator {
 
 // toolsRoute is the route of a request no contract guards when the guard
 // checks tool calls and the request declares tools; nil otherwise.
-func (g *guard) toolsRoute(x *exchange) *Route {
+func (g *guard) toolsRoute(x *exchange) *route.Route {
 	if !g.ToolCalls {
 		return nil
 	}
@@ -177,5 +178,5 @@ func (g *guard) toolsRoute(x *exchange) *Route {
 	if !ok || len(tc.Tools(x.client)) == 0 {
 		return nil
 	}
-	return &Route{Name: RouteTools, Validator: toolsValidator(), Params: validators.Params{}, toolsOnly: true}
+	return &route.Route{Name: RouteTools, Validator: toolsValidator(), Params: validators.Params{}, ToolsOnly: true}
 }

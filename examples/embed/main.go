@@ -19,6 +19,7 @@ import (
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
@@ -36,7 +37,7 @@ func main() {
 		log.Fatal(err)
 	}
 	// Header-selected contracts and ad-hoc schemas; no virtual models.
-	routes, err := middleware.NewRoutes(reg, nil, true)
+	routes, err := route.NewRoutes(reg, nil, true)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package stats
 import "sync"
 
 // MaxModels bounds the distinct model names that get series and rows of
-// their own. Names arrive canonical (middleware.ModelName), so a client's
+// their own. Names arrive canonical (route.ModelName), so a client's
 // spelling makes no new one, but an ad-hoc request may still name any
 // model its upstream answers; past the bound they share OtherModel.
 const MaxModels = 100

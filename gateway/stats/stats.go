@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/repair"
 )
 
@@ -104,8 +105,8 @@ func AcceptedRung(ev middleware.Event) string {
 // observe counts one guarded request (GuardConfig.Observe).
 func (s *Stats) Observe(ev middleware.Event) {
 	contract, model := ev.Contract, ev.Model
-	if ev.Route == middleware.RouteAdHoc {
-		contract = middleware.RouteAdHoc
+	if ev.Route == route.AdHoc {
+		contract = route.AdHoc
 	}
 	if ev.Status == middleware.StatusError {
 		model = ""

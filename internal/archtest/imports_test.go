@@ -66,6 +66,7 @@ var ranks = map[string]int{
 	"middleware/release":        510,
 	"middleware/codec/assemble": 510,
 	"middleware/codec":          520,
+	"middleware/route":          520,
 	"middleware":                600,
 
 	// The server's features, beneath gateway.

@@ -11,6 +11,7 @@ import (
 	"github.com/contractgateway/gateway/gateway/outcomes"
 	"github.com/contractgateway/gateway/gateway/stats"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/repair"
 )
 
@@ -97,9 +98,9 @@ func reportOf(sum outcomes.Summary, proc stats.Report, since, until time.Time) s
 	}
 	r := stats.Report{Source: "outcomes", Since: since, Until: &until, UptimeSeconds: proc.UptimeSeconds,
 		ByStatus: map[string]int{}, ByCode: map[string]int{}, ByModel: map[string]int{}, Rungs: map[string]int{}}
-	label := func(route, contract, model, status string) (string, string) {
-		if route == middleware.RouteAdHoc {
-			contract = middleware.RouteAdHoc
+	label := func(name, contract, model, status string) (string, string) {
+		if name == route.AdHoc {
+			contract = route.AdHoc
 		}
 		if status == middleware.StatusError {
 			model = ""

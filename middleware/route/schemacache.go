@@ -1,4 +1,4 @@
-package middleware
+package route
 
 import (
 	"math"
@@ -10,20 +10,20 @@ import (
 	"github.com/contractgateway/gateway/validators"
 )
 
-// defaultSchemaCacheBytes bounds the compiled client schemas (ad-hoc
+// DefaultSchemaCacheBytes bounds the compiled client schemas (ad-hoc
 // formats, tool parameters) kept in memory, by their estimated heap
 // (contracts.CostBytes). Apps send a few schemas over and over, and
 // compiling one costs far more than validating; a flood of distinct large
 // schemas must not hold the heap (count bounds did not: fifteen 2 MB
 // schemas kept almost a gigabyte).
-const defaultSchemaCacheBytes = 64 << 20
+const DefaultSchemaCacheBytes = 64 << 20
 
-// schemaCache keeps the validators of compiled client schemas
+// SchemaCache keeps the validators of compiled client schemas
 // (ad-hoc formats, tool parameters) by the hash of the schema, bounded by
 // their estimated heap: compiling a schema costs far more than validating
 // with it, and apps send the same few schemas over and over. It is a byte-bounded LRU, safe
 // for concurrent use.
-type schemaCache struct {
+type SchemaCache struct {
 	mu    sync.Mutex
 	lru   *simplelru.LRU[string, schemaEntry]
 	bytes int64
@@ -35,9 +35,9 @@ type schemaEntry struct {
 	cost int64
 }
 
-// newSchemaCache returns a cache of at most max estimated bytes.
-func newSchemaCache(max int64) *schemaCache {
-	c := &schemaCache{max: max}
+// NewSchemaCache returns a cache of at most max estimated bytes.
+func NewSchemaCache(max int64) *SchemaCache {
+	c := &SchemaCache{max: max}
 	c.lru, _ = simplelru.NewLRU[string, schemaEntry](math.MaxInt, func(_ string, e schemaEntry) { c.bytes -= e.cost })
 	return c
 }
@@ -45,7 +45,7 @@ func newSchemaCache(max int64) *schemaCache {
 // Get returns the validator of raw, compiling it with build on a miss.
 // Compilation runs outside the lock: two requests with one new schema may
 // both compile it, which costs less than making every request wait.
-func (c *schemaCache) Get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
+func (c *SchemaCache) Get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
 	key := contracts.SchemaHash(raw)
 	c.mu.Lock()
 	e, ok := c.lru.Get(key)
@@ -75,7 +75,7 @@ func (c *schemaCache) Get(raw []byte, build func([]byte) (*validators.Validator,
 }
 
 // Size returns the entries and their estimated bytes.
-func (c *schemaCache) Size() (int, int64) {
+func (c *SchemaCache) Size() (int, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.bytes

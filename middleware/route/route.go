@@ -1,4 +1,10 @@
-package middleware
+// Package route decides which contract guards a request and how: the
+// virtual models of the configuration, the X-Contract header with its
+// parameters, and schema-only contracts made from a request's own format
+// schema (compiled once per distinct schema). It is the guard's first
+// stage, kept apart from the pipeline because it reads only the request's
+// headers, model and schema, and the compiled contracts.
+package route
 
 import (
 	"encoding/json"
@@ -50,25 +56,23 @@ type Route struct {
 	// Stream is how a stream of a contract with an item array answers:
 	// release.Progressive (or "", the default) or release.Buffered.
 	Stream      string
-	RepairModel string // the model of repair and regeneration calls (RouteSpec.RepairModel)
-	// schema is the contract's schema, parsed once, for AddFormat.
-	schema *strictjson.Value
-	// toolsOnly marks a request no contract guards whose tool calls are
+	RepairModel string // the model of repair and regeneration calls (Spec.RepairModel)
+	// Schema is the contract's schema, parsed once, for AddFormat.
+	Schema *strictjson.Value
+	// ToolsOnly marks a request no contract guards whose tool calls are
 	// checked (GuardConfig.ToolCalls).
-	toolsOnly bool
+	ToolsOnly bool
 }
 
-// RouteAdHoc is the Route name of ad-hoc schema-only contracts.
-const RouteAdHoc = "schema"
+// ReportCorrections is the value of X-Contract-Report, and of a route's
+// Report, that asks for the corrections in the contract summary.
+const ReportCorrections = "corrections"
 
-// Resolver decides whether a request is guarded. A nil Route means pass
-// the request through; an error is the client's (400).
-type Resolver interface {
-	Resolve(Lookup) (*Route, error)
-}
+// AdHoc is the Route name of ad-hoc schema-only contracts.
+const AdHoc = "schema"
 
-// RouteSpec is one virtual model of the configuration.
-type RouteSpec struct {
+// Spec is one virtual model of the configuration.
+type Spec struct {
 	Model    string
 	Upstream string
 	Contract string
@@ -85,12 +89,12 @@ type RouteSpec struct {
 	RepairModel string // the model of repair and regeneration calls; "" the contract's, else the route's
 }
 
-// RoutesOption configures NewRoutes.
-type RoutesOption func(*Routes)
+// Option configures NewRoutes.
+type Option func(*Routes)
 
 // WithNoSchemaFormat lists upstream models that cannot take a JSON Schema
 // as format: requests for them never get the contract's schema added.
-func WithNoSchemaFormat(models ...string) RoutesOption {
+func WithNoSchemaFormat(models ...string) Option {
 	return func(rs *Routes) {
 		for _, m := range models {
 			rs.noSchemaFormat[ModelKey(m)] = true
@@ -112,32 +116,30 @@ type Routes struct {
 	// upstream's format member (read-only: every request shares it).
 	schemas map[string]*strictjson.Value
 	models  map[string]*Route
-	adHoc   *schemaCache
+	adHoc   *SchemaCache
 	// specs are the routes in configuration order, for listing.
-	specs          []RouteSpec
+	specs          []Spec
 	noSchemaFormat map[string]bool
 }
 
-var _ Resolver = (*Routes)(nil)
-
-// RouteError is a problem of one of the route specs NewRoutes was given:
+// Error is a problem of one of the route specs NewRoutes was given:
 // Index is its place among them and Field the spec's field at fault
 // ("contract", "params", "model"), so that a caller can point at the line
 // of its configuration that declared it.
-type RouteError struct {
+type Error struct {
 	Index int
 	Model string
 	Field string
 	Err   error
 }
 
-func (e *RouteError) Error() string { return fmt.Sprintf("route %q: %v", e.Model, e.Err) }
+func (e *Error) Error() string { return fmt.Sprintf("route %q: %v", e.Model, e.Err) }
 
-func (e *RouteError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // NewRoutes compiles every contract of reg and every route; all problems
 // are reported at once. adHoc enables schema-only guarding.
-func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...RoutesOption) (*Routes, error) {
+func NewRoutes(reg *contracts.Registry, specs []Spec, adHoc bool, opts ...Option) (*Routes, error) {
 	byID, err := validators.CompileAll(reg, packs.Builtins())
 	if err != nil {
 		return nil, err
@@ -153,19 +155,19 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 	for i, s := range specs {
 		c, ok := reg.Lookup(s.Contract)
 		if !ok {
-			problems = append(problems, &RouteError{Index: i, Model: s.Model, Field: "contract",
+			problems = append(problems, &Error{Index: i, Model: s.Model, Field: "contract",
 				Err: fmt.Errorf("unknown contract %q (known: %s)", s.Contract, strings.Join(reg.Names(), ", "))})
 			continue
 		}
 		v := byID[c.ID()]
 		params, err := v.Params(validators.Params(s.Params))
 		if err != nil {
-			problems = append(problems, &RouteError{Index: i, Model: s.Model, Field: "params", Err: err})
+			problems = append(problems, &Error{Index: i, Model: s.Model, Field: "params", Err: err})
 			continue
 		}
 		key := ModelKey(s.Model)
 		if prev, dup := rs.models[key]; dup {
-			problems = append(problems, &RouteError{Index: i, Model: s.Model, Field: "model",
+			problems = append(problems, &Error{Index: i, Model: s.Model, Field: "model",
 				Err: fmt.Errorf("the same model as route %q", prev.Name)})
 			continue
 		}
@@ -175,14 +177,14 @@ func NewRoutes(reg *contracts.Registry, specs []RouteSpec, adHoc bool, opts ...R
 		}
 		rs.models[key] = &Route{Name: s.Model, Validator: v, Params: params, UpstreamModel: s.Upstream,
 			AddFormat: !s.NoFormat && rs.schemaFormat(upstream), Output: s.Output, Corrections: s.Report == ReportCorrections, Stream: s.Stream,
-			schema: rs.schemas[c.ID()], RepairModel: s.RepairModel}
+			Schema: rs.schemas[c.ID()], RepairModel: s.RepairModel}
 		rs.specs = append(rs.specs, s)
 	}
 	if len(problems) > 0 {
 		return nil, errors.Join(problems...)
 	}
 	if adHoc {
-		rs.adHoc = newSchemaCache(defaultSchemaCacheBytes)
+		rs.adHoc = NewSchemaCache(DefaultSchemaCacheBytes)
 	}
 	return rs, nil
 }
@@ -215,7 +217,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, schema: rs.schemas[c.ID()],
+		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, Schema: rs.schemas[c.ID()],
 			AddFormat: rs.schemaFormat(l.Model)}
 		if base != nil {
 			r.UpstreamModel, r.AddFormat, r.Output, r.Stream = base.UpstreamModel, base.AddFormat, base.Output, base.Stream
@@ -252,7 +254,7 @@ func (rs *Routes) Resolve(l Lookup) (*Route, error) {
 		case err != nil:
 			return nil, fmt.Errorf("format: invalid JSON Schema: %v", err)
 		}
-		return &Route{Name: RouteAdHoc, Validator: v, Params: validators.Params{}}, nil
+		return &Route{Name: AdHoc, Validator: v, Params: validators.Params{}}, nil
 	}
 	return nil, nil
 }
@@ -372,4 +374,22 @@ func ContractHeader(h http.Header) (string, error) {
 		}
 	}
 	return name, nil
+}
+
+// OutputMode is the route's output mode: its own, else its contract's. It
+// changes the answer's text, so the cache keys on it.
+func (r *Route) OutputMode() string {
+	if r.Output != "" {
+		return r.Output
+	}
+	return r.Validator.Contract.Output
+}
+
+// AdHocSchemas returns how many ad-hoc schemas are kept compiled and
+// their estimated bytes.
+func (rs *Routes) AdHocSchemas() (n int, bytes int64) {
+	if rs.adHoc == nil {
+		return 0, 0
+	}
+	return rs.adHoc.Size()
 }

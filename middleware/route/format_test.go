@@ -1,4 +1,4 @@
-package middleware
+package route
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestFormatByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, []RouteSpec{
+	routes, err := NewRoutes(reg, []Spec{
 		{Model: "quiz", Upstream: "llama3.2", Contract: "mcq"},
 		{Model: "said", Upstream: "llama3.2", Contract: "mcq", AddFormat: true},
 		{Model: "plain", Upstream: "llama3.2", Contract: "mcq", NoFormat: true},

@@ -1,4 +1,4 @@
-package middleware
+package route
 
 import (
 	"testing"
@@ -47,7 +47,7 @@ func TestResolveVirtualModelOllamaNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes, err := NewRoutes(reg, []RouteSpec{{Model: "quiz", Contract: "mcq"}}, false)
+	routes, err := NewRoutes(reg, []Spec{{Model: "quiz", Contract: "mcq"}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestResolveVirtualModelOllamaNames(t *testing.T) {
 			t.Errorf("VirtualModel(%q) found = %v, want %v", tt.model, ok, tt.want)
 		}
 	}
-	if _, err := NewRoutes(reg, []RouteSpec{{Model: "quiz", Contract: "mcq"}, {Model: "library/quiz", Contract: "json"}}, false); err == nil {
+	if _, err := NewRoutes(reg, []Spec{{Model: "quiz", Contract: "mcq"}, {Model: "library/quiz", Contract: "json"}}, false); err == nil {
 		t.Error("NewRoutes accepted quiz and library/quiz, the same model twice")
 	}
 }

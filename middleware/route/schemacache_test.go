@@ -1,4 +1,4 @@
-package middleware
+package route
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 func TestSchemaCacheBoundedByBytes(t *testing.T) {
 	schema := func(i int) []byte { return []byte(fmt.Sprintf(`{"type":"object","title":"%04d"}`, i)) }
 	per := contracts.CostBytes(schema(0))
-	c := newSchemaCache(3 * per)
+	c := NewSchemaCache(3 * per)
 	compiles := 0
 	build := func(raw []byte) (*validators.Validator, error) {
 		compiles++
