@@ -2,9 +2,8 @@ package syntax
 
 import (
 	"bytes"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/contractgateway/gateway/repair/syntax/lex"
 	"github.com/contractgateway/gateway/validators/extract"
 )
 
@@ -36,9 +35,9 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 	thinks := thinkMarks(src, lo)
 	var marks []mark
 	p := lo
-	for len(thinks) > 0 && thinks[0].off <= skipWS(src, p) {
+	for len(thinks) > 0 && thinks[0].off <= lex.SkipWS(src, p) {
 		marks = append(marks, thinks[0])
-		p = skipWS(src, thinks[0].end)
+		p = lex.SkipWS(src, thinks[0].end)
 		thinks = thinks[1:]
 	}
 	if p >= len(src) {
@@ -67,7 +66,7 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 				if len(m.tag) != 0 {
 					continue
 				}
-				at = skipWS(src[:m.contentEnd], m.tagEnd)
+				at = lex.SkipWS(src[:m.contentEnd], m.tagEnd)
 				if at >= m.contentEnd || !startsDoc(src, at, wantString) {
 					at = -1
 				}
@@ -87,7 +86,7 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 	if start < 0 {
 		// A lone scalar, such as 'yes' or 42 with a remark after it, or
 		// a Python or JavaScript literal (True, None).
-		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, p) != qNone || literalAt(src, p) {
+		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || lex.QuoteKindAt(src, p) != lex.NoQuote || lex.LiteralAt(src, p) {
 			start = p
 		} else {
 			return 0, ErrNoJSON
@@ -107,9 +106,9 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 func startsDoc(src []byte, i int, wantString bool) bool {
 	switch src[i] {
 	case '{', '[':
-		return opensValue(src, i, true)
+		return lex.OpensValue(src, i, true)
 	case '"':
-		if j := skipWS(src, i+1); wantString && j < len(src) {
+		if j := lex.SkipWS(src, i+1); wantString && j < len(src) {
 			return src[j] == '{' || src[j] == '['
 		}
 	}
@@ -120,20 +119,20 @@ func startsDoc(src []byte, i int, wantString bool) bool {
 // first character when that can start a value, else at the first container
 // in the fence's text. It returns -1 for a fence without one.
 func fenceValue(src []byte, m mark) int {
-	at := skipWS(src[:m.contentEnd], m.tagEnd)
+	at := lex.SkipWS(src[:m.contentEnd], m.tagEnd)
 	if at >= m.contentEnd {
 		return -1
 	}
 	c := src[at]
 	switch {
 	case c == '{' || c == '[':
-		if opensValue(src, at, true) {
+		if lex.OpensValue(src, at, true) {
 			return at
 		}
-	case c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, at) != qNone:
+	case c == '"' || c == '-' || c >= '0' && c <= '9' || lex.QuoteKindAt(src, at) != lex.NoQuote:
 		return at
 	case c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'T' || c == 'F':
-		if literalAt(src, at) {
+		if lex.LiteralAt(src, at) {
 			return at
 		}
 	}
@@ -219,7 +218,7 @@ func proseValue(src []byte, p, end int, marks []mark) int {
 			continue
 		}
 		q := p + k
-		if opensValue(src, q, false) {
+		if lex.OpensValue(src, q, false) {
 			return q
 		}
 		p = q + 1
@@ -232,81 +231,14 @@ func skipped(m mark) bool {
 	return m.think || len(m.tag) != 0 && !isJSONTag(m.tag)
 }
 
-// opensValue reports whether the '{' or '[' at i opens a JSON value rather
-// than being prose like "{name}" or "[1]". At the very start of the text
-// (atStart) any '{' counts, and so does an array of scalars.
-func opensValue(src []byte, i int, atStart bool) bool {
-	j := skipWS(src, i+1)
-	if j >= len(src) {
-		return true // the output ended right after the bracket
-	}
-	c := src[j]
-	if c == '/' && j+1 < len(src) && (src[j+1] == '/' || src[j+1] == '*') {
-		return true
-	}
-	if quoteKindAt(src, j) != qNone {
-		return true
-	}
-	if src[i] == '{' {
-		if c == '}' || atStart {
-			return true
-		}
-		k := j
-		for k < len(src) {
-			if src[k] < utf8.RuneSelf {
-				if !isIdent(src[k]) && src[k] != '-' {
-					break
-				}
-				k++
-				continue
-			}
-			r, n := utf8.DecodeRune(src[k:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				break
-			}
-			k += n
-		}
-		if k == j {
-			return false
-		}
-		k = skipWS(src, k)
-		return k >= len(src) || src[k] == ':'
-	}
-	switch {
-	case c == '{' || c == '[' || c == ']' || literalAt(src, j):
-		return true
-	case atStart:
-		// Only a word can make a leading '[' prose: "[Note]", "[link](…)".
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf && isLetterAt(src, j))
-	case c == '-' || c >= '0' && c <= '9':
-		// A number list, but not a citation like [1] or [2][3].
-		k := j + 1
-		for k < len(src) && (isDigit(src[k]) || src[k] == '.' || src[k] == 'e' || src[k] == 'E' || src[k] == '+' || src[k] == '-') {
-			k++
-		}
-		k = skipWS(src, k)
-		return k < len(src) && src[k] == ','
-	}
-	return false
-}
-
-// literalAt reports a JSON or Python literal word at i.
-func literalAt(src []byte, i int) bool {
-	k := i
-	for k < len(src) && isIdent(src[k]) {
-		k++
-	}
-	return k > i && literalFor(src[i:k]) != ""
-}
-
 // prefixSpans records the stripping of src[lo:start]: the think sections and
 // the opener of the chosen fence among marks, and every stretch of other text
 // as prose.
 func prefixSpans(src []byte, lo, start int, marks []mark, log *changeLog) {
 	pos := lo
 	prose := func(a, b int) {
-		a = skipWS(src[:b], a)
-		for b > a && isWS(src[b-1]) {
+		a = lex.SkipWS(src[:b], a)
+		for b > a && lex.IsWS(src[b-1]) {
 			b--
 		}
 		if a < b {
@@ -335,17 +267,17 @@ func prefixSpans(src []byte, lo, start int, marks []mark, log *changeLog) {
 // suffixSpans records the stripping of what follows the value at p: a
 // closing fence, then any prose.
 func suffixSpans(src []byte, p int, log *changeLog) {
-	k := skipWS(src, p)
-	if bytes.HasPrefix(src[k:], fenceMark) {
+	k := lex.SkipWS(src, p)
+	if lex.FenceAt(src, k) {
 		e := k
 		for e < len(src) && src[e] == '`' {
 			e++
 		}
 		log.add(k, e, fxStripFence, log.fragOf(src, k, e), txt{})
-		k = skipWS(src, e)
+		k = lex.SkipWS(src, e)
 	}
 	if k < len(src) {
-		_, hi := trimBounds(src[k:])
+		_, hi := lex.TrimBounds(src[k:])
 		log.add(k, k+hi, fxStripProse, log.fragOf(src, k, k+hi), txt{})
 	}
 }
