@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/contractgateway/gateway/repair/syntax/locate"
 )
 
 // The stable identifiers of the syntactic fixes, as they appear in
@@ -181,6 +183,16 @@ func (l *changeLog) fragOf(src []byte, lo, hi int) txt {
 		return txt{lo: lo, hi: hi}
 	}
 	return l.lit(frag(src[lo:hi]))
+}
+
+// stripFixers are the fixes that strip each kind of text around the value.
+var stripFixers = [...]fixID{locate.Prose: fxStripProse, locate.Think: fxStripThink, locate.Fence: fxStripFence}
+
+// strip records the removal of st, unless it is empty.
+func (l *changeLog) strip(src []byte, st locate.Strip) {
+	if st.Off < st.End {
+		l.add(st.Off, st.End, stripFixers[st.Kind], l.fragOf(src, st.Off, st.End), txt{})
+	}
 }
 
 // bytesOf returns the bytes of t, a fragment of l over src.

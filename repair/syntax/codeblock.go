@@ -4,7 +4,12 @@ import (
 	"bytes"
 
 	"github.com/contractgateway/gateway/repair/syntax/lex"
+	"github.com/contractgateway/gateway/validators/extract"
 )
+
+// fenceMark is extract.FenceMarker as bytes, for finding a code block's
+// closing fence.
+var fenceMark = []byte(extract.FenceMarker)
 
 // codeBlockAt reports whether the fence at s.i opens a code block used as
 // a value ({"code": ```python …```}): a container waits for a value and a

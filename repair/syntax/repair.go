@@ -1,6 +1,7 @@
 // Package syntax turns a model's broken JSON text into strict JSON without
 // knowing any contract: it finds the value among think sections, fences and
-// prose, fixes each syntax fault where the one linear scan meets it, and
+// prose (package locate), fixes each syntax fault where the one linear scan
+// meets it, reading tokens and the text ahead through package lex, and
 // records every edit as a Change, so that the repair ladder above it can
 // report what was changed and why. The only value it ever writes is null
 // for a member whose value the model left out.
@@ -11,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/contractgateway/gateway/repair/syntax/lex"
+	"github.com/contractgateway/gateway/repair/syntax/locate"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -51,12 +53,12 @@ type Result struct {
 // Sentinel errors of Repair.
 var (
 	// ErrNoJSON means the text holds nothing that could start a JSON value.
-	ErrNoJSON = errors.New("repair: no JSON value found")
+	ErrNoJSON = locate.ErrNoJSON
 	// ErrMultipleJSON means the text holds two or more ```json blocks (or,
 	// without one, two or more plain ``` blocks with JSON in them). Picking
 	// one is a decision about content, so syntactic repair leaves it to the
 	// caller (the validators report MULTIPLE_JSON_BLOCKS).
-	ErrMultipleJSON = errors.New("repair: more than one JSON block")
+	ErrMultipleJSON = locate.ErrMultipleJSON
 	// ErrTooDeep means containers are nested deeper than maxDepth, which no
 	// contract needs and encoding/json refuses.
 	ErrTooDeep = errors.New("repair: JSON nested too deeply")
@@ -116,7 +118,7 @@ func repairDoc(src []byte, opt Options, unwrap bool) (docRun, error) {
 		return docRun{text: t}, nil
 	}
 	var log changeLog
-	start, err := locate(src, lo, wantString, &log)
+	start, err := findValue(src, lo, wantString, &log)
 	if err != nil {
 		return docRun{}, err
 	}
@@ -131,9 +133,30 @@ func repairDoc(src []byte, opt Options, unwrap bool) (docRun, error) {
 	if err := s.run(); err != nil {
 		return docRun{}, err
 	}
-	suffixSpans(src, s.stop, &s.changeLog)
+	stripAfter(src, s.stop, &s.changeLog)
 	lossy := s.lossy || lex.ValueGoesOn(src[s.stop:])
 	return docRun{text: s.out, log: s.changeLog, truncated: s.truncated, missing: s.missing, lossy: lossy}, nil
+}
+
+// findValue finds where the value starts in src (locate.Value) and records
+// in log the changes that strip what lies before it.
+func findValue(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
+	start, before, err := locate.Value(src, lo, wantString)
+	if err != nil {
+		return 0, err
+	}
+	for _, st := range before {
+		log.strip(src, st)
+	}
+	return start, nil
+}
+
+// stripAfter records the stripping of what follows the value that ends at
+// p (locate.After): a closing fence, then any prose.
+func stripAfter(src []byte, p int, log *changeLog) {
+	fence, prose := locate.After(src, p)
+	log.strip(src, fence)
+	log.strip(src, prose)
 }
 
 // validJSON is the fast path's test: the pipeline's strict parse itself,
@@ -168,6 +191,6 @@ func unstringify(src []byte, start int, log changeLog) (run docRun, ok bool, err
 		r.after = log.litB(inner.log.bytesOf(dec, r.after))
 		log.raw = append(log.raw, r)
 	}
-	suffixSpans(src, end, &log)
+	stripAfter(src, end, &log)
 	return docRun{text: inner.text, log: log, truncated: inner.truncated, missing: inner.missing, lossy: inner.lossy}, true, nil
 }

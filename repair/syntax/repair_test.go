@@ -594,7 +594,7 @@ func traceRepair(in []byte) (docRun, []strTrace, error) {
 		return docRun{}, nil, ErrNoJSON
 	}
 	var log changeLog
-	start, err := locate(in, lo, false, &log)
+	start, err := findValue(in, lo, false, &log)
 	if err != nil {
 		return docRun{}, nil, err
 	}
