@@ -124,25 +124,15 @@ func (s *scanner) str(ctx lex.Ctx) keyResult {
 
 // innerGapBreaks reports whether the text from k, after a quote inside a
 // string that would open a quotation in it (the first, third … inner
-// quote), reaches a line break before the next quote. Escaping that quote
-// would run the string across the line into what follows, which is how two
-// members merge into one value ({5: "b",\n 2.17: "e"}): the quote ends the
-// string instead. The answer holds for every k in the same gap, so each
-// byte is looked at once.
+// quote), reaches a line break before the next quote (lex.QuoteGap): the
+// quote then ends the string. The answer holds for every k in the same gap,
+// so it is kept and each byte is looked at once.
 func (s *scanner) innerGapBreaks(k int) bool {
 	if k >= s.gapFrom && k <= s.gapEnd && s.gapEnd > 0 {
 		return s.gapNL
 	}
-	src := s.src
-	j := k
-	for j < len(src) && src[j] != '"' && src[j] != '\n' && src[j] != '\r' {
-		if src[j] == '\\' && j+1 < len(src) && src[j+1] == '"' {
-			j++ // an escaped quote is text, not the next quote
-		}
-		j++
-	}
-	s.gapFrom, s.gapEnd = k, j
-	s.gapNL = j < len(src) && src[j] != '"'
+	s.gapFrom = k
+	s.gapEnd, s.gapNL = lex.QuoteGap(s.src, k)
 	return s.gapNL
 }
 
@@ -254,30 +244,15 @@ func (s *scanner) colonInKey(i, content int) bool {
 }
 
 // keyCloses reports whether the key holding the colon at i ends, at the
-// next quote on its line, with a colon after it: "time: 10:30": 2 and
-// "step: 1": "x" are keys with a colon in them, not DeepSeek's swallowed
-// colon, whose key never closes ("section_order: 3, "next": …). The answer
+// next quote on its line, with a colon after it (lex.KeyCloses). The answer
 // holds for every later colon before that quote, so it is kept: each byte is
 // looked at once however many colons the key holds.
 func (s *scanner) keyCloses(i int) bool {
 	if i > s.keyLook.from && i < s.keyLook.end {
 		return s.keyLook.closes
 	}
-	src := s.src
-	j := i + 1
-	for j < len(src) && src[j] != '"' && src[j] != '\n' {
-		if src[j] == '\\' {
-			j++ // an escaped quote does not end the key
-		}
-		j++
-	}
-	j = min(j, len(src))
-	closes := false
-	if j < len(src) && src[j] == '"' {
-		k := lex.SkipWS(src, j+1)
-		closes = k < len(src) && src[k] == ':'
-	}
-	s.keyLook.from, s.keyLook.end, s.keyLook.closes = i, j, closes
+	end, closes := lex.KeyCloses(s.src, i)
+	s.keyLook.from, s.keyLook.end, s.keyLook.closes = i, end, closes
 	return closes
 }
 

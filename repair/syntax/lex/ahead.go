@@ -270,6 +270,44 @@ func ShortKeyAt(src []byte, k int) bool {
 	return e < len(src) && src[e] == ':'
 }
 
+// QuoteGap reads the text from k, after a quote inside a string that would
+// open a quotation in it (the first, third … inner quote), up to the next
+// quote or line end, which it returns as end. breaks says a line break comes
+// first: escaping that quote would run the string across the line into what
+// follows, which is how two members merge into one value
+// ({5: "b",\n 2.17: "e"}), so the quote ends the string instead.
+func QuoteGap(src []byte, k int) (end int, breaks bool) {
+	j := k
+	for j < len(src) && src[j] != '"' && src[j] != '\n' && src[j] != '\r' {
+		if src[j] == '\\' && j+1 < len(src) && src[j+1] == '"' {
+			j++ // an escaped quote is text, not the next quote
+		}
+		j++
+	}
+	return j, j < len(src) && src[j] != '"'
+}
+
+// KeyCloses reads a key from the colon at i inside it to the next quote or
+// line end, which it returns as end. closes says a quote ends the key there
+// with a colon after it: "time: 10:30": 2 and "step: 1": "x" are keys with a
+// colon in them, not DeepSeek's swallowed colon, whose key never closes
+// ("section_order: 3, "next": …).
+func KeyCloses(src []byte, i int) (end int, closes bool) {
+	j := i + 1
+	for j < len(src) && src[j] != '"' && src[j] != '\n' {
+		if src[j] == '\\' {
+			j++ // an escaped quote does not end the key
+		}
+		j++
+	}
+	j = min(j, len(src))
+	if j < len(src) && src[j] == '"' {
+		k := SkipWS(src, j+1)
+		closes = k < len(src) && src[k] == ':'
+	}
+	return j, closes
+}
+
 // OpensValue reports whether the '{' or '[' at i opens a JSON value rather
 // than being prose like "{name}" or "[1]". At the very start of the text
 // (atStart) any '{' counts, and so does an array of scalars.

@@ -175,6 +175,46 @@ func TestShortKeyAt(t *testing.T) {
 	}
 }
 
+func TestQuoteGap(t *testing.T) {
+	tests := []struct {
+		in     string
+		end    int
+		breaks bool
+	}{
+		{`b",` + "\n" + ` 2.17: "e"}`, 1, false},
+		{"b,\n 2.17: \"e\"}", 2, true},
+		{"b,\r\n", 2, true},
+		{`say \"hi\" now"`, 14, false},
+		{`open`, 4, false},
+	}
+	for _, tt := range tests {
+		end, breaks := QuoteGap([]byte(tt.in), 0)
+		if end != tt.end || breaks != tt.breaks {
+			t.Errorf("QuoteGap(%q, 0) = %d, %v, want %d, %v", tt.in, end, breaks, tt.end, tt.breaks)
+		}
+	}
+}
+
+func TestKeyCloses(t *testing.T) {
+	tests := []struct {
+		in     string // from the colon inside the key
+		end    int
+		closes bool
+	}{
+		{`: 10:30": 2`, 7, true},
+		{`: 1": "x"`, 3, true},
+		{`: 3, "next": 4`, 5, false},
+		{": 3,\n\"next\": 4", 4, false},
+		{`: 3`, 3, false},
+	}
+	for _, tt := range tests {
+		end, closes := KeyCloses([]byte(tt.in), 0)
+		if end != tt.end || closes != tt.closes {
+			t.Errorf("KeyCloses(%q, 0) = %d, %v, want %d, %v", tt.in, end, closes, tt.end, tt.closes)
+		}
+	}
+}
+
 func TestDecodeString(t *testing.T) {
 	tests := []struct {
 		in   string
@@ -231,6 +271,12 @@ func checkLex(t *testing.T, src []byte) {
 					t.Fatalf("NumberText(%q, %d, %d) = %d", src, i, j, k)
 				}
 			}
+		}
+		if end, _ := QuoteGap(src, i); end < i || end > len(src) {
+			t.Fatalf("QuoteGap(%q, %d) = %d", src, i, end)
+		}
+		if end, _ := KeyCloses(src, i); end < i || end > len(src) {
+			t.Fatalf("KeyCloses(%q, %d) = %d", src, i, end)
 		}
 		LiteralAt(src, i)
 		BareKeyAt(src, i)
