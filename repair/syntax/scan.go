@@ -40,11 +40,14 @@ const (
 	keyValue                  // the key, its colon and a string value
 )
 
-// scanner repairs one JSON value in a single left-to-right pass. It is a
-// tokenizer with a stack of open containers: each byte is looked at a bounded
-// number of times (lookaheads stop at the first byte they cannot skip, and
-// what they skip is never a place the next lookahead starts from), so time
-// and memory are linear in the input whatever it holds.
+// scanner repairs one JSON value in a single left-to-right pass. It reads
+// tokens and the text ahead through package lex and keeps a stack of open
+// containers: each byte is looked at a bounded number of times (lookaheads
+// stop at the first byte they cannot skip, and what they skip is never a
+// place the next lookahead starts from), so time and memory are linear in
+// the input whatever it holds. The files of the package split it by job:
+// scan.go the states and containers, strings.go the strings, scalars.go
+// numbers, words and bare keys, codeblock.go fences used as values.
 type scanner struct {
 	src []byte
 	i   int

@@ -60,7 +60,7 @@ func QuoteEnds(src []byte, q int, ctx Ctx) bool {
 	}
 	// A line break and then the start of the next element or member is a
 	// missing comma too; a line break inside text continues with words.
-	return nl && (ctx == CtxArr && elementAt(src, j) || ctx == CtxObj && BareKeyAt(src, j))
+	return nl && (ctx == CtxArr && elementAt(src, j) || ctx == CtxObj && bareKeyAt(src, j))
 }
 
 // memberFollows reports whether what comes after a comma at k looks like the
@@ -80,7 +80,7 @@ func memberFollows(src []byte, k int, ctx Ctx) bool {
 		return true
 	}
 	if ctx == CtxObj {
-		return c == '}' || c == ']' || BareKeyAt(src, k)
+		return c == '}' || c == ']' || bareKeyAt(src, k)
 	}
 	return c == ']' || elementAt(src, k)
 }
@@ -121,8 +121,8 @@ func elementAt(src []byte, k int) bool {
 	return c == '{' || c == '[' || c == '-' || IsDigit(c) || LiteralAt(src, k)
 }
 
-// BareKeyAt reports whether an unquoted key and its colon start at k.
-func BareKeyAt(src []byte, k int) bool {
+// bareKeyAt reports whether an unquoted key and its colon start at k.
+func bareKeyAt(src []byte, k int) bool {
 	e := k
 	for e < len(src) && (IsIdent(src[e]) || src[e] == '.' && e > k && e+1 < len(src) && IsDigit(src[e+1])) {
 		e++
@@ -148,20 +148,20 @@ func bareValueAt(src []byte, k int) bool {
 		for e < len(src) && (IsDigit(src[e]) || src[e] == '.' || src[e] == 'e' || src[e] == 'E' || src[e] == '+' || src[e] == '-') {
 			e++
 		}
-		return MemberEndAt(src, e)
+		return memberEndAt(src, e)
 	case LiteralAt(src, k):
 		e := k
 		for e < len(src) && IsIdent(src[e]) {
 			e++
 		}
-		return MemberEndAt(src, e)
+		return memberEndAt(src, e)
 	}
 	return false
 }
 
-// MemberEndAt reports whether a member can end at e: a comma, a closer, a
+// memberEndAt reports whether a member can end at e: a comma, a closer, a
 // line break or the end of the input follows after spaces.
-func MemberEndAt(src []byte, e int) bool {
+func memberEndAt(src []byte, e int) bool {
 	for e < len(src) && (src[e] == ' ' || src[e] == '\t' || src[e] == '\r') {
 		e++
 	}
@@ -202,7 +202,7 @@ func NumberText(src []byte, start, j, intLen int, container byte) int {
 		k++
 	}
 	words := k > e && k < end && (IsIdent(src[k]) && !IsDigit(src[k]) || src[k] >= utf8.RuneSelf && IsLetterAt(src, k)) &&
-		!LiteralAt(src, k) && !(container == '{' && BareKeyAt(src, k))
+		!LiteralAt(src, k) && !(container == '{' && bareKeyAt(src, k))
 	if !words {
 		if e > j && e < end && (IsIdent(src[e]) || src[e] == '.') {
 			words = true

@@ -279,10 +279,10 @@ func checkLex(t *testing.T, src []byte) {
 			t.Fatalf("KeyCloses(%q, %d) = %d", src, i, end)
 		}
 		LiteralAt(src, i)
-		BareKeyAt(src, i)
+		bareKeyAt(src, i)
 		ShortKeyAt(src, i)
 		EndsWord(src, i)
-		MemberEndAt(src, i)
+		memberEndAt(src, i)
 		IsLetterAt(src, i)
 		if j, k, ok := CommaAfter(src, i); ok && (src[j] != ',' || k <= j || k >= len(src)) {
 			t.Fatalf("CommaAfter(%q, %d) = %d, %d", src, i, j, k)
