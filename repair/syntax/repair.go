@@ -141,7 +141,8 @@ func repairDoc(src []byte, opt Options, unwrap bool) (docRun, error) {
 // findValue finds where the value starts in src (locate.Value) and records
 // in log the changes that strip what lies before it.
 func findValue(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
-	start, before, err := locate.Value(src, lo, wantString)
+	var buf [4]locate.Strip
+	start, before, err := locate.Value(buf[:0], src, lo, wantString)
 	if err != nil {
 		return 0, err
 	}

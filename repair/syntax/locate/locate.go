@@ -66,9 +66,10 @@ type mark struct {
 // extract, the reading strict extraction uses too, so that repair never
 // takes for JSON what extraction took for reasoning or code, nor the other
 // way round. It returns the start and the stretches before it that repair
-// strips, in order. wantString lets a string holding a container start the
-// value, for unstringify. The errors are ErrNoJSON and ErrMultipleJSON.
-func Value(src []byte, lo int, wantString bool) (start int, before []Strip, err error) {
+// strips, in order, appended to dst (which a caller may keep on its stack).
+// wantString lets a string holding a container start the value, for
+// unstringify. The errors are ErrNoJSON and ErrMultipleJSON.
+func Value(dst []Strip, src []byte, lo int, wantString bool) (start int, before []Strip, err error) {
 	thinks := thinkMarks(src, lo)
 	var marks []mark
 	p := lo
@@ -81,7 +82,7 @@ func Value(src []byte, lo int, wantString bool) (start int, before []Strip, err 
 		return 0, nil, ErrNoJSON // nothing but reasoning, or it never ended
 	}
 	if startsDoc(src, p, wantString) {
-		return p, strips(src, lo, p, marks), nil
+		return p, strips(dst, src, lo, p, marks), nil
 	}
 	found := scanMarks(src, p, thinks)
 
@@ -133,7 +134,7 @@ func Value(src []byte, lo int, wantString bool) (start int, before []Strip, err 
 			marks = append(marks, m)
 		}
 	}
-	return start, strips(src, lo, start, marks), nil
+	return start, strips(dst, src, lo, start, marks), nil
 }
 
 // startsDoc reports whether a whole document starts at i: a container, or
@@ -258,11 +259,11 @@ func skipped(m mark) bool {
 	return m.think || len(m.tag) != 0 && !isJSONTag(m.tag)
 }
 
-// strips lists the stretches of src[lo:start] before the value: the think
-// sections and the opener of the chosen fence among marks, and every stretch
-// of other text, without its surrounding white space, as prose.
-func strips(src []byte, lo, start int, marks []mark) []Strip {
-	var out []Strip
+// strips appends to out the stretches of src[lo:start] before the value:
+// the think sections and the opener of the chosen fence among marks, and
+// every stretch of other text, without its surrounding white space, as
+// prose.
+func strips(out []Strip, src []byte, lo, start int, marks []mark) []Strip {
 	pos := lo
 	prose := func(a, b int) {
 		a = lex.SkipWS(src[:b], a)

@@ -47,7 +47,7 @@ func TestValue(t *testing.T) {
 	for _, tt := range tests {
 		src := []byte(tt.in)
 		lo, _ := lex.TrimBounds(src)
-		start, before, err := Value(src, lo, tt.wantString)
+		start, before, err := Value(nil, src, lo, tt.wantString)
 		if tt.err != nil || err != nil {
 			if !errors.Is(err, tt.err) {
 				t.Errorf("Value(%q) error = %v, want %v", tt.in, err, tt.err)
@@ -90,7 +90,7 @@ func checkValue(t *testing.T, src []byte, wantString bool) {
 	if lo == hi {
 		return
 	}
-	start, before, err := Value(src, lo, wantString)
+	start, before, err := Value(nil, src, lo, wantString)
 	if err != nil {
 		if !errors.Is(err, ErrNoJSON) && !errors.Is(err, ErrMultipleJSON) {
 			t.Fatalf("Value(%q) error %v is no sentinel", src, err)
