@@ -422,8 +422,10 @@ func (a *aligner) matchAt(tk tok, p int) (int, bool) {
 		for e < len(src) && (lex.IsDigit(src[e]) || strings.IndexByte("+-.eE", src[e]) >= 0) {
 			e++
 		}
+		// A lone point is a character the repair dropped, never the
+		// number 0.0 that normNumber would spell it as.
 		w := string(src[p:e])
-		if w == tk.text || normNumber(w) == tk.text {
+		if w == tk.text || strings.ContainsAny(w, "0123456789") && normNumber(w) == tk.text {
 			return e, true
 		}
 		return p, false
