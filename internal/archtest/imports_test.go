@@ -51,9 +51,11 @@ var ranks = map[string]int{
 	"validators/packs":             320,
 
 	// Repair and the cache.
-	"repair/syntax": 400,
-	"repair":        410,
-	"cache":         410,
+	"repair/syntax/lex":    380,
+	"repair/syntax/locate": 390,
+	"repair/syntax":        400,
+	"repair":               410,
+	"cache":                410,
 
 	// The guard's own packages, beneath middleware.
 	"middleware/apierr":         500,

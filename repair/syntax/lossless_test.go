@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/contractgateway/gateway/repair/syntax/lex"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -183,7 +184,7 @@ func losslessProblem(in []byte, opt Options) string {
 	for _, r := range run.log.raw {
 		if r.fixer == fxUnstringify {
 			// The model's text is the content of the string.
-			dec, _, _ := decodeString(in, r.off)
+			dec, _, _ := lex.DecodeString(in, r.off)
 			inner, err := Repair(dec, Options{})
 			if err != nil || !bytes.Equal(inner.Text, got.Text) {
 				return "unstringified document differs from its content's repair"
@@ -214,7 +215,7 @@ func losslessProblem(in []byte, opt Options) string {
 // input (the text after the value), or -1.
 func lastProse(src []byte, skips []rawSpan) int {
 	k := len(skips) - 1
-	if k < 0 || skips[k].fixer != fxStripProse || skipWS(src, skips[k].end) < len(src) {
+	if k < 0 || skips[k].fixer != fxStripProse || lex.SkipWS(src, skips[k].end) < len(src) {
 		return -1
 	}
 	return k
@@ -312,7 +313,7 @@ func (a *aligner) skippable(p int) int {
 		for e < len(src) && src[e] == '`' {
 			e++
 		}
-		for e < len(src) && (isIdent(src[e]) || src[e] == '-' || src[e] == '+') {
+		for e < len(src) && (lex.IsIdent(src[e]) || src[e] == '-' || src[e] == '+') {
 			e++ // the fence's language
 		}
 		return e
@@ -409,20 +410,22 @@ func (a *aligner) matchAt(tk tok, p int) (int, bool) {
 			e++
 		}
 		w := e
-		for w < len(src) && isIdent(src[w]) {
+		for w < len(src) && lex.IsIdent(src[w]) {
 			w++
 		}
-		if w > e && literalFor(src[e:w]) == tk.text && (e == p || tk.text == "null") {
+		if w > e && lex.LiteralFor(src[e:w]) == tk.text && (e == p || tk.text == "null") {
 			return w, true
 		}
 		return p, false
 	case 'n':
 		e := p
-		for e < len(src) && (isDigit(src[e]) || strings.IndexByte("+-.eE", src[e]) >= 0) {
+		for e < len(src) && (lex.IsDigit(src[e]) || strings.IndexByte("+-.eE", src[e]) >= 0) {
 			e++
 		}
+		// A lone point is a character the repair dropped, never the
+		// number 0.0 that normNumber would spell it as.
 		w := string(src[p:e])
-		if w == tk.text || normNumber(w) == tk.text {
+		if w == tk.text || strings.ContainsAny(w, "0123456789") && normNumber(w) == tk.text {
 			return e, true
 		}
 		return p, false
@@ -439,7 +442,7 @@ func normNumber(w string) string {
 	if strings.HasPrefix(w, ".") {
 		w = "0" + w
 	}
-	if i := strings.IndexByte(w, '.'); i >= 0 && (i+1 == len(w) || !isDigit(w[i+1])) {
+	if i := strings.IndexByte(w, '.'); i >= 0 && (i+1 == len(w) || !lex.IsDigit(w[i+1])) {
 		w = w[:i+1] + "0" + w[i+1:]
 	}
 	if neg {
@@ -477,7 +480,7 @@ func (a *aligner) matchString(s string, p int) (int, bool) {
 // comma.
 func tokenStarts(src []byte, i int) bool {
 	k := i - 1
-	for k >= 0 && isWS(src[k]) {
+	for k >= 0 && lex.IsWS(src[k]) {
 		k--
 	}
 	return k < 0 || strings.IndexByte("{[:,", src[k]) >= 0
@@ -558,11 +561,11 @@ func unescape(b []byte) (rune, int) {
 	case 'f':
 		return '\f', 2
 	case 'u':
-		if r, n := decodeU(b); n > 0 {
+		if r, n := lex.DecodeU(b); n > 0 {
 			return r, n
 		}
 	default:
-		if isMarkdownEscape(e) {
+		if lex.IsMarkdownEscape(e) {
 			return rune(e), 2
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/contractgateway/gateway/repair/syntax/lex"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -459,7 +460,7 @@ func TestRepairSyntaxAlwaysValid(t *testing.T) {
 // trimJSON strips JSON whitespace (RFC 8259 §2), which is narrower than
 // bytes.TrimSpace: "0\v" is not valid JSON.
 func trimJSON(b []byte) []byte {
-	lo, hi := trimBounds(b)
+	lo, hi := lex.TrimBounds(b)
 	return b[lo:hi]
 }
 
@@ -588,12 +589,12 @@ func covered(spans []rawSpan, a, b int) bool {
 
 // traceRepair runs the scanner directly with string tracing on.
 func traceRepair(in []byte) (docRun, []strTrace, error) {
-	lo, hi := trimBounds(in)
+	lo, hi := lex.TrimBounds(in)
 	if lo == hi || validJSON(in[lo:hi]) {
 		return docRun{}, nil, ErrNoJSON
 	}
 	var log changeLog
-	start, err := locate(in, lo, false, &log)
+	start, err := findValue(in, lo, false, &log)
 	if err != nil {
 		return docRun{}, nil, err
 	}

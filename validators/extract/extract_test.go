@@ -88,6 +88,30 @@ func TestFences(t *testing.T) {
 	}
 }
 
+func TestFenceOpener(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string // text[Open:TagEnd] of each fence
+	}{
+		{"```json\n{}\n```", []string{"```json"}},
+		{"```  json title\n{}\n```", []string{"```  json"}},
+		{"````\n{}\n````", []string{"````"}},
+		{"Here: ```JSON\r\n[1]\n```", []string{"```JSON"}},
+		{"```json {\"a\":1}```", []string{"```json"}},
+		{"```{\"a\":1}```", []string{"```"}},
+		{"``` \n{}\n```\n```python\nx\n```", []string{"```", "```python"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, f := range Fences(tt.in) {
+			got = append(got, tt.in[f.Open:f.TagEnd])
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Fences(%q) openers mismatch (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
 // FuzzExtract checks the invariants both readers rely on: sections and
 // fences are in order, inside the text and apart; StripThink removes
 // exactly the sections; a fence's content lies between its markers.
@@ -121,6 +145,9 @@ func FuzzExtract(f *testing.F) {
 			}
 			if !strings.HasPrefix(text[fc.Open:], FenceMarker) {
 				t.Fatalf("Fences(%q): %+v does not open with a fence", text, fc)
+			}
+			if fc.TagEnd < fc.Open+len(FenceMarker) || fc.TagEnd > fc.Start || !strings.HasSuffix(text[fc.Open:fc.TagEnd], fc.Tag) {
+				t.Fatalf("Fences(%q): %+v: opener %q does not end with the tag, before the content", text, fc, text[fc.Open:min(max(fc.TagEnd, fc.Open), len(text))])
 			}
 			if fc.Close == pos {
 				t.Fatalf("Fences(%q): %+v is empty", text, fc)

@@ -12,6 +12,10 @@ type Fence struct {
 	Tag string
 	// Open is where the opening backticks start.
 	Open int
+	// TagEnd is where the opener ends: after the backticks and the tag, if
+	// any, so that text[Open:TagEnd] is what a caller strips as the fence
+	// line without touching the content or the line break after it.
+	TagEnd int
 	// Start and End bound the block's content, text[Start:End]: after the
 	// info string's line (or after the tag, for a block that opens and
 	// closes on one line) up to the closing fence's line.
@@ -103,7 +107,7 @@ func (sc *scanner) next() (Fence, bool) {
 			if t := strings.TrimSpace(body); t != "" && (t[0] == '{' || t[0] == '[') {
 				tag, rest = "", 0
 			}
-			return Fence{Tag: tag, Open: i, Start: i + n + rest, End: i + n + k, Close: after}, true
+			return Fence{Tag: tag, Open: i, TagEnd: tagEnd(i+n, tag, rest), Start: i + n + rest, End: i + n + k, Close: after}, true
 		}
 		tag, rest := splitTag(info)
 		if !atLineStart(text, i) && !(strings.EqualFold(tag, "json") && strings.TrimSpace(info[rest:]) == "") {
@@ -119,9 +123,18 @@ func (sc *scanner) next() (Fence, bool) {
 				end = start + len(strings.TrimRight(t, "`"))
 			}
 		}
-		return Fence{Tag: tag, Open: i, Start: start, End: end, Close: next}, true
+		return Fence{Tag: tag, Open: i, TagEnd: tagEnd(i+n, tag, rest), Start: start, End: end, Close: next}, true
 	}
 	return Fence{}, false
+}
+
+// tagEnd returns where an opener ends whose backticks end at ticks and
+// whose info string splitTag read as tag, ending at ticks+rest.
+func tagEnd(ticks int, tag string, rest int) int {
+	if tag == "" {
+		return ticks
+	}
+	return ticks + rest
 }
 
 // splitTag returns the first word of a fence's info string and the offset

@@ -1,52 +1,88 @@
-package syntax
+// Package locate finds where the JSON value starts in a model's text, the
+// first step of syntactic repair: past think sections, out of the one code
+// fence that holds the answer, or at the first bracket in prose that really
+// opens a value, read as leniently as the repairer reads JSON (comments,
+// single and typographic quotes, Python literals). Think sections and fences
+// are those of package extract, the one reading strict extraction shares,
+// so that repair never takes for JSON what extraction took for reasoning or
+// code. It also says which stretches around the value are not part of it, so
+// that the repairer can report each one it strips; it changes nothing
+// itself.
+package locate
 
 import (
 	"bytes"
-	"unicode"
-	"unicode/utf8"
+	"errors"
+	"strings"
 
+	"github.com/contractgateway/gateway/repair/syntax/lex"
 	"github.com/contractgateway/gateway/validators/extract"
 )
 
-// fenceMark is extract.FenceMarker as bytes, for the scanner's lookahead.
-var fenceMark = []byte(extract.FenceMarker)
+// Sentinel errors of Value, which package syntax returns as its own.
+var (
+	// ErrNoJSON means the text holds nothing that could start a JSON value.
+	ErrNoJSON = errors.New("repair: no JSON value found")
+	// ErrMultipleJSON means the text holds two or more ```json blocks (or,
+	// without one, two or more plain ``` blocks with JSON in them). Picking
+	// one is a decision about content, so syntactic repair leaves it to the
+	// caller (the validators report MULTIPLE_JSON_BLOCKS).
+	ErrMultipleJSON = errors.New("repair: more than one JSON block")
+)
+
+// Kind says what a Strip is.
+type Kind uint8
+
+// The kinds of text around a value.
+const (
+	Prose Kind = iota // text that is neither reasoning nor a fence marker
+	Think             // a think section
+	Fence             // a fence's opening marker with its tag, or a closing marker
+)
+
+// Strip is a stretch of the text around the value, src[Off:End], that is
+// not part of it.
+type Strip struct {
+	Off, End int
+	Kind     Kind
+}
 
 // mark is a region of the text around the JSON value found while locating
 // it: a think section, or a code fence with its info string.
 type mark struct {
 	think      bool
 	off, end   int    // the whole region, fence markers included
-	tag        []byte // fences: the info string, such as "json"
+	tag        string // fences: the info string, such as "json"
 	tagEnd     int    // fences: the end of the opening marker and its tag, where the content starts
 	contentEnd int    // fences: where the closing marker starts
 }
 
-// locate finds where the JSON value starts, following the validators'
-// extraction: think
+// Value finds where the JSON value starts in src, looking from lo, the first
+// byte that is not white space, following the validators' extraction: think
 // sections are skipped; text that starts with a container is taken as it is;
 // otherwise the content of the one ```json fence is preferred, then the one
 // plain ``` fence holding JSON, then the first '{' or '[' in the prose that
 // really opens a value. Think sections and fences are those of package
 // extract, the reading strict extraction uses too, so that repair never
 // takes for JSON what extraction took for reasoning or code, nor the other
-// way round. It returns the start and records in log the changes that strip
-// what lies before it. wantString lets a string holding a container start
-// the value, for unstringify.
-func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
+// way round. It returns the start and the stretches before it that repair
+// strips, in order, appended to dst (which a caller may keep on its stack).
+// wantString lets a string holding a container start the value, for
+// unstringify. The errors are ErrNoJSON and ErrMultipleJSON.
+func Value(dst []Strip, src []byte, lo int, wantString bool) (start int, before []Strip, err error) {
 	thinks := thinkMarks(src, lo)
 	var marks []mark
 	p := lo
-	for len(thinks) > 0 && thinks[0].off <= skipWS(src, p) {
+	for len(thinks) > 0 && thinks[0].off <= lex.SkipWS(src, p) {
 		marks = append(marks, thinks[0])
-		p = skipWS(src, thinks[0].end)
+		p = lex.SkipWS(src, thinks[0].end)
 		thinks = thinks[1:]
 	}
 	if p >= len(src) {
-		return 0, ErrNoJSON // nothing but reasoning, or it never ended
+		return 0, nil, ErrNoJSON // nothing but reasoning, or it never ended
 	}
 	if startsDoc(src, p, wantString) {
-		prefixSpans(src, lo, p, marks, log)
-		return p, nil
+		return p, strips(dst, src, lo, p, marks), nil
 	}
 	found := scanMarks(src, p, thinks)
 
@@ -67,7 +103,7 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 				if len(m.tag) != 0 {
 					continue
 				}
-				at = skipWS(src[:m.contentEnd], m.tagEnd)
+				at = lex.SkipWS(src[:m.contentEnd], m.tagEnd)
 				if at >= m.contentEnd || !startsDoc(src, at, wantString) {
 					at = -1
 				}
@@ -76,7 +112,7 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 				continue
 			}
 			if start >= 0 {
-				return 0, ErrMultipleJSON
+				return 0, nil, ErrMultipleJSON
 			}
 			start, fence = at, k
 		}
@@ -87,10 +123,10 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 	if start < 0 {
 		// A lone scalar, such as 'yes' or 42 with a remark after it, or
 		// a Python or JavaScript literal (True, None).
-		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, p) != qNone || literalAt(src, p) {
+		if c := src[p]; c == '"' || c == '-' || c >= '0' && c <= '9' || lex.QuoteKindAt(src, p) != lex.NoQuote || lex.LiteralAt(src, p) {
 			start = p
 		} else {
-			return 0, ErrNoJSON
+			return 0, nil, ErrNoJSON
 		}
 	}
 	for k, m := range found {
@@ -98,8 +134,7 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 			marks = append(marks, m)
 		}
 	}
-	prefixSpans(src, lo, start, marks, log)
-	return start, nil
+	return start, strips(dst, src, lo, start, marks), nil
 }
 
 // startsDoc reports whether a whole document starts at i: a container, or
@@ -107,9 +142,9 @@ func locate(src []byte, lo int, wantString bool, log *changeLog) (int, error) {
 func startsDoc(src []byte, i int, wantString bool) bool {
 	switch src[i] {
 	case '{', '[':
-		return opensValue(src, i, true)
+		return lex.OpensValue(src, i, true)
 	case '"':
-		if j := skipWS(src, i+1); wantString && j < len(src) {
+		if j := lex.SkipWS(src, i+1); wantString && j < len(src) {
 			return src[j] == '{' || src[j] == '['
 		}
 	}
@@ -120,20 +155,20 @@ func startsDoc(src []byte, i int, wantString bool) bool {
 // first character when that can start a value, else at the first container
 // in the fence's text. It returns -1 for a fence without one.
 func fenceValue(src []byte, m mark) int {
-	at := skipWS(src[:m.contentEnd], m.tagEnd)
+	at := lex.SkipWS(src[:m.contentEnd], m.tagEnd)
 	if at >= m.contentEnd {
 		return -1
 	}
 	c := src[at]
 	switch {
 	case c == '{' || c == '[':
-		if opensValue(src, at, true) {
+		if lex.OpensValue(src, at, true) {
 			return at
 		}
-	case c == '"' || c == '-' || c >= '0' && c <= '9' || quoteKindAt(src, at) != qNone:
+	case c == '"' || c == '-' || c >= '0' && c <= '9' || lex.QuoteKindAt(src, at) != lex.NoQuote:
 		return at
 	case c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'T' || c == 'F':
-		if literalAt(src, at) {
+		if lex.LiteralAt(src, at) {
 			return at
 		}
 	}
@@ -142,8 +177,8 @@ func fenceValue(src []byte, m mark) int {
 
 // isJSONTag reports a fence info string that announces JSON (json, JSON,
 // json5, jsonc).
-func isJSONTag(tag []byte) bool {
-	return len(tag) >= 4 && bytes.EqualFold(tag[:4], []byte("json"))
+func isJSONTag(tag string) bool {
+	return len(tag) >= 4 && strings.EqualFold(tag[:4], "json")
 }
 
 // thinkMarks returns the think sections of src[lo:] (extract.ThinkSections)
@@ -166,17 +201,9 @@ func scanMarks(src []byte, p int, thinks []mark) []mark {
 	var out []mark
 	fences := func(a, b int) {
 		for _, f := range extract.Fences(string(src[a:b])) {
-			m := mark{off: a + f.Open, tag: []byte(f.Tag), contentEnd: a + f.End, end: a + f.Close}
-			// The opener logged as stripped is the backticks and the tag,
-			// not the line break after them.
-			m.tagEnd = m.off
-			for m.tagEnd < len(src) && src[m.tagEnd] == '`' {
-				m.tagEnd++
-			}
-			if k := bytes.Index(src[m.tagEnd:a+f.Start], m.tag); len(m.tag) > 0 && k >= 0 {
-				m.tagEnd += k + len(m.tag)
-			}
-			out = append(out, m)
+			// The opener stripped is the backticks and the tag, not the
+			// line break after them.
+			out = append(out, mark{off: a + f.Open, tag: f.Tag, tagEnd: a + f.TagEnd, contentEnd: a + f.End, end: a + f.Close})
 		}
 	}
 	for _, t := range thinks {
@@ -219,7 +246,7 @@ func proseValue(src []byte, p, end int, marks []mark) int {
 			continue
 		}
 		q := p + k
-		if opensValue(src, q, false) {
+		if lex.OpensValue(src, q, false) {
 			return q
 		}
 		p = q + 1
@@ -232,85 +259,19 @@ func skipped(m mark) bool {
 	return m.think || len(m.tag) != 0 && !isJSONTag(m.tag)
 }
 
-// opensValue reports whether the '{' or '[' at i opens a JSON value rather
-// than being prose like "{name}" or "[1]". At the very start of the text
-// (atStart) any '{' counts, and so does an array of scalars.
-func opensValue(src []byte, i int, atStart bool) bool {
-	j := skipWS(src, i+1)
-	if j >= len(src) {
-		return true // the output ended right after the bracket
-	}
-	c := src[j]
-	if c == '/' && j+1 < len(src) && (src[j+1] == '/' || src[j+1] == '*') {
-		return true
-	}
-	if quoteKindAt(src, j) != qNone {
-		return true
-	}
-	if src[i] == '{' {
-		if c == '}' || atStart {
-			return true
-		}
-		k := j
-		for k < len(src) {
-			if src[k] < utf8.RuneSelf {
-				if !isIdent(src[k]) && src[k] != '-' {
-					break
-				}
-				k++
-				continue
-			}
-			r, n := utf8.DecodeRune(src[k:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				break
-			}
-			k += n
-		}
-		if k == j {
-			return false
-		}
-		k = skipWS(src, k)
-		return k >= len(src) || src[k] == ':'
-	}
-	switch {
-	case c == '{' || c == '[' || c == ']' || literalAt(src, j):
-		return true
-	case atStart:
-		// Only a word can make a leading '[' prose: "[Note]", "[link](…)".
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= utf8.RuneSelf && isLetterAt(src, j))
-	case c == '-' || c >= '0' && c <= '9':
-		// A number list, but not a citation like [1] or [2][3].
-		k := j + 1
-		for k < len(src) && (isDigit(src[k]) || src[k] == '.' || src[k] == 'e' || src[k] == 'E' || src[k] == '+' || src[k] == '-') {
-			k++
-		}
-		k = skipWS(src, k)
-		return k < len(src) && src[k] == ','
-	}
-	return false
-}
-
-// literalAt reports a JSON or Python literal word at i.
-func literalAt(src []byte, i int) bool {
-	k := i
-	for k < len(src) && isIdent(src[k]) {
-		k++
-	}
-	return k > i && literalFor(src[i:k]) != ""
-}
-
-// prefixSpans records the stripping of src[lo:start]: the think sections and
-// the opener of the chosen fence among marks, and every stretch of other text
-// as prose.
-func prefixSpans(src []byte, lo, start int, marks []mark, log *changeLog) {
+// strips appends to out the stretches of src[lo:start] before the value:
+// the think sections and the opener of the chosen fence among marks, and
+// every stretch of other text, without its surrounding white space, as
+// prose.
+func strips(out []Strip, src []byte, lo, start int, marks []mark) []Strip {
 	pos := lo
 	prose := func(a, b int) {
-		a = skipWS(src[:b], a)
-		for b > a && isWS(src[b-1]) {
+		a = lex.SkipWS(src[:b], a)
+		for b > a && lex.IsWS(src[b-1]) {
 			b--
 		}
 		if a < b {
-			log.add(a, b, fxStripProse, log.fragOf(src, a, b), txt{})
+			out = append(out, Strip{a, b, Prose})
 		}
 	}
 	for _, m := range marks {
@@ -318,34 +279,36 @@ func prefixSpans(src []byte, lo, start int, marks []mark, log *changeLog) {
 			continue
 		}
 		prose(pos, m.off)
-		end := m.end
-		fixer := fxStripThink
+		end, kind := m.end, Think
 		if !m.think {
-			end, fixer = m.tagEnd, fxStripFence
+			end, kind = m.tagEnd, Fence
 		}
 		if end > start {
 			end = start
 		}
-		log.add(m.off, end, fixer, log.fragOf(src, m.off, end), txt{})
+		out = append(out, Strip{m.off, end, kind})
 		pos = end
 	}
 	prose(pos, start)
+	return out
 }
 
-// suffixSpans records the stripping of what follows the value at p: a
-// closing fence, then any prose.
-func suffixSpans(src []byte, p int, log *changeLog) {
-	k := skipWS(src, p)
-	if bytes.HasPrefix(src[k:], fenceMark) {
+// After returns what follows a value that ends at p and is not part of it:
+// a closing fence marker, then any prose up to the trailing white space.
+// A Strip that is absent is empty (Off == End).
+func After(src []byte, p int) (fence, prose Strip) {
+	k := lex.SkipWS(src, p)
+	if lex.FenceAt(src, k) {
 		e := k
 		for e < len(src) && src[e] == '`' {
 			e++
 		}
-		log.add(k, e, fxStripFence, log.fragOf(src, k, e), txt{})
-		k = skipWS(src, e)
+		fence = Strip{k, e, Fence}
+		k = lex.SkipWS(src, e)
 	}
 	if k < len(src) {
-		_, hi := trimBounds(src[k:])
-		log.add(k, k+hi, fxStripProse, log.fragOf(src, k, k+hi), txt{})
+		_, hi := lex.TrimBounds(src[k:])
+		prose = Strip{k, k + hi, Prose}
 	}
+	return fence, prose
 }
