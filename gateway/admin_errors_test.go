@@ -1,8 +1,10 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -55,11 +57,18 @@ func builtGateway(t *testing.T, edit func(*config.Config), logs *logBuffer) stri
 // status, and a cause (a collector's error, the file server's text) in
 // the request's log line and never in the body.
 func TestAdminErrorsThroughOneWriter(t *testing.T) {
-	logs := map[string]*logBuffer{"store": {}, "no store": {}, "metrics": {}}
+	logs := map[string]*logBuffer{"store": {}, "no store": {}, "store down": {}, "metrics": {}}
 	dir := t.TempDir()
+	// A PostgreSQL store nobody listens for: the gateway starts, and every
+	// read of the store fails with an error naming its address and user.
+	down := closedLoopbackAddr(t)
 	urls := map[string]string{
 		"store":    builtGateway(t, func(c *config.Config) { c.Outcomes.SQLite = filepath.Join(dir, "o.db") }, logs["store"]),
 		"no store": builtGateway(t, nil, logs["no store"]),
+		"store down": builtGateway(t, func(c *config.Config) {
+			c.Outcomes.Postgres = "postgres://MARKER-user@" + down + "/outcomes?sslmode=disable&connect_timeout=5"
+			c.Outcomes.Spool = filepath.Join(dir, "outcomes.spool")
+		}, logs["store down"]),
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(failingCollector{prometheus.NewDesc("test_failing", "A metric that fails to collect.", nil, nil)})
@@ -81,6 +90,8 @@ func TestAdminErrorsThroughOneWriter(t *testing.T) {
 		{"trends with a bad step", "store", "/admin/trends?step=5m", 400, "step: ", ""},
 		{"outcomes without a store", "no store", "/admin/outcomes", 404, "the outcome store is off", ""},
 		{"trends without a store", "no store", "/admin/trends", 404, "the outcome store is off", ""},
+		{"outcomes with the store down", "store down", "/admin/outcomes", 503, "the outcome store did not answer", down},
+		{"trends with the store down", "store down", "/admin/trends", 503, "the outcome store did not answer", down},
 		{"a file the UI does not have", "store", "/ui/nope.js", 404, "not found", "404 page not found"},
 		{"metrics with a failing collector", "metrics", "/metrics", 500, "internal server error", collectorCause},
 	}
@@ -101,5 +112,21 @@ func TestAdminErrorsThroughOneWriter(t *testing.T) {
 			}
 			logs[tt.gateway].waitFor(t, tt.cause)
 		})
+	}
+
+	// /admin/stats with the store down answers this process's counts and
+	// says the store did not answer, without the store's error.
+	resp, body := sendRequest(t, urls["store down"], "GET", "/admin/stats", nil, bearer("admin-token"))
+	var got StatsReport
+	if err := json.Unmarshal(body, &got); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /admin/stats with the store down = %d %s, want 200 with the process's counts", resp.StatusCode, body)
+	}
+	if got.Source != "process" || !strings.HasPrefix(got.StoreError, "the outcome store did not answer") {
+		t.Errorf("GET /admin/stats with the store down: source %q, store_error %q; want process, the store did not answer", got.Source, got.StoreError)
+	}
+	for _, secret := range []string{down, "MARKER-user"} {
+		if strings.Contains(string(body), secret) {
+			t.Errorf("GET /admin/stats with the store down = %s, holds the store's error (%q)", body, secret)
+		}
 	}
 }
