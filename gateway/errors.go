@@ -60,6 +60,7 @@ type errorCatcher struct {
 	text bytes.Buffer // its body, up to maxHandlerErrorText bytes
 }
 
+// WriteHeader holds an error status back and passes any other on.
 func (w *errorCatcher) WriteHeader(code int) {
 	if code >= http.StatusBadRequest {
 		w.code = code
@@ -68,6 +69,8 @@ func (w *errorCatcher) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write passes p on, or keeps the start of an error answer's text for the
+// log.
 func (w *errorCatcher) Write(p []byte) (int, error) {
 	if w.code == 0 {
 		return w.ResponseWriter.Write(p)

@@ -70,6 +70,8 @@ type Log struct {
 	log *slog.Logger
 }
 
+// logger is where l logs, slog.Default() when Open was given no Logger
+// (a Log built by hand in a test).
 func (l *Log) logger() *slog.Logger {
 	if l.log == nil {
 		return slog.Default()
