@@ -335,7 +335,14 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := next(c); err != nil {
 			c.Error(err)
 		}
-		w.finish()
+		if err := w.finish(); err != nil {
+			// Echo took the held-back listing's status as written, but
+			// none of it went out: the answer is still the error
+			// writer's.
+			res := c.Response()
+			res.Committed, res.Size = false, 0
+			c.Error(err)
+		}
 		if c.Response().Committed {
 			// The client has its whole answer before the tokens are
 			// charged: a shared limiter's round trip is not its wait.
@@ -436,11 +443,12 @@ func (w *accessWriter) Flush() {
 func (w *accessWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // finish writes a listing held back, filtered down to the caller's
-// models. A listing that cannot be read is not sent: it could list
-// models the key may not see.
-func (w *accessWriter) finish() {
+// models. A listing that cannot be read is not sent — it could list
+// models the key may not see — and nothing of it has gone out: finish
+// returns a 502 for the one error writer instead, its cause for the log.
+func (w *accessWriter) finish() error {
 	if w.list == access.ListNone {
-		return
+		return nil
 	}
 	kind := w.list
 	w.list = access.ListNone
@@ -452,16 +460,22 @@ func (w *accessWriter) finish() {
 	h := w.Header()
 	if status == http.StatusOK {
 		filtered, err := w.principal.FilterList(kind, body)
-		if w.over || err != nil || h.Get(echo.HeaderContentEncoding) != "" {
-			status, filtered = http.StatusBadGateway, []byte(`{"error":"upstream model list unreadable"}`)
-			h.Set(echo.HeaderContentType, "application/json; charset=utf-8")
-			h.Del(echo.HeaderContentEncoding)
+		switch {
+		case w.over:
+			err = fmt.Errorf("the listing is longer than %d bytes", pool.MaxMemberAnswerBytes)
+		case h.Get(echo.HeaderContentEncoding) != "":
+			err = fmt.Errorf("the listing is encoded (%s)", h.Get(echo.HeaderContentEncoding))
+		}
+		if err != nil {
+			w.buf.Reset()
+			return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream model list unreadable", Err: err}
 		}
 		body = filtered
 	}
 	h.Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
 	w.ResponseWriter.WriteHeader(status)
 	w.ResponseWriter.Write(body)
+	return nil
 }
 
 // CheckProtected is the protected mode: it refuses a configuration that

@@ -59,3 +59,53 @@ func TestAccessListingBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestAccessListingUnreadable checks that a scoped key's listing the
+// gateway cannot filter is answered by the one error writer: a 502 in
+// Ollama's shape that says nothing of why, the cause in the request's log
+// line, and the 502 counted for the key (a listing written by hand left
+// echo's status at the upstream's 200).
+func TestAccessListingUnreadable(t *testing.T) {
+	tests := []struct {
+		name     string
+		path     string
+		encoding string
+		body     string
+		cause    string // in the request's log line, not the body
+	}{
+		{"tags not JSON", "/api/tags", "", `{"models": [`, "unexpected end of JSON input"},
+		{"openai list not JSON", "/v1/models", "", `{"data": 7}`, "model list: data: json: cannot unmarshal"},
+		{"tags encoded", "/api/tags", "br", "\x8b\x01\x80", "the listing is encoded (br)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if tt.encoding != "" {
+					w.Header().Set("Content-Encoding", tt.encoding)
+				}
+				io.WriteString(w, tt.body)
+			})
+			logs := &logBuffer{}
+			gw, srv := newAccessServer(t, up, withKeys(config.AccessLimits{}, nil), logs)
+			resp, body := sendRequest(t, gw.URL, "GET", tt.path, nil, bearer(quizSecret))
+			if resp.StatusCode != http.StatusBadGateway {
+				t.Fatalf("GET %s = %d %s, want 502", tt.path, resp.StatusCode, body)
+			}
+			if got := ollamaError(t, resp, body); got != "upstream model list unreadable" {
+				t.Errorf("GET %s error = %q, want %q", tt.path, got, "upstream model list unreadable")
+			}
+			if ce := resp.Header.Get("Content-Encoding"); ce != "" {
+				t.Errorf("GET %s Content-Encoding = %q on an error, want none", tt.path, ce)
+			}
+			if strings.Contains(string(body), tt.cause) {
+				t.Errorf("GET %s body %s holds the cause %q", tt.path, body, tt.cause)
+			}
+			// The request's log line is written once the key is counted.
+			logs.waitFor(t, tt.cause)
+			if got := srv.access.keyStats()["quiz-app"].ByStatus; got["502"] != 1 {
+				t.Errorf("GET %s counted for the key as %v, want one 502", tt.path, got)
+			}
+		})
+	}
+}

@@ -43,7 +43,9 @@ func (s *Server) adminRoutes(extra func(*echo.Group)) error {
 	public := map[string]bool{"/healthz": true, "/ui": true, "/ui/*": true}
 	g := e.Group("")
 	g.GET("/readyz", s.readyz)
-	g.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
+	// A collector's error is logged, never sent: wrapHandler makes
+	// promhttp's 500 the one error writer's.
+	g.GET("/metrics", wrapHandler(promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{})))
 	if extra != nil {
 		extra(g)
 	}

@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 // ctxKeyProxyError carries where the ReverseProxy's ErrorHandler leaves a
@@ -57,19 +55,12 @@ func (s *Server) proxyHandler(c echo.Context) error {
 }
 
 // proxyError takes a failed round trip (nothing was written yet) back to
-// proxyHandler, which returns it. The upstream client's errors are the
-// request path's already: 502, 503, 504 for the upstream, 400, 408, 413
-// for the client's body, the context's for a client that left.
-func (s *Server) proxyError(w http.ResponseWriter, r *http.Request, err error) {
-	if failed, ok := r.Context().Value(ctxKeyProxyError{}).(*error); ok {
-		*failed = err
-		return
-	}
-	// Not reached through proxyHandler: answer without the request log.
-	he := apierr.From(err)
-	w.Header().Set(echo.HeaderContentType, "application/json; charset=utf-8")
-	w.WriteHeader(he.Status())
-	_, _ = w.Write(he.Body())
+// proxyHandler, which returns it to the one error writer. The proxy is
+// served only by proxyHandler, so the request always says where to leave
+// the error; writing it here would be a second writer, without the
+// request's log line.
+func (s *Server) proxyError(_ http.ResponseWriter, r *http.Request, err error) {
+	*r.Context().Value(ctxKeyProxyError{}).(*error) = err
 }
 
 // bufferPool reuses the proxy's copy buffers (32 KiB each) across

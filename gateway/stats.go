@@ -26,7 +26,8 @@ type StatsReport struct {
 }
 
 // statsRoute registers GET /admin/stats; report gives the counts (from
-// the outcome store when there is one; its error is a bad parameter),
+// the outcome store when there is one; its error, such as a 400 naming a
+// bad parameter, is returned for the one error writer),
 // routes the routes' states (nil: none), keys the counts by API key (nil:
 // none), pool the Ollama servers' states.
 func statsRoute(g *echo.Group, report func(*http.Request) (stats.Report, error), debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats,
@@ -34,7 +35,7 @@ func statsRoute(g *echo.Group, report func(*http.Request) (stats.Report, error),
 	g.GET("/admin/stats", func(c echo.Context) error {
 		rep, err := report(c.Request())
 		if err != nil {
-			return c.JSON(http.StatusBadRequest, map[string]string{"error": err.Error()})
+			return err
 		}
 		r := StatsReport{Report: rep, DebugStore: map[string]bool{"enabled": debugStore}, Routes: []RouteState{}, Upstreams: pool()}
 		if keys != nil {

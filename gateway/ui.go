@@ -23,14 +23,15 @@ func uiRoutes(e *echo.Echo) {
 	if err != nil {
 		panic(err)
 	}
-	files := http.StripPrefix("/ui/", http.FileServer(http.FS(sub)))
+	// A file the UI does not have is a 404 of the one error writer, not
+	// the file server's text.
+	files := wrapHandler(http.StripPrefix("/ui/", http.FileServer(http.FS(sub))))
 	serve := func(c echo.Context) error {
 		h := c.Response().Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Cache-Control", "no-cache")
-		files.ServeHTTP(c.Response(), c.Request())
-		return nil
+		return files(c)
 	}
 	e.GET("/ui", func(c echo.Context) error {
 		return c.Redirect(http.StatusMovedPermanently, "/ui/")

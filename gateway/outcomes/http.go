@@ -2,7 +2,6 @@ package outcomes
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 // ParamError is a bad query parameter of GET /admin/outcomes or
@@ -171,20 +172,46 @@ func ParseCursor(s string) (Cursor, error) {
 	return Cursor{Time: time.UnixMicro(n).UTC(), ID: id}, nil
 }
 
+// Handler answers a GET of the admin surface with the value its route
+// sends as JSON, or with an error for the gateway's one error writer: it
+// writes nothing itself, so that every admin route's errors take one shape
+// and no store's error text reaches a client.
+type Handler func(*http.Request) (any, error)
+
+// ClientError is err as an admin route returns it: a *ParamError is the
+// client's mistake, a 400 whose message names the parameter; anything else
+// is left for apierr.From (a 500 that says nothing of its cause).
+func ClientError(err error) error {
+	var pe *ParamError
+	if errors.As(err, &pe) {
+		return &apierr.Error{Code: http.StatusBadRequest, Msg: pe.Error(), Err: err}
+	}
+	return err
+}
+
+// storeError is a failure of the store to answer r: a 503 whose message
+// says the store did not answer, with the store's own error (which may name
+// hosts, users, files) kept for the log; the context's error when the
+// client left or the deadline passed.
+func storeError(r *http.Request, err error) error {
+	if r.Context().Err() != nil {
+		return apierr.WithContext(r.Context(), err)
+	}
+	return &apierr.Error{Code: http.StatusServiceUnavailable, Msg: "the outcome store did not answer; the cause is in the gateway's log", Err: err}
+}
+
 // ListHandler serves GET /admin/outcomes: {"outcomes": [...],
 // "next_cursor": "..."}, newest first; next_cursor is left out on the
 // last page.
-func ListHandler(s Store) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func ListHandler(s Store) Handler {
+	return func(r *http.Request) (any, error) {
 		q, err := ParseQuery(r.URL.Query())
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, ClientError(err)
 		}
 		page, err := s.List(r.Context(), q)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, err.Error())
-			return
+			return nil, storeError(r, err)
 		}
 		out := struct {
 			Outcomes   []Record `json:"outcomes"`
@@ -193,47 +220,34 @@ func ListHandler(s Store) http.Handler {
 		if page.Next != nil {
 			out.NextCursor = page.Next.String()
 		}
-		writeJSON(w, http.StatusOK, out)
-	})
+		return out, nil
+	}
 }
 
 // TrendsHandler serves GET /admin/trends: {"by", "step", "since",
 // "until", "series": [{"key", "points": [{"t", "n"}]}]}. Buckets without
 // a record are left out.
-func TrendsHandler(s Store, now func() time.Time) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func TrendsHandler(s Store, now func() time.Time) Handler {
+	return func(r *http.Request) (any, error) {
 		q, step, err := ParseTrendQuery(r.URL.Query(), now())
 		if err != nil {
-			writeError(w, http.StatusBadRequest, err.Error())
-			return
+			return nil, ClientError(err)
 		}
 		series, err := s.Trends(r.Context(), q)
 		if err != nil {
-			writeError(w, http.StatusServiceUnavailable, err.Error())
-			return
+			return nil, storeError(r, err)
 		}
 		for i := range series {
 			if series[i].Points == nil {
 				series[i].Points = []Point{}
 			}
 		}
-		writeJSON(w, http.StatusOK, struct {
+		return struct {
 			By     string    `json:"by"`
 			Step   string    `json:"step"`
 			Since  time.Time `json:"since"`
 			Until  time.Time `json:"until"`
 			Series []Series  `json:"series"`
-		}{q.By, step, q.Since, q.Until, series})
-	})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(v)
-}
-
-// writeError writes Ollama's error shape, as every admin route does.
-func writeError(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+		}{q.By, step, q.Since, q.Until, series}, nil
+	}
 }

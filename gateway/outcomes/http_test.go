@@ -3,6 +3,7 @@ package outcomes
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/middleware/apierr"
 )
 
 func sqliteWith(t *testing.T, recs []Record) Store {
@@ -22,18 +25,24 @@ func sqliteWith(t *testing.T, recs []Record) Store {
 	return s
 }
 
-func get(t *testing.T, h http.Handler, target string) (int, map[string]any) {
+// get calls h for a GET of target and returns what the gateway's one
+// error writer would send: the status and the JSON body, from the value or
+// from apierr.From of the error.
+func get(t *testing.T, h Handler, target string) (int, map[string]any) {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	code, raw := http.StatusOK, []byte(nil)
+	v, err := h(httptest.NewRequest(http.MethodGet, target, nil))
+	if err != nil {
+		he := apierr.From(err)
+		code, raw = he.Status(), he.Body()
+	} else if raw, err = json.Marshal(v); err != nil {
+		t.Fatalf("GET %s: %v", target, err)
+	}
 	var body map[string]any
-	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
-		t.Fatalf("GET %s: body %q is not JSON: %v", target, rec.Body, err)
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatalf("GET %s: body %q is not JSON: %v", target, raw, err)
 	}
-	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		t.Errorf("GET %s: Content-Type = %q, want application/json", target, ct)
-	}
-	return rec.Code, body
+	return code, body
 }
 
 func TestHandlersRefuseBadParameters(t *testing.T) {
@@ -41,7 +50,7 @@ func TestHandlersRefuseBadParameters(t *testing.T) {
 	now := func() time.Time { return t0 }
 	tests := []struct {
 		name   string
-		h      http.Handler
+		h      Handler
 		target string
 		param  string
 	}{
@@ -63,6 +72,43 @@ func TestHandlersRefuseBadParameters(t *testing.T) {
 		msg, _ := body["error"].(string)
 		if code != http.StatusBadRequest || !strings.HasPrefix(msg, tt.param+":") {
 			t.Errorf("%s: GET %s = %d %q, want 400 naming %q", tt.name, tt.target, code, msg, tt.param)
+		}
+	}
+}
+
+// failingStore is a store whose reads fail with an error naming its
+// database's address, as a driver's errors do.
+type failingStore struct {
+	Store
+	err error
+}
+
+func (f failingStore) List(context.Context, Query) (Page, error)            { return Page{}, f.err }
+func (f failingStore) Trends(context.Context, TrendQuery) ([]Series, error) { return nil, f.err }
+
+// TestHandlersHideStoreErrors checks that a store that fails to answer is
+// a 503 whose message says nothing of the store's error, while the error
+// returned still holds it for the log.
+func TestHandlersHideStoreErrors(t *testing.T) {
+	cause := errors.New(`failed to connect to host=db.internal user=gateway: dial tcp 10.0.0.5:5432: connection refused`)
+	s := failingStore{err: cause}
+	now := func() time.Time { return t0 }
+	tests := []struct {
+		name   string
+		h      Handler
+		target string
+	}{
+		{"list", ListHandler(s), "/admin/outcomes"},
+		{"trends", TrendsHandler(s, now), "/admin/trends"},
+	}
+	for _, tt := range tests {
+		_, err := tt.h(httptest.NewRequest(http.MethodGet, tt.target, nil))
+		he := apierr.From(err)
+		if he.Status() != http.StatusServiceUnavailable || strings.Contains(string(he.Body()), "10.0.0.5") || strings.Contains(string(he.Body()), "db.internal") {
+			t.Errorf("%s: GET %s = %d %s, want 503 without the store's error", tt.name, tt.target, he.Status(), he.Body())
+		}
+		if !errors.Is(err, cause) {
+			t.Errorf("%s: GET %s returned %v, want the store's error kept for the log", tt.name, tt.target, err)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
@@ -377,14 +378,16 @@ func (p *Pool) fanOut(req *http.Request, kind string) (*http.Response, error) {
 		enc := json.NewEncoder(pw)
 		for r := range results {
 			all = append(all, r)
-			status := r.m.name + ": success"
+			status := r.m.shown() + ": success"
 			if err := memberFailure(kind, r); err != nil {
-				status = r.m.name + ": failed: " + apierr.From(err).Message()
+				status = r.m.shown() + ": failed: " + apierr.From(err).Message()
 			}
 			_ = enc.Encode(map[string]string{"status": status})
 		}
 		if _, err := p.fanOutResult(req, kind, all); err != nil {
-			_ = enc.Encode(map[string]string{"error": apierr.From(err).Message()})
+			// The stream has begun: its error is the one error type's
+			// body as its last line, as the one writer ends a stream.
+			_, _ = pw.Write(frame.NDJSONErrorLine(apierr.From(err).Body()))
 		} else {
 			_ = enc.Encode(map[string]string{"status": "success"})
 		}
@@ -395,6 +398,10 @@ func (p *Pool) fanOut(req *http.Request, kind string) (*http.Response, error) {
 	resp.Body, resp.ContentLength = pr, -1
 	return resp, nil
 }
+
+// shown is how a client's answer names m: its URL with any password
+// masked, since the URL of an upstream may carry one.
+func (m *member) shown() string { return m.base.Redacted() }
 
 // streamed reads a pull's or create's "stream" member: true unless it
 // says false.
@@ -446,7 +453,7 @@ func (p *Pool) fanOutResult(req *http.Request, kind string, results []result) (*
 		switch {
 		case err != nil:
 			he := apierr.From(err)
-			failed = append(failed, r.m.name+": "+he.Message())
+			failed = append(failed, r.m.shown()+": "+he.Message())
 			codes = append(codes, he.Status())
 		case r.err != nil:
 			missing++

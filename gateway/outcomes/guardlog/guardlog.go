@@ -23,6 +23,7 @@ import (
 	"github.com/contractgateway/gateway/gateway/outcomes"
 	"github.com/contractgateway/gateway/gateway/outcomes/sqlstore"
 	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/repair"
 )
 
@@ -65,6 +66,18 @@ type Log struct {
 	// retention is the window /admin/stats counts by default; negative
 	// for everything kept.
 	retention time.Duration
+	// log gets the store's errors that the admin routes do not send. Nil
+	// means slog.Default().
+	log *slog.Logger
+}
+
+// logger is where l logs, slog.Default() when Open was given no Logger
+// (a Log built by hand in a test).
+func (l *Log) logger() *slog.Logger {
+	if l.log == nil {
+		return slog.Default()
+	}
+	return l.log
 }
 
 // Open opens the store o names, migrates it and starts its Writer. It
@@ -99,7 +112,7 @@ func Open(o Options) (*Log, error) {
 	if o.Retention == 0 {
 		o.Retention = outcomes.DefaultRetention
 	}
-	l := &Log{store: store, debug: o.Debug, retention: o.Retention,
+	l := &Log{store: store, debug: o.Debug, retention: o.Retention, log: o.Logger,
 		w: outcomes.NewWriter(store, outcomes.WriterConfig{Retention: o.Retention, Logger: o.Logger, StartDown: down,
 			Spool: openSpool(o)})}
 	if o.Registry != nil {
@@ -186,18 +199,31 @@ func (l *Log) record(ev middleware.Event, now time.Time) outcomes.Record {
 }
 
 // Routes registers GET /admin/outcomes and /admin/trends on the admin
-// group. With the store off they answer 404 saying so.
+// group. With the store off they answer 404 saying so. Their errors are
+// returned, for the gateway's one error writer.
 func (l *Log) Routes(g *echo.Group) {
 	if l == nil {
-		off := func(c echo.Context) error {
-			return c.JSON(http.StatusNotFound, map[string]string{"error": "the outcome store is off (outcomes.disabled, or no state directory for its file)"})
+		off := func(echo.Context) error {
+			return &apierr.Error{Code: http.StatusNotFound, Msg: "the outcome store is off (outcomes.disabled, or no state directory for its file)"}
 		}
 		g.GET("/admin/outcomes", off)
 		g.GET("/admin/trends", off)
 		return
 	}
-	g.GET("/admin/outcomes", echo.WrapHandler(outcomes.ListHandler(l.store)))
-	g.GET("/admin/trends", echo.WrapHandler(outcomes.TrendsHandler(l.store, time.Now)))
+	g.GET("/admin/outcomes", route(outcomes.ListHandler(l.store)))
+	g.GET("/admin/trends", route(outcomes.TrendsHandler(l.store, time.Now)))
+}
+
+// route serves h on echo: its value as JSON, its error returned to the
+// gateway's error handler.
+func route(h outcomes.Handler) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, err := h(c.Request())
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, v)
+	}
 }
 
 // Close writes what is queued, and the spool if the database takes it,

@@ -26,26 +26,38 @@ const statsTimeout = 10 * time.Second
 // otherwise), or between the query's since and until (RFC 3339). What the
 // store does not hold stays this process's: its uptime, and the error
 // text of a failure it saw itself. A store that fails to answer gives
-// this process's counts with store_error saying why. Without a store the
-// counts are this process's since its start, as they always were, and
-// since or until are a *outcomes.ParamError.
+// this process's counts with store_error saying so; the store's error is
+// logged, never sent. Without a store the counts are this process's since
+// its start, as they always were, and since or until are refused. A
+// refused parameter is a 400 naming it (outcomes.ClientError), returned
+// for the gateway's one error writer.
 func (l *Log) StatsReport(st *stats.Stats) func(*http.Request) (stats.Report, error) {
 	return func(r *http.Request) (stats.Report, error) {
 		proc := st.Report()
 		since, until, err := l.statsWindow(r.URL.Query(), time.Now())
-		if err != nil || l == nil {
-			return proc, err
+		if err != nil {
+			return proc, outcomes.ClientError(err)
+		}
+		if l == nil {
+			return proc, nil
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), statsTimeout)
 		defer cancel()
 		sum, err := l.store.Summary(ctx, outcomes.SummaryQuery{Since: since, Until: until})
 		if err != nil {
-			proc.StoreError = err.Error()
+			// The store's error may name its host, user or file: it goes
+			// to the log, and the page only says where to read it.
+			l.logger().Warn("outcomes: the store did not answer /admin/stats; its counts are this process's", "error", err.Error())
+			proc.StoreError = storeUnanswered
 			return proc, nil
 		}
 		return reportOf(sum, proc, since, until), nil
 	}
 }
+
+// storeUnanswered is the store_error of /admin/stats when the store
+// failed to answer; the store's own error is logged.
+const storeUnanswered = "the outcome store did not answer; the counts are this process's, and the cause is in the gateway's log"
 
 // statsWindow reads since and until of /admin/stats; any other parameter
 // is an error, as on /admin/outcomes, so that a misspelt one is not
