@@ -210,13 +210,13 @@ func (l *Log) Routes(g *echo.Group) {
 		g.GET("/admin/trends", off)
 		return
 	}
-	g.GET("/admin/outcomes", route(outcomes.ListHandler(l.store)))
-	g.GET("/admin/trends", route(outcomes.TrendsHandler(l.store, time.Now)))
+	g.GET("/admin/outcomes", serveJSON(outcomes.ListHandler(l.store)))
+	g.GET("/admin/trends", serveJSON(outcomes.TrendsHandler(l.store, time.Now)))
 }
 
-// route serves h on echo: its value as JSON, its error returned to the
+// serveJSON serves h on echo: its value as JSON, its error returned to the
 // gateway's error handler.
-func route(h outcomes.Handler) echo.HandlerFunc {
+func serveJSON(h outcomes.Handler) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		v, err := h(c.Request())
 		if err != nil {
