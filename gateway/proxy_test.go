@@ -433,12 +433,6 @@ func TestErrorsInOllamaShape(t *testing.T) {
 		{"plain error says nothing of its cause", func(echo.HandlerFunc) echo.HandlerFunc {
 			return func(echo.Context) error { return errors.New("secret") }
 		}, http.StatusInternalServerError, "internal server error"},
-		{"WriteError", func(echo.HandlerFunc) echo.HandlerFunc {
-			return func(c echo.Context) error {
-				WriteError(c, &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: "contract failed"})
-				return nil
-			}
-		}, http.StatusUnprocessableEntity, "contract failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -457,7 +451,7 @@ func TestErrorsInOllamaShape(t *testing.T) {
 	}
 }
 
-func TestWriteErrorAfterStreamStarted(t *testing.T) {
+func TestErrorAfterStreamStarted(t *testing.T) {
 	guard := func(echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			c.Response().Header().Set("Content-Type", "application/x-ndjson")

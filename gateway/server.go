@@ -187,7 +187,7 @@ func (s *Server) routes(opts Options) error {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.Logger.SetOutput(logWriter{s.log})
-	e.HTTPErrorHandler = httpErrorHandler
+	e.HTTPErrorHandler = middleware.ErrorHandler // the one writer of every error, the guard's and the gateway's
 	s.echo = e
 
 	e.Pre(dropBadRequestID, edge.CanonicalizePath)

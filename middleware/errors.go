@@ -13,10 +13,6 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 )
 
-// WriteError answers the request with err as ErrorHandler does, for a
-// handler that writes its own answer.
-func WriteError(c echo.Context, err error) { ErrorHandler(err, c) }
-
 // fromEcho maps echo's own errors (its router's 404 and 405, a bound
 // body's 400) to the request path's error type, and leaves every other
 // error to apierr.From, the one mapper.
