@@ -39,7 +39,12 @@ type LocalResult struct {
 // Local runs rung 1 of the ladder: it never calls a model and never invents
 // content. params must come from v.Params.
 func Local(v *validators.Validator, text string, params validators.Params) LocalResult {
-	res := v.Validate(text, params)
+	return localFrom(v, v.Validate(text, params), params)
+}
+
+// localFrom is Local from the validation of the text, so that a block
+// already extracted is not looked for again.
+func localFrom(v *validators.Validator, res validators.Result, params validators.Params) LocalResult {
 	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc}
 	if res.Doc != nil {
 		out.Changes = shapeChanges(res.Report)
@@ -48,7 +53,7 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 	// container contract wants: syntactic repair unwraps it.
 	stringified := res.Doc != nil && res.Doc.Kind == strictjson.KindString && v.Contract.ExpectsContainer()
 	if res.Doc == nil || stringified {
-		doc, changes, report, truncated := recoverSyntax(v, res.Answer, params, res.Report)
+		doc, changes, report, truncated := recoverSyntax(v, res, params)
 		if doc != nil && res.Doc == nil {
 			markSyntaxFixable(&out.Before)
 		}
@@ -93,13 +98,14 @@ func markSyntaxFixable(r *validators.Report) {
 	r.Violations = vs
 }
 
-// recoverSyntax handles a report whose document could not be parsed: it
-// chooses among several blocks, or repairs the text's syntax. answer is the
-// model's text without its think sections (validators.Result.Answer), so
-// that they are read once per text.
-func recoverSyntax(v *validators.Validator, answer string, params validators.Params, before validators.Report) (*strictjson.Value, []Change, validators.Report, bool) {
+// recoverSyntax handles a validation whose document could not be parsed:
+// it chooses among the blocks extraction found, or repairs the syntax of
+// the model's text without its think sections (res.Answer), so that
+// neither think sections nor blocks are read twice.
+func recoverSyntax(v *validators.Validator, res validators.Result, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
+	answer, before := res.Answer, res.Report
 	if hasCode(before, "MULTIPLE_JSON_BLOCKS") {
-		if doc, changes, report, ok := chooseBlock(v, answer, params); ok {
+		if doc, changes, report, ok := chooseBlock(v, res.Blocks, params); ok {
 			return doc, changes, report, false
 		}
 		return nil, nil, before, false
@@ -162,15 +168,12 @@ func shapeChanges(r validators.Report) []Change {
 // version: …"), so a later valid block supersedes an earlier one,
 // even a valid one. The choice is a change (choose_block: how many blocks,
 // which one, 1-based). False when no block validates: the text stays
-// MULTIPLE_JSON_BLOCKS. answer is the text without its think sections.
-func chooseBlock(v *validators.Validator, answer string, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
-	jsonBlocks, plain, _ := validators.Candidates(answer)
-	blocks := jsonBlocks
-	if len(blocks) == 0 {
-		blocks = plain
-	}
+// MULTIPLE_JSON_BLOCKS. blocks are those extraction counted
+// (validators.Result.Blocks); each is validated as it stands, not found
+// again in a text.
+func chooseBlock(v *validators.Validator, blocks []validators.Extraction, params validators.Params) (*strictjson.Value, []Change, validators.Report, bool) {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		r := Local(v, "```json\n"+blocks[i].Text+"\n```", params)
+		r := localFrom(v, v.ValidateBlock(blocks[i], params), params)
 		if !r.Report.Valid {
 			continue
 		}

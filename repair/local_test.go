@@ -276,3 +276,26 @@ func TestLocalSyntaxFixable(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalRepairsTheChosenBlockAsItStands: a last block that needs
+// syntactic repair is repaired as the block extraction found, so its
+// changes are the block's own — the choice, then the repair — with no
+// fence around it to take off and positions in the block's lines.
+func TestLocalRepairsTheChosenBlockAsItStands(t *testing.T) {
+	v := mcqValidator(t)
+	valid := validMCQ(t)
+	params, _ := v.Params(nil)
+	broken := strings.Replace(valid, `"questions":[`, `"questions":[ // the questions
+`, 1)
+	text := "Draft:\n```json\n{\"meta\": {}}\n```\nFinal:\n```json\n" + broken + "\n```"
+	res := Local(v, text, params)
+	if !res.Report.Valid || string(strictjson.Marshal(res.Doc)) != valid {
+		t.Fatalf("Local() valid %v codes %v, want the repaired last block", res.Report.Valid, res.Report.Codes())
+	}
+	if len(res.Changes) != 2 || res.Changes[0].Fixer != FixChooseBlock {
+		t.Fatalf("Local() changes %+v, want the choice and the comment's removal", res.Changes)
+	}
+	if want := "1:"; !strings.HasPrefix(res.Changes[1].Path, want) {
+		t.Errorf("Local() repair at %q, want a position on the block's line 1", res.Changes[1].Path)
+	}
+}

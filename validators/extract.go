@@ -101,26 +101,28 @@ func trimmed(text string, start, end int) Extraction {
 // MULTIPLE_JSON_BLOCKS; nothing at all is NO_JSON_BLOCK. On a violation the
 // returned Extraction is the zero value.
 func Extract(text string) (Extraction, *Violation) {
-	return extractAnswer(extract.StripThink(text))
+	ex, _, viol := extractAnswer(extract.StripThink(text))
+	return ex, viol
 }
 
 // extractAnswer is Extract on text whose think sections are already
-// removed.
-func extractAnswer(answer string) (Extraction, *Violation) {
+// removed. With MULTIPLE_JSON_BLOCKS it also returns the blocks it
+// counted, for repair to choose among without reading the text again.
+func extractAnswer(answer string) (Extraction, []Extraction, *Violation) {
 	js, plain, bare := Candidates(answer)
 	switch {
 	case len(js) == 1:
-		return js[0], nil
+		return js[0], nil, nil
 	case len(js) > 1:
-		return Extraction{}, multipleBlocks(len(js), "```json")
+		return Extraction{}, js, multipleBlocks(len(js), "```json")
 	case len(plain) == 1:
-		return plain[0], nil
+		return plain[0], nil, nil
 	case len(plain) > 1:
-		return Extraction{}, multipleBlocks(len(plain), "```")
+		return Extraction{}, plain, multipleBlocks(len(plain), "```")
 	case bare != nil:
-		return *bare, nil
+		return *bare, nil, nil
 	}
-	return Extraction{}, &Violation{
+	return Extraction{}, nil, &Violation{
 		Class:    ClassParse,
 		Code:     "NO_JSON_BLOCK",
 		Severity: SeverityError,

@@ -125,6 +125,10 @@ type Result struct {
 	// reads blocks and broken JSON from it rather than scanning the text
 	// for think sections again.
 	Answer string
+	// Blocks are the blocks extraction counted when it found several
+	// (MULTIPLE_JSON_BLOCKS): the ```json blocks, else the untagged ones,
+	// each as Candidates gives it. Repair chooses among them.
+	Blocks []Extraction
 }
 
 // Validate runs the whole validation on raw model text: think
@@ -133,16 +137,33 @@ type Result struct {
 func (v *Validator) Validate(text string, params Params) Result {
 	var res Result
 	res.Answer = extract.StripThink(text)
-	ex, viol := extractAnswer(res.Answer)
-	res.Extraction = ex
+	ex, blocks, viol := extractAnswer(res.Answer)
+	res.Extraction, res.Blocks = ex, blocks
 	if viol != nil {
 		res.Report = v.report([]Violation{*viol})
 		return res
 	}
-	doc, err := strictjson.ParseString(ex.Text)
+	return v.parseChecked(res, text, params)
+}
+
+// ValidateBlock validates one of the blocks Validate found when it found
+// several (Result.Blocks) as Validate would were it the text's only
+// block: strictly parsed, shape normalised, schema, rule packs and checks.
+// Line and column of a parse error are the block's own. params must come
+// from Params.
+func (v *Validator) ValidateBlock(block Extraction, params Params) Result {
+	block.Offset = 0
+	return v.parseChecked(Result{Extraction: block, Answer: block.Text}, block.Text, params)
+}
+
+// parseChecked parses res's extraction strictly and checks the document;
+// text is the raw text the extraction came from, for the raw path of a
+// parse error.
+func (v *Validator) parseChecked(res Result, text string, params Params) Result {
+	doc, err := strictjson.ParseString(res.Extraction.Text)
 	if err != nil {
 		pv := ParseViolation(err)
-		pv.RawPath = rawPath(text, res.Answer, ex, pv.pos)
+		pv.RawPath = rawPath(text, res.Answer, res.Extraction, pv.pos)
 		res.Report = v.report([]Violation{pv})
 		return res
 	}
