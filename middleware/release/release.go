@@ -757,8 +757,9 @@ func (r *Run) finish() Result {
 	model, err := strictjson.ParseString(r.docText)
 	if err != nil {
 		// An item mended by local repair leaves the model's document
-		// broken: its other members are read as local repair reads them.
-		if model = repair.Local(v, r.docText, params).Doc; model == nil {
+		// broken: its other members are read as local repair read them
+		// once, for the outcome's first document.
+		if model = first.Doc; model == nil {
 			return fail(out.Before)
 		}
 	}
