@@ -1,14 +1,11 @@
 package middleware
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/middleware/apierr"
@@ -60,21 +57,9 @@ type CacheStore interface {
 type Cache struct {
 	store CacheStore
 	group cache.Group[*result]
-	// Lease, when set, shares runs across replicas too: see Leaser.
-	Lease Leaser
-	// LeaseTTL is the lease's life unless renewed (config
-	// cache.lease.ttl). Zero means cache.DefaultLeaseTTL.
-	LeaseTTL time.Duration
-	// LeasePoll is how often a replica waiting for another's run looks
-	// for its entry (config cache.lease.poll). Zero means
-	// cache.DefaultLeasePoll.
-	LeasePoll time.Duration
-	// OnLeaseError hears of every error of Lease, with degraded true for
-	// the first one after a success: the caller logs one warning per
-	// outage. Nil means ignored.
-	OnLeaseError func(err error, degraded bool)
-	leaseDown    atomic.Bool
-	remote       atomic.Uint64
+	// Leases, when its Lease is set, shares runs across replicas too:
+	// the replica that takes a key's lease runs it for all.
+	cache.Leases
 	// SharedAcrossKeys lets callers of different API keys share entries
 	// and runs in flight. Off (the default), the caller's key name
 	// (WithCaller) is part of the cache key: a hit would otherwise tell
@@ -90,25 +75,6 @@ func NewCache(store CacheStore) *Cache {
 // Coalesced counts the requests that shared another's upstream call and
 // ladder instead of making their own.
 func (c *Cache) Coalesced() uint64 { return c.group.Coalesced() }
-
-// RemoteShared counts the runs answered by another replica's run, whose
-// lease they found taken.
-func (c *Cache) RemoteShared() uint64 { return c.remote.Load() }
-
-// Leaser is a lease per cache key shared by the replicas (the cache's
-// Redis): the replica that takes a key's lease makes the upstream call
-// and ladder for all, the others wait for its cache entry.
-type Leaser interface {
-	// Acquire takes the lease of k for ttl; ok is false when another
-	// holds it.
-	Acquire(ctx context.Context, k cache.Key, ttl time.Duration) (token string, ok bool, err error)
-	// Renew extends the lease of k while token holds it.
-	Renew(ctx context.Context, k cache.Key, token string, ttl time.Duration) error
-	// Release ends the lease of k while token holds it.
-	Release(ctx context.Context, k cache.Key, token string) error
-	// Held reports whether a replica holds the lease of k.
-	Held(ctx context.Context, k cache.Key) (bool, error)
-}
 
 // answer serves x from the store, or from an identical request in flight,
 // or by run; it stores what run made when it is valid.
@@ -137,8 +103,11 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	// releases: those released before it came go out at once, the rest
 	// as they come.
 	res, shared, err := cache.DoShared(&c.group, ctx, key, release.NewFeed, func(f *release.Feed, _ bool) { x.follow(f) }, func(ctx context.Context, f *release.Feed) (*result, error) {
-		end, res := c.lease(ctx, key, x)
-		if res != nil {
+		end, res, found := cache.TakeLease(&c.Leases, ctx, key, func(ctx context.Context) (*result, bool) {
+			res := c.entry(ctx, key, x)
+			return res, res != nil
+		})
+		if found {
 			return res, nil
 		}
 		defer end()
@@ -155,59 +124,6 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	return res
 }
 
-// lease takes key's lease across replicas before this process's run: it
-// returns the function that ends the lease once the run stored its entry,
-// or the result of another replica's run, waited for while that replica
-// holds the lease. A holder that dies stops renewing it, and it expires:
-// then this replica takes it and makes its own call. Without a Leaser, or
-// with Redis down, the run is this process's own.
-func (c *Cache) lease(ctx context.Context, key cache.Key, x *exchange) (end func(), res *result) {
-	noop := func() {}
-	if c.Lease == nil {
-		return noop, nil
-	}
-	ttl := cmp.Or(c.LeaseTTL, cache.DefaultLeaseTTL)
-	poll := cmp.Or(c.LeasePoll, cache.DefaultLeasePoll)
-	for {
-		token, ok, err := c.Lease.Acquire(ctx, key, ttl)
-		if c.leaseError(ctx, err) {
-			return noop, nil
-		}
-		if ok {
-			// The entry may have come between this request's miss and
-			// its lease: another replica's run that just ended.
-			if res := c.entry(ctx, key, x); res != nil {
-				c.leaseError(ctx, c.Lease.Release(context.WithoutCancel(ctx), key, token))
-				c.remote.Add(1)
-				return noop, res
-			}
-			return c.hold(ctx, key, token, ttl), nil
-		}
-		// Another replica runs it: wait for its entry while it holds
-		// the lease.
-		for {
-			t := time.NewTimer(poll)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return noop, nil // the run is cancelled; it answers no one
-			case <-t.C:
-			}
-			if res := c.entry(ctx, key, x); res != nil {
-				c.remote.Add(1)
-				return noop, res
-			}
-			held, err := c.Lease.Held(ctx, key)
-			if c.leaseError(ctx, err) {
-				return noop, nil
-			}
-			if !held {
-				break // done without a storable answer, or dead: take it
-			}
-		}
-	}
-}
-
 // entry is the stored answer of key that can answer x, or nil.
 func (c *Cache) entry(ctx context.Context, key cache.Key, x *exchange) *result {
 	v, ok, err := c.store.Get(ctx, key)
@@ -220,46 +136,6 @@ func (c *Cache) entry(ctx context.Context, key cache.Key, x *exchange) *result {
 		return res
 	}
 	return nil
-}
-
-// hold renews the lease while the run goes on; the returned function
-// ends it.
-func (c *Cache) hold(ctx context.Context, key cache.Key, token string, ttl time.Duration) func() {
-	ctx = context.WithoutCancel(ctx)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				c.leaseError(ctx, c.Lease.Renew(ctx, key, token, ttl))
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-done
-		c.leaseError(ctx, c.Lease.Release(ctx, key, token))
-	}
-}
-
-// leaseError reports err to OnLeaseError and whether there was one; the
-// lease's state follows: the first error after a success is the start of
-// an outage, and runs are this process's own until a lease call works.
-func (c *Cache) leaseError(ctx context.Context, err error) bool {
-	if err == nil {
-		c.leaseDown.Store(false)
-		return false
-	}
-	if ctx.Err() == nil && c.OnLeaseError != nil {
-		c.OnLeaseError(err, !c.leaseDown.Swap(true))
-	}
-	return true
 }
 
 // partition is whose entries a request of ctx may read and write: its
