@@ -2,7 +2,6 @@ package middleware
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,8 +9,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/labstack/echo/v4"
 )
 
 // pacedUpstream is an Upstream whose every answer is body, written after
@@ -68,6 +65,22 @@ func (w *timedWriter) Write(b []byte) (int, error) {
 }
 func (w *timedWriter) Flush() {}
 
+// serveHeld sends a request for path with body, guarded by the json
+// contract, through a guard whose upstream is up and whose keep-alive
+// interval is keepAlive, and returns what the client got, write by write.
+func serveHeld(t *testing.T, up Upstream, keepAlive time.Duration, path, body string) *timedWriter {
+	cfg := DefaultGuardConfig
+	cfg.Resolver = builtinRoutes(t)
+	cfg.Upstream = up
+	cfg.StreamKeepAlive = keepAlive
+	e := guardApp(t, cfg)
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("X-Contract", "json")
+	w := &timedWriter{header: http.Header{}, start: time.Now()}
+	e.ServeHTTP(w, req)
+	return w
+}
+
 // TestHeldStreamKeepAlive: a client that asked for a stream hears the
 // API's own keep-alive every stream_keepalive while the guard waits for
 // the model, the stream starting with the first one, then the answer;
@@ -102,22 +115,7 @@ func TestHeldStreamKeepAlive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cfg := DefaultGuardConfig
-				cfg.Resolver = builtinRoutes(t)
-				cfg.Upstream = pacedUpstream{delay: tt.delay, body: tt.answer}
-				cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-				cfg.StreamKeepAlive = tt.keepAlive
-				guard, err := cfg.ToMiddleware()
-				if err != nil {
-					t.Fatal(err)
-				}
-				e := echo.New()
-				e.HTTPErrorHandler = ErrorHandler
-				e.Use(guard)
-				req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
-				req.Header.Set("X-Contract", "json")
-				w := &timedWriter{header: http.Header{}, start: time.Now()}
-				e.ServeHTTP(w, req)
+				w := serveHeld(t, pacedUpstream{delay: tt.delay, body: tt.answer}, tt.keepAlive, tt.path, tt.body)
 
 				if w.code != http.StatusOK || len(w.writes) != tt.wantKeepAlives+1 {
 					t.Fatalf("status %d, %d writes, want 200 and %d keep-alives then the answer: %v", w.code, len(w.writes), tt.wantKeepAlives, w.writes)
@@ -162,22 +160,7 @@ func TestHeldStreamErrorShape(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				cfg := DefaultGuardConfig
-				cfg.Resolver = builtinRoutes(t)
-				cfg.Upstream = pacedUpstream{delay: 25 * time.Second, body: "not an answer"}
-				cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-				cfg.StreamKeepAlive = 10 * time.Second
-				guard, err := cfg.ToMiddleware()
-				if err != nil {
-					t.Fatal(err)
-				}
-				e := echo.New()
-				e.HTTPErrorHandler = ErrorHandler
-				e.Use(guard)
-				req := httptest.NewRequest(http.MethodPost, tt.path, strings.NewReader(tt.body))
-				req.Header.Set("X-Contract", "json")
-				w := &timedWriter{header: http.Header{}, start: time.Now()}
-				e.ServeHTTP(w, req)
+				w := serveHeld(t, pacedUpstream{delay: 25 * time.Second, body: "not an answer"}, 10*time.Second, tt.path, tt.body)
 
 				if len(w.writes) != 3 {
 					t.Fatalf("%d writes, want 2 keep-alives then the error: %v", len(w.writes), w.writes)
