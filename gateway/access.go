@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/modelcall"
 	"github.com/contractgateway/gateway/middleware/upstream"
 )
 
@@ -260,7 +261,7 @@ func (s *Server) checkAccess(next echo.HandlerFunc) echo.HandlerFunc {
 		ctx := middleware.WithCaller(req.Context(), p.Name)
 		// The guard's work after its answer (the drain of an early-stopped
 		// call) holds a place of the key in flight and is charged.
-		ctx = middleware.WithBackground(ctx, func() func(int) {
+		ctx = modelcall.WithBackground(ctx, func() func(int) {
 			done := g.limiter.Hold(ctx, p)
 			return func(tokens int) {
 				done(tokens)

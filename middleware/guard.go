@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/modelcall"
 	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/spans"
 	"github.com/contractgateway/gateway/middleware/upstream"
@@ -34,6 +35,23 @@ const (
 	DefaultMaxLLMCalls      = repair.DefaultMaxLLMCalls
 	DefaultStreamKeepAlive  = 10 * time.Second
 )
+
+// Upstream is the guard's one road to Ollama: the first answer, repair
+// calls, partial regeneration, re-runs and the fallback model all go
+// through it: an [upstream.Client] or a pool of them (gateway/pool), the pass-through's
+// own, so that both share one view of the upstreams' health. A call's
+// model is on its context (upstream.WithModel), for a pool to route it.
+type Upstream interface {
+	// Do sends req to Ollama and returns its answer. req.URL holds the path
+	// only: the Upstream knows where Ollama is. An error the client should
+	// see as it is (a 503 of an open breaker, with Retry-After) is an
+	// *apierr.Error; the request's context ending is its context's error;
+	// any other error is the upstream's failure (a timeout 504, anything
+	// else an unreachable upstream, 502), as upstream.Send maps it.
+	Do(req *http.Request) (*http.Response, error)
+}
+
+var _ Upstream = (*upstream.Client)(nil)
 
 // Resolver decides whether a request is guarded. A nil route.Route means pass
 // the request through; an error is the client's (400).
@@ -211,6 +229,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		byPath[cd.Path()] = cd
 	}
 	g := &guard{GuardConfig: config, tools: newToolValidators(), spans: spans.New(config.TracerProvider, upstream.Served)}
+	g.caller = &modelcall.Caller{Upstream: config.Upstream, MaxResponseBytes: config.MaxResponseBytes, Inject: g.spans.Inject}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			if config.Skipper(c) || c.Request().Method != http.MethodPost {
@@ -227,8 +246,9 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 
 type guard struct {
 	GuardConfig
-	tools *toolValidators
-	spans spans.Tracer
+	tools  *toolValidators
+	spans  spans.Tracer
+	caller *modelcall.Caller
 }
 
 func (g *guard) log(ev Event) {

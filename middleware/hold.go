@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/contractgateway/gateway/middleware/codec/frame"
+	"github.com/contractgateway/gateway/middleware/modelcall"
 )
 
 // hold answers x as answer does; while it works on a client that asked
@@ -25,15 +26,19 @@ import (
 // waiting on an item's repair call does not go silent either.
 //
 // The Event's tokens include those of the calls that brought no answer
-// (see spent): a client that leaves is charged what the model did.
+// (see modelcall.Spent): a client that leaves is charged what the model did.
 func (g *guard) hold(c echo.Context, ctx context.Context, x *exchange) (*result, Event) {
-	ctx, sp := withSpent(ctx)
+	ctx, sp := modelcall.WithSpent(ctx)
 	answer := func() (*result, Event) {
 		res, ev := g.answer(ctx, x)
 		if c.Request().Context().Err() != nil {
-			sp.wait()
+			sp.Wait()
 		}
-		sp.charge(&ev)
+		first, repairs := sp.Tokens()
+		ev.FirstTokens.PromptTokens += first.PromptTokens
+		ev.FirstTokens.OutputTokens += first.OutputTokens
+		ev.RepairTokens.PromptTokens += repairs.PromptTokens
+		ev.RepairTokens.OutputTokens += repairs.OutputTokens
 		return res, ev
 	}
 	keepAlive := x.client.Stream && g.StreamKeepAlive > 0
@@ -145,7 +150,7 @@ func setHeader(w *echo.Response, key, value string) {
 
 // abandoned logs a guarded request whose client left before its answer,
 // for its outcome record and its key's tokens: the upstream worked for it
-// all the same (what it did is in ev, see spent).
+// all the same (what it did is in ev, see modelcall.Spent).
 func (g *guard) abandoned(ev Event, latency time.Duration) {
 	ev.Latency = latency
 	if ev.Status == StatusError {

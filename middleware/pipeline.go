@@ -22,6 +22,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/corrections"
+	"github.com/contractgateway/gateway/middleware/modelcall"
 	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/spans"
@@ -446,11 +447,11 @@ func (g *guard) ask(ctx context.Context, x *exchange, r *codec.Request, phase st
 			done(0, 0, err)
 		}
 	}()
-	call := upstreamCall{path: x.codec.Path(), body: r.Bytes(), header: x.header, model: r.Model}
+	call := modelcall.Call{Path: x.codec.Path(), Body: r.Bytes(), Header: x.header, Model: r.Model}
 	if phase == "first" && x.items != nil && x.items.rel != nil {
-		call.onDelta = x.items.rel.Feed
+		call.OnDelta = x.items.rel.Feed
 	}
-	return g.call(ctx, call, x.codec, r.FormatSchema)
+	return g.caller.Do(ctx, call, x.codec, r.FormatSchema)
 }
 
 // repairs is a request's one use of the repair ladder, whatever it
@@ -503,7 +504,7 @@ func (rp *repairs) run(ctx context.Context, job repair.Job) repair.Outcome {
 // model is the ladder's model for the exchange: the upstream model, with
 // the request id and a span per call.
 func (g *guard) model(x *exchange) repair.Model {
-	return model{call: g.call, name: x.upstreamModel, header: x.header, span: g.spans.ModelCall}
+	return modelcall.Model{Caller: g.caller, Name: x.upstreamModel, Header: x.header, Span: g.spans.ModelCall}
 }
 
 // repairModel is the model of x's repair and regeneration calls: the

@@ -16,6 +16,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/middleware/modelcall"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
 )
@@ -88,7 +89,7 @@ func TestEarlyStopDrainsWithinLimits(t *testing.T) {
 	held, charged := make(chan struct{}, 1), make(chan int, 1)
 	gw := mountWith(t, up.URL, func(c *GuardConfig) { c.Observe = func(ev Event) { events <- ev } },
 		func(ctx context.Context) context.Context {
-			return WithBackground(ctx, func() func(int) {
+			return modelcall.WithBackground(ctx, func() func(int) {
 				held <- struct{}{}
 				return func(tokens int) { charged <- tokens }
 			})

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/modelcall"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
 )
@@ -21,5 +21,5 @@ func newCLIModel(base, model string) (repair.Model, error) {
 	// A large document on a slow model: minutes, not hours.
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 10 * time.Minute
-	return middleware.NewModel(upstream.New(upstream.Options{URL: u, Transport: t}), model), nil
+	return modelcall.NewModel(upstream.New(upstream.Options{URL: u, Transport: t}), model), nil
 }

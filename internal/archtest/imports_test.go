@@ -69,6 +69,7 @@ var ranks = map[string]int{
 	"middleware/codec/assemble": 510,
 	"middleware/codec":          520,
 	"middleware/route":          520,
+	"middleware/modelcall":      530,
 	"middleware":                600,
 
 	// The server's features, beneath gateway.

@@ -1,4 +1,4 @@
-package middleware
+package modelcall
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -20,36 +21,36 @@ const maxRepairPrompt = 4 << 20
 // errPromptTooLarge is the error of a repair call that was not sent.
 var errPromptTooLarge = errors.New("repair prompt too large")
 
-// model is the ladder's repair.Model on the upstream: one /api/generate
+// Model is the ladder's repair.Model on the upstream: one /api/generate
 // call per completion, streamed and read as it arrives (stopped once its
 // JSON value closed when it carries a format).
-type model struct {
-	call   func(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error)
-	name   string
-	header http.Header
-	// span, when set, starts the span of a model call.
-	span func(ctx context.Context, op, model, phase string) (context.Context, func(prompt, output int, err error))
+type Model struct {
+	Caller *Caller
+	// Name is the model asked unless a request names its own.
+	Name   string
+	Header http.Header
+	// Span, when set, starts the span of a model call.
+	Span func(ctx context.Context, op, model, phase string) (context.Context, func(prompt, output int, err error))
 }
 
-var _ repair.StartReporter = model{}
+var _ repair.StartReporter = Model{}
 
 // ReportsStart implements repair.StartReporter: the call is streamed, and
 // its first piece of text says the model answers it.
-func (model) ReportsStart() bool { return true }
+func (Model) ReportsStart() bool { return true }
 
 // NewModel returns a repair.Model that completes through up with model
 // name (the command line's `repair --ollama`).
-func NewModel(up Upstream, name string) repair.Model {
-	g := &guard{GuardConfig: GuardConfig{Upstream: up}}
-	return model{call: g.call, name: name}
+func NewModel(up upstream.Doer, name string) repair.Model {
+	return Model{Caller: &Caller{Upstream: up}, Name: name}
 }
 
 // Complete implements repair.Model.
-func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
+func (m Model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Reply, error) {
 	if len(req.System)+len(req.Prompt) > maxRepairPrompt {
 		return repair.Reply{}, fmt.Errorf("%w: %d bytes, the limit is %d", errPromptTooLarge, len(req.System)+len(req.Prompt), maxRepairPrompt)
 	}
-	name := m.name
+	name := m.Name
 	if req.Model != "" {
 		name = req.Model
 	}
@@ -72,15 +73,15 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		body.Set("format", f)
 	}
 	done := func(int, int, error) {}
-	if m.span != nil {
-		ctx, done = m.span(ctx, "text_completion", name, "repair")
+	if m.Span != nil {
+		ctx, done = m.Span(ctx, "text_completion", name, "repair")
 	}
-	call := upstreamCall{path: "/api/generate", body: strictjson.Marshal(body), header: m.header, model: name}
+	call := Call{Path: "/api/generate", Body: strictjson.Marshal(body), Header: m.Header, Model: name}
 	if req.Started != nil {
 		var once sync.Once
-		call.onDelta = func(string) { once.Do(req.Started) }
+		call.OnDelta = func(string) { once.Do(req.Started) }
 	}
-	a, err := m.call(ctx, call, codec.Generate{}, len(req.Format) > 0)
+	a, err := m.Caller.Do(ctx, call, codec.Generate{}, len(req.Format) > 0)
 	if err != nil {
 		done(0, 0, err)
 		return repair.Reply{}, err

@@ -1,4 +1,11 @@
-package middleware
+// Package modelcall makes the guard's calls to the model: one streamed
+// call read as it arrives with the API's codec, stopped once its JSON value
+// closed, sent again to another upstream of a pool when it broke off, and
+// counted against the request that made it (Spent, Background); and the
+// repair ladder's Model on top of it. It is kept apart from the pipeline
+// because it knows nothing of contracts or routes: a request body and the
+// codec that reads its answer.
+package modelcall
 
 import (
 	"bytes"
@@ -17,34 +24,28 @@ import (
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-// Upstream is the guard's one road to Ollama: the first answer, repair
-// calls, partial regeneration, re-runs and the fallback model all go
-// through it: an [upstream.Client] or a pool of them (gateway/pool), the pass-through's
-// own, so that both share one view of the upstreams' health. A call's
-// model is on its context (upstream.WithModel), for a pool to route it.
-type Upstream interface {
-	// Do sends req to Ollama and returns its answer. req.URL holds the path
-	// only: the Upstream knows where Ollama is. An error the client should
-	// see as it is (a 503 of an open breaker, with Retry-After) is an
-	// *apierr.Error; the request's context ending is its context's error;
-	// any other error is the upstream's failure (a timeout 504, anything
-	// else an unreachable upstream, 502), as upstream.Send maps it.
-	Do(req *http.Request) (*http.Response, error)
+// Call is one request the guard sends upstream.
+type Call struct {
+	Path string
+	Body []byte
+	// Header holds the headers to send (the request id); the client's own
+	// are not forwarded.
+	Header http.Header
+	// OnDelta, when set, gets each piece of the answer's text as it is
+	// read (a progressive stream's release).
+	OnDelta func(string)
+	Model   string // the model asked, for a pool to choose an upstream that has it
 }
 
-var _ Upstream = (*upstream.Client)(nil)
-
-// upstreamCall is one request the guard sends upstream.
-type upstreamCall struct {
-	path string
-	body []byte
-	// header holds the client's headers to forward (nil for the guard's
-	// own calls) and the request id.
-	header http.Header
-	// onDelta, when set, gets each piece of the answer's text as it is
-	// read (a progressive stream's release).
-	onDelta func(string)
-	model   string // the model asked, for a pool to choose an upstream that has it
+// Caller makes calls to the model through its Upstream.
+type Caller struct {
+	// Upstream is where calls go: an upstream.Client or a pool of them.
+	Upstream upstream.Doer
+	// MaxResponseBytes bounds an answer read, in bytes; a larger one is a
+	// 502 (see upstream.Open).
+	MaxResponseBytes int64
+	// Inject, when set, adds the trace context of ctx to a call's header.
+	Inject func(ctx context.Context, h http.Header)
 }
 
 // errStopped is the cause of the end of a model call whose answer the
@@ -60,7 +61,7 @@ const readBufferSize = 32 << 10
 // up to a few per core, kept across garbage collections.
 var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 
-// callOnce makes one upstream call, asked with stream true, and reads the
+// once makes one upstream call, asked with stream true, and reads the
 // answer as it arrives with a StreamReader of cd, within MaxResponseBytes.
 // When stopEarly is set (the call carries a schema format, so the answer
 // is one JSON value by grammar) the answer is complete as soon as that
@@ -69,7 +70,7 @@ var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 // no longer holds the request. The answer is the text read, its output
 // tokens the chunks read; its prompt (Ollama sends its counters only in
 // the final chunk) is estimated from the request's text and noted in the
-// request's spent (see withSpent), as is what a call that failed once it
+// request's Spent (see WithSpent), as is what a call that failed once it
 // was sent (the client left, the upstream broke off) cost. The rest of
 // the call is drained in the background rather than cut, for cutting it
 // may block the model in Ollama (see upstream.Stream.Drain): the drain
@@ -77,7 +78,7 @@ var readBuffers = bufpool.New(min(4*runtime.GOMAXPROCS(0), 32), readBufferSize)
 // (Background). Errors are the upstream client's
 // (upstream.Open and Stream.Read), and a 502 for an answer the codec
 // cannot read.
-func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (a *codec.Answer, err error) {
+func (c *Caller) once(ctx context.Context, call Call, cd codec.Codec, stopEarly bool) (a *codec.Answer, err error) {
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	if stopEarly {
@@ -93,24 +94,26 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 			cancel(nil)
 		}
 	}()
-	req, err := http.NewRequestWithContext(upstream.WithModel(ctx, call.model), http.MethodPost, call.path, bytes.NewReader(call.body))
+	req, err := http.NewRequestWithContext(upstream.WithModel(ctx, call.Model), http.MethodPost, call.Path, bytes.NewReader(call.Body))
 	if err != nil {
 		return nil, &apierr.Error{Code: http.StatusInternalServerError, Err: err}
 	}
-	for k, vs := range call.header {
+	for k, vs := range call.Header {
 		req.Header[k] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
-	g.spans.Inject(ctx, req.Header)
+	if c.Inject != nil {
+		c.Inject(ctx, req.Header)
+	}
 	sp := spentOf(ctx)
 	num := sp.begin()
 	defer sp.end()
 	alive := ctx.Err() == nil
-	s, err := upstream.Open(g.Upstream, req, g.MaxResponseBytes)
+	s, err := upstream.Open(c.Upstream, req, c.MaxResponseBytes)
 	if err != nil {
 		if alive && ctx.Err() != nil {
 			// Sent, and left while Ollama read the prompt.
-			sp.add(num, promptEstimate(call.body), 0)
+			sp.add(num, promptEstimate(call.Body), 0)
 		}
 		return nil, err
 	}
@@ -121,7 +124,7 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 	}()
 	defer func() {
 		if a == nil {
-			sp.add(num, promptEstimate(call.body), s.Frames())
+			sp.add(num, promptEstimate(call.Body), s.Frames())
 		}
 	}()
 	rd := cd.NewStreamReader()
@@ -142,8 +145,8 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 			if err != nil {
 				return nil, unreadable(err)
 			}
-			if call.onDelta != nil && delta != "" {
-				call.onDelta(delta)
+			if call.OnDelta != nil && delta != "" {
+				call.OnDelta(delta)
 			}
 			if end != nil && end.Feed(delta) {
 				a, err := rd.Stop()
@@ -151,7 +154,7 @@ func (g *guard) callOnce(ctx context.Context, call upstreamCall, cd codec.Codec,
 					return nil, unreadable(err)
 				}
 				if a.PromptTokens == 0 {
-					sp.add(num, promptEstimate(call.body), 0)
+					sp.add(num, promptEstimate(call.Body), 0)
 				}
 				detached = true
 				release, read := backgroundOf(ctx)(), s.Frames()
@@ -208,7 +211,7 @@ func promptEstimate(body []byte) int {
 	return m.Tokens()
 }
 
-// spent is what a request's upstream calls cost beyond the counters of
+// Spent is what a request's upstream calls cost beyond the counters of
 // their answers: the calls that brought no answer (the client left, the
 // upstream broke off), their prompt estimated from its text and their
 // output counted from the chunks read, and the prompt of the calls the
@@ -216,7 +219,7 @@ func promptEstimate(body []byte) int {
 // report their own counted tokens (codec.Answer); these would otherwise
 // be charged to no one. The request's first call is the first answer's,
 // the others the repairs'.
-type spent struct {
+type Spent struct {
 	mu            sync.Mutex
 	calls         int
 	first, repair repair.Usage
@@ -228,21 +231,21 @@ type spent struct {
 
 type ctxKeySpent struct{}
 
-// withSpent gives ctx a spent for the calls made under it.
-func withSpent(ctx context.Context) (context.Context, *spent) {
-	sp := &spent{}
+// WithSpent gives ctx a Spent for the calls made under it.
+func WithSpent(ctx context.Context) (context.Context, *Spent) {
+	sp := &Spent{}
 	sp.ended = sync.NewCond(&sp.mu)
 	return context.WithValue(ctx, ctxKeySpent{}, sp), sp
 }
 
-// spentOf is ctx's spent; nil (which notes nothing) when there is none.
-func spentOf(ctx context.Context) *spent {
-	sp, _ := ctx.Value(ctxKeySpent{}).(*spent)
+// spentOf is ctx's Spent; nil (which notes nothing) when there is none.
+func spentOf(ctx context.Context) *Spent {
+	sp, _ := ctx.Value(ctxKeySpent{}).(*Spent)
 	return sp
 }
 
 // begin numbers a call of the request, from 0.
-func (sp *spent) begin() int {
+func (sp *Spent) begin() int {
 	if sp == nil {
 		return 0
 	}
@@ -254,7 +257,7 @@ func (sp *spent) begin() int {
 }
 
 // end notes the end of a call begun.
-func (sp *spent) end() {
+func (sp *Spent) end() {
 	if sp == nil {
 		return
 	}
@@ -264,11 +267,11 @@ func (sp *spent) end() {
 	sp.ended.Broadcast()
 }
 
-// wait waits for the calls under way to end. A request whose client left
+// Wait waits for the calls under way to end. A request whose client left
 // may return before the run it started (a run shared by identical
 // requests goes on for the others, and ends with its context when none is
 // left): its Event then waits for what its calls cost.
-func (sp *spent) wait() {
+func (sp *Spent) Wait() {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	for sp.inflight > 0 {
@@ -277,7 +280,7 @@ func (sp *spent) wait() {
 }
 
 // add notes what call (numbered by begin) cost beyond its answer.
-func (sp *spent) add(call, prompt, output int) {
+func (sp *Spent) add(call, prompt, output int) {
 	if sp == nil {
 		return
 	}
@@ -291,23 +294,23 @@ func (sp *spent) add(call, prompt, output int) {
 	u.OutputTokens += output
 }
 
-// charge adds to ev's tokens what sp noted.
-func (sp *spent) charge(ev *Event) {
+// Tokens returns what sp noted: of the first answer's call, and of the
+// repair calls.
+func (sp *Spent) Tokens() (first, repairs repair.Usage) {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	ev.FirstTokens.PromptTokens += sp.first.PromptTokens
-	ev.FirstTokens.OutputTokens += sp.first.OutputTokens
-	ev.RepairTokens.PromptTokens += sp.repair.PromptTokens
-	ev.RepairTokens.OutputTokens += sp.repair.OutputTokens
+	return sp.first, sp.repair
 }
 
-// call is callOnce, sent once more when its answer broke off before its
-// end on a pool of several upstreams: no byte of it reached the client,
-// and the pool sends it to another upstream than the one that broke.
-func (g *guard) call(ctx context.Context, call upstreamCall, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
-	a, err := g.callOnce(ctx, call, cd, stopEarly)
-	if p, ok := g.Upstream.(interface{ Failover() bool }); ok && p.Failover() && errors.Is(err, upstream.ErrIncomplete) && ctx.Err() == nil {
-		return g.callOnce(upstream.Again(ctx), call, cd, stopEarly)
+// Do makes one call, asked with stream true, and reads the answer as it
+// arrives with a StreamReader of cd, within MaxResponseBytes (see once).
+// It sends the call once more when its answer broke off before its end on
+// a pool of several upstreams: no byte of it reached the client, and the
+// pool sends it to another upstream than the one that broke.
+func (c *Caller) Do(ctx context.Context, call Call, cd codec.Codec, stopEarly bool) (*codec.Answer, error) {
+	a, err := c.once(ctx, call, cd, stopEarly)
+	if p, ok := c.Upstream.(interface{ Failover() bool }); ok && p.Failover() && errors.Is(err, upstream.ErrIncomplete) && ctx.Err() == nil {
+		return c.once(upstream.Again(ctx), call, cd, stopEarly)
 	}
 	return a, err
 }
