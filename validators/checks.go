@@ -36,6 +36,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		maxString = max(maxString, len(k), len(v))
 	}
 	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
+	act.vars = &contracts.CheckVars{Root: act.root, Params: act.params}
 	schemaFound := func(ptr string) bool {
 		for i := range e.out {
 			v := &e.out[i]
@@ -90,11 +91,7 @@ func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act
 		}
 		return arr + "/" + strconv.Itoa(j)
 	}
-	prg := c.Program
-	if act.sized && c.Untracked != nil && c.UntrackedWithin&(1<<act.class) != 0 {
-		prg = c.Untracked
-	}
-	out, _, err := prg.Eval(act)
+	out, err := evalRule(c, act)
 	if err == nil {
 		if b, ok := out.(types.Bool); ok {
 			if b {
@@ -117,6 +114,29 @@ func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act
 	e.Add(Violation{Class: ClassSemantic, Code: "CHECK_ERROR", Severity: SeverityError,
 		Path: dotted, Pointer: pointer, Expected: c.Code, Actual: msg,
 		Hint: "The check " + c.Code + " could not be evaluated: " + msg + "."}, pos)
+}
+
+// evalRule evaluates c's rule with the variables of act: compiled into
+// Go where the rule has been and the document's size class lets it run
+// uncounted, else by cel-go, counting its cost unless the class is
+// known to stay below the limit.
+func evalRule(c *contracts.Check, act *checkActivation) (ref.Val, error) {
+	uncounted := act.sized && c.UntrackedWithin&(1<<act.class) != 0
+	if uncounted && c.Fast != nil {
+		act.vars.Self, act.vars.Index = act.self, act.index
+		if out, ok := c.Fast.Eval(act.vars); ok {
+			if e, isErr := out.(*types.Err); isErr {
+				return out, e
+			}
+			return out, nil
+		}
+	}
+	prg := c.Program
+	if uncounted && c.Untracked != nil {
+		prg = c.Untracked
+	}
+	out, _, err := prg.Eval(act)
+	return out, err
 }
 
 // scopeOf is the pointer under which a schema problem explains a check's
@@ -259,6 +279,8 @@ type checkActivation struct {
 	self, root ref.Val
 	index      types.Int
 	params     ref.Val
+	// vars are the same variables for a rule compiled into Go.
+	vars *contracts.CheckVars
 	// class is the size class (contracts.CheckSizeClass) of the
 	// document and the parameters; sized is false when they are larger
 	// than every class.

@@ -1,0 +1,1106 @@
+package contracts
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+	"cel.dev/cel-go/common/types/traits"
+	"cel.dev/cel-go/interpreter"
+	"cel.dev/cel-go/interpreter/functions"
+)
+
+// FastRule is a rule compiled into Go closures over its variables: the
+// same steps cel-go's interpreter takes (the same functions, the same
+// order, the same errors), without its per-step dispatch, name lookups
+// and attribute machinery, which cost most of a check's time. It does
+// not count cost, so a check has one only where the load-time estimate
+// shows that the rule cannot reach CheckRuntimeCostLimit (the classes
+// of Check.UntrackedWithin); every other document is evaluated by
+// Program. A rule using a part of CEL the compiler does not know (map
+// or message literals, two-variable comprehensions, optional steps)
+// has none.
+type FastRule struct {
+	eval  fastExpr
+	slots int
+	folds int
+}
+
+// CheckVars are the variables of one evaluation of a FastRule, and the
+// scratch space its comprehensions use; a caller reuses one across
+// evaluations so that an evaluation allocates nothing of its own.
+type CheckVars struct {
+	Self, Root, Params ref.Val
+	Index              types.Int
+	slots              []ref.Val
+	folds              []fastFolder
+	// bail is set when the evaluation met a value the compiled rule
+	// does not handle as cel-go would (an optional value where a member
+	// is read); the caller then evaluates the rule with cel-go.
+	bail bool
+}
+
+// errBail is what a step gives when it sets bail.
+var errBail = types.NewErr("evaluated by cel-go")
+
+// Eval evaluates the rule with the variables v; false when the rule
+// must be evaluated by cel-go instead. A function that panics is an
+// error, as cel-go's Eval makes it.
+func (r *FastRule) Eval(v *CheckVars) (out ref.Val, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, ok = types.WrapErr(fmt.Errorf("internal error: %v", p)), true
+		}
+	}()
+	if cap(v.slots) < r.slots {
+		v.slots = make([]ref.Val, r.slots)
+	}
+	v.slots = v.slots[:r.slots]
+	if cap(v.folds) < r.folds {
+		v.folds = make([]fastFolder, r.folds)
+	}
+	v.folds = v.folds[:r.folds]
+	v.bail = false
+	out = r.eval(v)
+	return out, !v.bail
+}
+
+type fastExpr func(*CheckVars) ref.Val
+
+// errNotFast is returned by the compiler for a part of CEL it leaves to
+// cel-go.
+var errNotFast = errors.New("not compiled to Go")
+
+// fastOverloads are the implementations of every function of checkBase,
+// by overload id and by function name, as cel-go's dispatcher holds
+// them.
+var fastOverloads = func() map[string]*functions.Overload {
+	out := map[string]*functions.Overload{}
+	for _, fn := range checkBase.Functions() {
+		bs, err := fn.Bindings()
+		if err != nil {
+			continue
+		}
+		for _, b := range bs {
+			out[b.Operator] = b
+		}
+	}
+	return out
+}()
+
+// fastLocal is a comprehension variable in scope: its slot, and for an
+// accumulator its initial value, evaluated on first read as cel-go
+// does.
+type fastLocal struct {
+	name string
+	slot int
+	init fastExpr
+}
+
+type fastCompiler struct {
+	ast   *celast.AST
+	prov  types.Provider
+	scope []fastLocal
+	slots int
+	folds int
+}
+
+// compileFast compiles a checked (and folded) rule; errNotFast when it
+// uses a part of CEL the compiler leaves to cel-go.
+func compileFast(a *celast.AST, prov types.Provider) (r *FastRule, err error) {
+	c := &fastCompiler{ast: a, prov: prov}
+	e, err := c.expr(a.Expr())
+	if err != nil {
+		return nil, err
+	}
+	return &FastRule{eval: e, slots: c.slots, folds: c.folds}, nil
+}
+
+func (c *fastCompiler) lookup(name string) (fastLocal, bool) {
+	for i := len(c.scope) - 1; i >= 0; i-- {
+		if c.scope[i].name == name {
+			return c.scope[i], true
+		}
+	}
+	return fastLocal{}, false
+}
+
+func (c *fastCompiler) expr(e celast.Expr) (fastExpr, error) {
+	switch e.Kind() {
+	case celast.LiteralKind:
+		v := e.AsLiteral()
+		return func(*CheckVars) ref.Val { return v }, nil
+	case celast.IdentKind:
+		if r, ok := c.ast.ReferenceMap()[e.ID()]; ok {
+			return c.ident(e.ID(), r.Name, r)
+		}
+		return c.ident(e.ID(), e.AsIdent(), nil)
+	case celast.SelectKind:
+		return c.selectExpr(e)
+	case celast.CallKind:
+		return c.call(e)
+	case celast.ListKind:
+		return c.list(e)
+	case celast.ComprehensionKind:
+		return c.comprehension(e)
+	}
+	return nil, errNotFast
+}
+
+// ident is a variable, a constant or a type name, resolved in the order
+// of cel-go's planner.
+func (c *fastCompiler) ident(id int64, name string, r *celast.ReferenceInfo) (fastExpr, error) {
+	if r != nil && r.Value != nil {
+		v := r.Value
+		return func(*CheckVars) ref.Val { return v }, nil
+	}
+	if t := c.ast.GetType(id); r != nil && t != nil && t.Kind() == types.TypeKind {
+		v, ok := c.prov.FindIdent(r.Name)
+		if !ok {
+			return nil, errNotFast
+		}
+		return func(*CheckVars) ref.Val { return v }, nil
+	}
+	if l, ok := c.lookup(name); ok {
+		s := l.slot
+		if l.init == nil {
+			return func(v *CheckVars) ref.Val { return v.slots[s] }, nil
+		}
+		init := l.init
+		return func(v *CheckVars) ref.Val {
+			if v.slots[s] == nil {
+				v.slots[s] = init(v)
+			}
+			return v.slots[s]
+		}, nil
+	}
+	switch name {
+	case "self":
+		return func(v *CheckVars) ref.Val { return v.Self }, nil
+	case "root":
+		return func(v *CheckVars) ref.Val { return v.Root }, nil
+	case "index":
+		return func(v *CheckVars) ref.Val { return v.Index }, nil
+	case "params":
+		return func(v *CheckVars) ref.Val { return v.Params }, nil
+	}
+	return nil, errNotFast
+}
+
+// fielder is a JSON object of the document: a member read in place.
+type fielder interface {
+	Field(string) (ref.Val, bool)
+}
+
+func (c *fastCompiler) selectExpr(e celast.Expr) (fastExpr, error) {
+	if r, ok := c.ast.ReferenceMap()[e.ID()]; ok {
+		return c.ident(e.ID(), r.Name, r)
+	}
+	sel := e.AsSelect()
+	op, err := c.expr(sel.Operand())
+	if err != nil {
+		return nil, err
+	}
+	name := sel.FieldName()
+	key := types.String(name)
+	missing := types.NewErr("no such key: %s", name)
+	opType := c.ast.GetType(sel.Operand().ID())
+	if opType != nil && opType.Kind() == types.OpaqueKind {
+		return nil, errNotFast
+	}
+	if opType != nil && opType.Kind() == types.StructKind {
+		if ft, ok := c.prov.FindStructFieldType(opType.TypeName(), name); ok && ft.IsSet != nil && ft.GetFrom != nil {
+			// The schema's object type: cel-go reads the field through
+			// the type's GetFrom and IsSet, whatever the value is.
+			if sel.IsTestOnly() {
+				return func(v *CheckVars) ref.Val {
+					x := op(v)
+					if types.IsUnknownOrError(x) {
+						return x
+					}
+					return types.Bool(ft.IsSet(x.Value()))
+				}, nil
+			}
+			return func(v *CheckVars) ref.Val {
+				x := op(v)
+				if types.IsUnknownOrError(x) {
+					return x
+				}
+				if _, ok := x.(*types.Optional); ok {
+					v.bail = true
+					return errBail
+				}
+				if f, ok := x.Value().(fielder); ok {
+					if m, found := f.Field(name); found {
+						return m
+					}
+					return missing
+				}
+				out, err := ft.GetFrom(x.Value())
+				if err != nil {
+					return types.WrapErr(err)
+				}
+				return types.DefaultTypeAdapter.NativeToValue(out)
+			}, nil
+		}
+	}
+	if sel.IsTestOnly() {
+		return func(v *CheckVars) ref.Val {
+			x := op(v)
+			switch m := x.(type) {
+			case *types.Err, *types.Unknown:
+				return x
+			case *types.Optional:
+				v.bail = true
+				return errBail
+			case fielder:
+				_, found := m.Field(name)
+				return types.Bool(found)
+			}
+			out, found, err := qualify(x, key, true)
+			if err != nil {
+				return types.WrapErr(err)
+			}
+			if out != nil {
+				return out
+			}
+			return types.Bool(found)
+		}, nil
+	}
+	return func(v *CheckVars) ref.Val {
+		x := op(v)
+		switch m := x.(type) {
+		case *types.Err, *types.Unknown:
+			return x
+		case *types.Optional:
+			v.bail = true
+			return errBail
+		case fielder:
+			if f, found := m.Field(name); found {
+				return f
+			}
+			return missing
+		}
+		out, _, err := qualify(x, key, false)
+		if err != nil {
+			return types.WrapErr(err)
+		}
+		return out
+	}, nil
+}
+
+// qualify is x[idx] (or x.idx) as cel-go's attributes read it from a
+// map, a list or an indexer; for a presence test, whether it is there
+// (out is then nil unless it is unknown).
+func qualify(x, idx ref.Val, presence bool) (out ref.Val, found bool, err error) {
+	switch v := x.(type) {
+	case *types.Unknown:
+		return v, true, nil
+	case *types.Err:
+		return nil, false, v
+	case traits.Mapper:
+		val, found := v.Find(idx)
+		if e, ok := val.(*types.Err); ok {
+			return nil, false, e
+		}
+		if found {
+			if presence {
+				return nil, true, nil
+			}
+			return val, true, nil
+		}
+		if presence {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("no such key: %v", idx)
+	case traits.Lister:
+		i, err := types.GetOrError(idx)
+		if err != nil {
+			return nil, false, err
+		}
+		if i >= 0 && types.Int(i) < v.Size().(types.Int) {
+			if presence {
+				return nil, true, nil
+			}
+			return v.Get(idx), true, nil
+		}
+		if presence {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("index out of bounds: %v", idx)
+	case traits.Indexer:
+		if presence {
+			if ft, ok := v.(traits.FieldTester); ok {
+				p := ft.IsSet(idx)
+				if e, ok := p.(*types.Err); ok {
+					return nil, false, e
+				}
+				return nil, p == types.True, nil
+			}
+		}
+		val := v.Get(idx)
+		if e, ok := val.(*types.Err); ok {
+			return nil, false, e
+		}
+		if presence {
+			return nil, true, nil
+		}
+		return val, true, nil
+	}
+	if presence {
+		return nil, false, nil
+	}
+	return nil, false, fmt.Errorf("no such key: %v", idx)
+}
+
+func (c *fastCompiler) args(e celast.Expr) ([]fastExpr, error) {
+	call := e.AsCall()
+	var out []fastExpr
+	if call.IsMemberFunction() {
+		t, err := c.expr(call.Target())
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	for _, a := range call.Args() {
+		x, err := c.expr(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
+	call := e.AsCall()
+	fn := call.FunctionName()
+	oID := ""
+	r, ok := c.ast.ReferenceMap()[e.ID()]
+	if !ok {
+		// cel-go resolves a call the checker did not in ways this
+		// compiler does not repeat.
+		return nil, errNotFast
+	}
+	if len(r.OverloadIDs) == 1 {
+		oID = r.OverloadIDs[0]
+	}
+	args, err := c.args(e)
+	if err != nil {
+		return nil, err
+	}
+	switch fn {
+	case operators.LogicalAnd, operators.LogicalOr:
+		return logical(args, fn == operators.LogicalOr), nil
+	case operators.Conditional:
+		return conditional(args[0], args[1], args[2]), nil
+	case operators.Equals, operators.NotEquals:
+		if fn == operators.Equals && oID == "equals" {
+			if f := c.joinedCompare(e, args, false); f != nil {
+				return f, nil
+			}
+		}
+		return equality(args[0], args[1], fn == operators.NotEquals), nil
+	case operators.Index:
+		return c.index(e, args)
+	case operators.OptIndex, operators.OptSelect:
+		return nil, errNotFast
+	case operators.NotStrictlyFalse:
+		a := args[0]
+		return func(v *CheckVars) ref.Val {
+			if b, ok := a(v).(types.Bool); ok {
+				return b
+			}
+			return types.True
+		}, nil
+	}
+	switch {
+	case oID == "int64_to_string" && len(args) == 1:
+		a := args[0]
+		return func(v *CheckVars) ref.Val {
+			x := a(v)
+			if n, ok := x.(types.Int); ok {
+				if n >= 0 && int(n) < len(smallInts) {
+					return smallInts[n]
+				}
+				return n.ConvertToType(types.StringType)
+			}
+			if types.IsUnknownOrError(x) {
+				return x
+			}
+			return types.MaybeNoSuchOverloadErr(x)
+		}, nil
+	case oID == "starts_with_string" && len(args) == 2:
+		if f := c.joinedCompare(e, args, true); f != nil {
+			return f, nil
+		}
+	case fn == "containsPhrase" && len(args) == 2:
+		if f := c.phrases(e, args); f != nil {
+			return f, nil
+		}
+	case fn == "matches" && len(args) == 2:
+		if f, err := c.matches(e, args); f != nil || err != nil {
+			return f, err
+		}
+	}
+	var impl *functions.Overload
+	if oID != "" {
+		impl = fastOverloads[oID]
+	}
+	if impl == nil {
+		impl = fastOverloads[fn]
+	}
+	if impl != nil && (impl.Async != nil || impl.LateBound) {
+		return nil, errNotFast
+	}
+	switch len(args) {
+	case 0:
+		if impl == nil || impl.Function == nil {
+			return nil, errNotFast
+		}
+		f := impl.Function
+		return func(*CheckVars) ref.Val { return f() }, nil
+	case 1:
+		if impl != nil && impl.Unary == nil && impl.Function != nil {
+			return varArgs(fn, oID, impl, args), nil
+		}
+		if impl != nil && impl.Unary == nil {
+			return nil, errNotFast
+		}
+		return unary(fn, oID, impl, args[0]), nil
+	case 2:
+		if impl != nil && impl.Binary == nil && impl.Function != nil {
+			return varArgs(fn, oID, impl, args), nil
+		}
+		if impl != nil && impl.Binary == nil {
+			return nil, errNotFast
+		}
+		return binary(fn, oID, impl, args[0], args[1]), nil
+	}
+	if impl != nil && impl.Function == nil {
+		return nil, errNotFast
+	}
+	return varArgs(fn, oID, impl, args), nil
+}
+
+// logical is && (or || when or): the terms in order, stopping at the
+// first false (true), else the first error, as cel-go's evalAnd and
+// evalOr.
+func logical(terms []fastExpr, or bool) fastExpr {
+	stop := types.False
+	if or {
+		stop = types.True
+	}
+	return func(v *CheckVars) ref.Val {
+		var err ref.Val
+		var unk *types.Unknown
+		for _, t := range terms {
+			x := t(v)
+			b, ok := x.(types.Bool)
+			if ok && b == stop {
+				return stop
+			}
+			if !ok {
+				if u, isUnk := x.(*types.Unknown); isUnk {
+					if unk == nil {
+						unk = u
+					} else {
+						unk = types.MergeUnknowns(unk, u)
+					}
+				} else if err == nil {
+					err = types.MaybeNoSuchOverloadErr(x)
+				}
+			}
+		}
+		if unk != nil {
+			return unk
+		}
+		if err != nil {
+			return err
+		}
+		return !stop
+	}
+}
+
+// conditional is c ? t : f as cel-go's conditional attribute.
+func conditional(cond, t, f fastExpr) fastExpr {
+	return func(v *CheckVars) ref.Val {
+		x := cond(v)
+		switch x {
+		case types.True:
+			return t(v)
+		case types.False:
+			return f(v)
+		}
+		if types.IsUnknown(x) {
+			return x
+		}
+		return types.MaybeNoSuchOverloadErr(x)
+	}
+}
+
+// equality is == (or != when ne) as cel-go's evalEq and evalNe.
+func equality(l, r fastExpr, ne bool) fastExpr {
+	return func(v *CheckVars) ref.Val {
+		lv := l(v)
+		if _, ok := lv.(*types.Err); ok {
+			return lv
+		}
+		rv := r(v)
+		if _, ok := rv.(*types.Err); ok {
+			return rv
+		}
+		if types.IsUnknown(lv) || types.IsUnknown(rv) {
+			return unknownOf(lv, rv)
+		}
+		eq := types.Equal(lv, rv)
+		if ne {
+			return types.Bool(eq != types.True)
+		}
+		return eq
+	}
+}
+
+func unknownOf(l, r ref.Val) ref.Val {
+	lu, lok := l.(*types.Unknown)
+	ru, rok := r.(*types.Unknown)
+	switch {
+	case lok && rok:
+		return types.MergeUnknowns(lu, ru)
+	case lok:
+		return lu
+	}
+	return ru
+}
+
+// index is x[k] for a constant string k, as cel-go's string qualifier
+// (or a schema object's field) reads it; other indexes are left to
+// cel-go.
+func (c *fastCompiler) index(e celast.Expr, args []fastExpr) (fastExpr, error) {
+	call := e.AsCall()
+	if len(call.Args()) != 2 || call.Args()[1].Kind() != celast.LiteralKind {
+		return nil, errNotFast
+	}
+	k, ok := call.Args()[1].AsLiteral().(types.String)
+	if !ok {
+		return nil, errNotFast
+	}
+	if t := c.ast.GetType(call.Args()[0].ID()); t == nil || t.Kind() == types.StructKind || t.Kind() == types.OpaqueKind {
+		return nil, errNotFast
+	}
+	op := args[0]
+	return func(v *CheckVars) ref.Val {
+		x := op(v)
+		if types.IsUnknownOrError(x) {
+			return x
+		}
+		if _, ok := x.(*types.Optional); ok {
+			v.bail = true
+			return errBail
+		}
+		out, _, err := qualify(x, k, false)
+		if err != nil {
+			return types.WrapErr(err)
+		}
+		return out
+	}, nil
+}
+
+// unary is a call of one argument as cel-go's evalUnary.
+func unary(fn, oID string, impl *functions.Overload, arg fastExpr) fastExpr {
+	var f functions.UnaryOp
+	trait, strict := 0, true
+	if impl != nil {
+		f, trait, strict = impl.Unary, impl.OperandTrait, !impl.NonStrict
+	}
+	return func(v *CheckVars) ref.Val {
+		x := arg(v)
+		if strict && types.IsUnknownOrError(x) {
+			return x
+		}
+		if f != nil && (trait == 0 || matchTrait(trait, strict, x)) {
+			return f(x)
+		}
+		if x.Type().HasTrait(traits.ReceiverType) {
+			return x.(traits.Receiver).Receive(fn, oID, []ref.Val{})
+		}
+		return types.NewErr("no such overload: %s", fn)
+	}
+}
+
+// binary is a call of two arguments as cel-go's evalBinary.
+func binary(fn, oID string, impl *functions.Overload, lhs, rhs fastExpr) fastExpr {
+	var f functions.BinaryOp
+	trait, strict := 0, true
+	if impl != nil {
+		f, trait, strict = impl.Binary, impl.OperandTrait, !impl.NonStrict
+	}
+	return func(v *CheckVars) ref.Val {
+		l := lhs(v)
+		if strict {
+			switch l.(type) {
+			case *types.Err:
+				return l
+			case *types.Unknown:
+				r := rhs(v)
+				if u, ok := r.(*types.Unknown); ok {
+					return types.MergeUnknowns(l.(*types.Unknown), u)
+				}
+				return l
+			}
+		}
+		r := rhs(v)
+		if strict && types.IsUnknownOrError(r) {
+			return r
+		}
+		if f != nil && (trait == 0 || matchTrait(trait, strict, l)) {
+			return f(l, r)
+		}
+		if l.Type().HasTrait(traits.ReceiverType) {
+			return l.(traits.Receiver).Receive(fn, oID, []ref.Val{r})
+		}
+		return types.NewErr("no such overload: %s", fn)
+	}
+}
+
+// varArgs is a call of any number of arguments as cel-go's evalVarArgs.
+func varArgs(fn, oID string, impl *functions.Overload, args []fastExpr) fastExpr {
+	var f functions.FunctionOp
+	trait, strict := 0, true
+	if impl != nil {
+		f, trait, strict = impl.Function, impl.OperandTrait, !impl.NonStrict
+	}
+	return func(v *CheckVars) ref.Val {
+		vals := make([]ref.Val, len(args))
+		var unk *types.Unknown
+		for i, a := range args {
+			x := a(v)
+			if strict {
+				switch u := x.(type) {
+				case *types.Err:
+					return u
+				case *types.Unknown:
+					if unk == nil {
+						unk = u
+					} else {
+						unk = types.MergeUnknowns(unk, u)
+					}
+				}
+			}
+			vals[i] = x
+		}
+		if strict && unk != nil {
+			return unk
+		}
+		if f != nil && matchTrait(trait, strict, vals[0]) {
+			return f(vals...)
+		}
+		if vals[0].Type().HasTrait(traits.ReceiverType) {
+			return vals[0].(traits.Receiver).Receive(fn, oID, vals[1:])
+		}
+		return types.NewErr("no such overload: %s", fn)
+	}
+}
+
+func matchTrait(trait int, strict bool, x ref.Val) bool {
+	return trait == 0 || (!strict && types.IsUnknownOrError(x)) || x.Type().HasTrait(trait)
+}
+
+// list is a list literal: made once when its elements are constants
+// (as constantLists does for cel-go), else on each evaluation.
+func (c *fastCompiler) list(e celast.Expr) (fastExpr, error) {
+	l := e.AsList()
+	if len(l.OptionalIndices()) != 0 {
+		return nil, errNotFast
+	}
+	consts := make([]ref.Val, 0, len(l.Elements()))
+	for _, el := range l.Elements() {
+		if el.Kind() != celast.LiteralKind {
+			consts = nil
+			break
+		}
+		consts = append(consts, el.AsLiteral())
+	}
+	if consts != nil || len(l.Elements()) == 0 {
+		lv := types.NewRefValList(types.DefaultTypeAdapter, consts)
+		return func(*CheckVars) ref.Val { return lv }, nil
+	}
+	elems := make([]fastExpr, len(l.Elements()))
+	for i, el := range l.Elements() {
+		x, err := c.expr(el)
+		if err != nil {
+			return nil, err
+		}
+		elems[i] = x
+	}
+	return func(v *CheckVars) ref.Val {
+		vals := make([]ref.Val, len(elems))
+		var unk *types.Unknown
+		for i, el := range elems {
+			x := el(v)
+			switch u := x.(type) {
+			case *types.Err:
+				return u
+			case *types.Unknown:
+				if unk == nil {
+					unk = u
+				} else {
+					unk = types.MergeUnknowns(unk, u)
+				}
+			}
+			vals[i] = x
+		}
+		if unk != nil {
+			return unk
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, vals)
+	}, nil
+}
+
+// constList is the list a compiled constant list literal gives, if e is
+// one.
+func (c *fastCompiler) constList(e celast.Expr) (traits.Lister, bool) {
+	if e.Kind() != celast.ListKind || len(e.AsList().OptionalIndices()) != 0 {
+		return nil, false
+	}
+	vals := make([]ref.Val, 0, len(e.AsList().Elements()))
+	for _, el := range e.AsList().Elements() {
+		if el.Kind() != celast.LiteralKind {
+			return nil, false
+		}
+		vals = append(vals, el.AsLiteral())
+	}
+	return types.NewRefValList(types.DefaultTypeAdapter, vals), true
+}
+
+// phrases is containsPhrase with a constant list of phrases, prepared
+// once as constantPhrases prepares them for cel-go; nil otherwise.
+func (c *fastCompiler) phrases(e celast.Expr, args []fastExpr) fastExpr {
+	call := e.AsCall()
+	if !call.IsMemberFunction() || len(call.Args()) != 1 {
+		return nil
+	}
+	l, ok := c.constList(call.Args()[0])
+	if !ok {
+		return nil
+	}
+	set, ok := newPhraseSet(l)
+	if !ok {
+		return nil
+	}
+	arg := args[0]
+	return func(v *CheckVars) ref.Val {
+		x := arg(v)
+		switch x.(type) {
+		case *types.Err, *types.Unknown:
+			return x
+		}
+		return set.holds(x)
+	}
+}
+
+// matches is matches() with a constant pattern, compiled once as
+// cel-go's regex optimization compiles it; nil otherwise.
+func (c *fastCompiler) matches(e celast.Expr, args []fastExpr) (fastExpr, error) {
+	call := e.AsCall()
+	all := call.Args()
+	if call.IsMemberFunction() {
+		all = append([]celast.Expr{call.Target()}, all...)
+	}
+	if all[1].Kind() != celast.LiteralKind {
+		return nil, nil
+	}
+	p, ok := all[1].AsLiteral().(types.String)
+	if !ok {
+		return nil, nil
+	}
+	re, err := regexp.Compile(string(p))
+	if err != nil {
+		return nil, errNotFast
+	}
+	arg := args[0]
+	return func(v *CheckVars) ref.Val {
+		x := arg(v)
+		if types.IsUnknownOrError(x) {
+			return x
+		}
+		s, ok := x.Value().(string)
+		if !ok {
+			return types.NoSuchOverloadErr()
+		}
+		return types.Bool(re.MatchString(s))
+	}, nil
+}
+
+// joinedCompare is x == a + b (x.startsWith(a + b) when prefix) for
+// strings without joining them, as checkStrings does for cel-go; nil
+// when the right side is not a string addition.
+func (c *fastCompiler) joinedCompare(e celast.Expr, args []fastExpr, prefix bool) fastExpr {
+	call := e.AsCall()
+	all := call.Args()
+	if call.IsMemberFunction() {
+		all = append([]celast.Expr{call.Target()}, all...)
+	}
+	rhs := all[1]
+	if rhs.Kind() != celast.CallKind {
+		return nil
+	}
+	ids := c.ast.GetOverloadIDs(rhs.ID())
+	if len(ids) != 1 || ids[0] != "add_string" || len(rhs.AsCall().Args()) != 2 || rhs.AsCall().IsMemberFunction() {
+		return nil
+	}
+	a, err := c.expr(rhs.AsCall().Args()[0])
+	if err != nil {
+		return nil
+	}
+	b, err := c.expr(rhs.AsCall().Args()[1])
+	if err != nil {
+		return nil
+	}
+	var generic fastExpr
+	if prefix {
+		generic = binary("startsWith", "starts_with_string", fastOverloads["starts_with_string"], args[0], args[1])
+	} else {
+		generic = equality(args[0], args[1], false)
+	}
+	x := args[0]
+	return func(v *CheckVars) ref.Val {
+		xv := x(v)
+		xs, ok := xv.(types.String)
+		if !ok {
+			return generic(v)
+		}
+		av, bv := a(v), b(v)
+		as, okA := av.(types.String)
+		bs, okB := bv.(types.String)
+		if !okA || !okB {
+			return generic(v)
+		}
+		if !strings.HasPrefix(string(xs), string(as)) {
+			return types.False
+		}
+		rest := xs[len(as):]
+		if prefix {
+			return types.Bool(strings.HasPrefix(string(rest), string(bs)))
+		}
+		return types.Bool(rest == bs)
+	}
+}
+
+// fastFolder runs one comprehension over its range, as cel-go's folder:
+// the loop condition before each step, stopping when it is not true,
+// the result with the iteration variable out of scope.
+type fastFolder struct {
+	v                *CheckVars
+	iter, accu       int
+	cond, step       fastExpr
+	listV1           bool
+	interrupted      bool
+	list             []ref.Val
+	elem, keep       fastExpr
+	appendErr        ref.Val
+	appendListAppend bool
+}
+
+func (f *fastFolder) FoldKeyOnly() bool { return !f.listV1 }
+
+func (f *fastFolder) FoldEntry(key, val any) bool {
+	x := key
+	if f.listV1 {
+		x = val
+	}
+	xv, ok := x.(ref.Val)
+	if !ok {
+		xv = types.DefaultTypeAdapter.NativeToValue(x)
+	}
+	v := f.v
+	v.slots[f.iter] = xv
+	if f.appendListAppend {
+		f.appendStep()
+		return true
+	}
+	c := f.cond(v)
+	if c != types.True {
+		if _, isErr := c.(*types.Err); isErr {
+			f.interrupted = true
+		}
+		return false
+	}
+	v.slots[f.accu] = f.step(v)
+	return true
+}
+
+// appendStep is one step of map() or filter(): the element added to the
+// list being built, or the error that the list becomes, as cel-go's
+// accu + [e] and p ? accu + [e] : accu give them.
+func (f *fastFolder) appendStep() {
+	v := f.v
+	if f.keep != nil {
+		p := f.keep(v)
+		switch p {
+		case types.True:
+		case types.False:
+			return
+		default:
+			if types.IsUnknown(p) {
+				f.appendErr = p
+			} else {
+				f.appendErr = types.MaybeNoSuchOverloadErr(p)
+			}
+			return
+		}
+	}
+	if f.appendErr != nil {
+		return
+	}
+	x := f.elem(v)
+	if types.IsUnknownOrError(x) {
+		f.appendErr = x
+		return
+	}
+	f.list = append(f.list, x)
+}
+
+func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
+	fold := e.AsComprehension()
+	if fold.HasIterVar2() {
+		return nil, errNotFast
+	}
+	accuInit, err := c.expr(fold.AccuInit())
+	if err != nil {
+		return nil, err
+	}
+	rng, err := c.expr(fold.IterRange())
+	if err != nil {
+		return nil, err
+	}
+	accu := fastLocal{name: fold.AccuVar(), slot: c.slots, init: accuInit}
+	iter := fastLocal{name: fold.IterVar(), slot: c.slots + 1}
+	c.slots += 2
+	k := c.folds
+	c.folds++
+	listAppend := listAppendFold(fold)
+	c.scope = append(c.scope, accu, iter)
+	var cond, step, elem, keep fastExpr
+	if listAppend {
+		call := fold.LoopStep().AsCall()
+		if call.FunctionName() == operators.Conditional {
+			if keep, err = c.expr(call.Args()[0]); err != nil {
+				return nil, err
+			}
+			call = call.Args()[1].AsCall()
+		}
+		elem, err = c.expr(call.Args()[1].AsList().Elements()[0])
+	} else {
+		if cond, err = c.expr(fold.LoopCondition()); err == nil {
+			step, err = c.expr(fold.LoopStep())
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.scope = c.scope[:len(c.scope)-1]
+	result, err := c.expr(fold.Result())
+	if err != nil {
+		return nil, err
+	}
+	c.scope = c.scope[:len(c.scope)-1]
+	return func(v *CheckVars) ref.Val {
+		v.slots[accu.slot] = nil
+		r := rng(v)
+		if types.IsUnknownOrError(r) {
+			return r
+		}
+		f := &v.folds[k]
+		*f = fastFolder{v: v, iter: iter.slot, accu: accu.slot, cond: cond, step: step,
+			elem: elem, keep: keep, appendListAppend: listAppend}
+		if s, ok := r.(traits.Sizer); ok && s.Size() == types.IntZero {
+			return f.result(result)
+		}
+		var foldable traits.Foldable
+		switch x := r.(type) {
+		case traits.Foldable:
+			foldable = x
+			_, f.listV1 = r.(traits.Lister)
+		case traits.Mapper:
+			foldable = types.ToFoldableMap(x)
+		case traits.Lister:
+			f.listV1 = true
+			foldable = types.ToFoldableList(x)
+		}
+		if foldable != nil {
+			foldable.Fold(f)
+			return f.result(result)
+		}
+		if !r.Type().HasTrait(traits.IterableType) {
+			return types.ValOrErr(r, "got '%T', expected iterable type", r)
+		}
+		for it := r.(traits.Iterable).Iterator(); it.HasNext() == types.True; {
+			if !f.FoldEntry(it.Next(), nil) {
+				break
+			}
+		}
+		return f.result(result)
+	}, nil
+}
+
+// result is the comprehension's result once the loop is done.
+func (f *fastFolder) result(result fastExpr) ref.Val {
+	if f.interrupted {
+		return types.WrapErr(interpreter.InterruptError{})
+	}
+	if f.appendListAppend {
+		if f.appendErr != nil {
+			return f.appendErr
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, f.list)
+	}
+	return result(f.v)
+}
+
+// listAppendFold reports whether fold is the expansion of map() or
+// filter(): a list built from [] by accu + [e] (or p ? accu + [e] :
+// accu), with no loop condition, under an accumulator no rule can
+// name, as cel-go's planner recognizes it.
+func listAppendFold(fold celast.ComprehensionExpr) bool {
+	accu := fold.AccuVar()
+	if !strings.HasPrefix(accu, "@") || accu == fold.IterVar() {
+		return false
+	}
+	if r := fold.Result(); r.Kind() != celast.IdentKind || r.AsIdent() != accu {
+		return false
+	}
+	if in := fold.AccuInit(); in.Kind() != celast.ListKind || in.AsList().Size() != 0 {
+		return false
+	}
+	if cond := fold.LoopCondition(); cond.Kind() != celast.LiteralKind || cond.AsLiteral() != types.True {
+		return false
+	}
+	step := fold.LoopStep()
+	if step.Kind() != celast.CallKind {
+		return false
+	}
+	call := step.AsCall()
+	if call.FunctionName() == operators.Conditional && len(call.Args()) == 3 {
+		other := call.Args()[2]
+		if other.Kind() != celast.IdentKind || other.AsIdent() != accu {
+			return false
+		}
+		branch := call.Args()[1]
+		if branch.Kind() != celast.CallKind {
+			return false
+		}
+		call = branch.AsCall()
+	}
+	args := call.Args()
+	return call.FunctionName() == operators.Add && len(args) == 2 &&
+		args[0].Kind() == celast.IdentKind && args[0].AsIdent() == accu &&
+		args[1].Kind() == celast.ListKind && args[1].AsList().Size() == 1 &&
+		len(args[1].AsList().OptionalIndices()) == 0
+}
