@@ -3,10 +3,12 @@ package contracts
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
 	celast "cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/decls"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -29,6 +31,8 @@ type FastRule struct {
 	eval  fastExpr
 	slots int
 	folds int
+	hints int
+	kept  int
 }
 
 // CheckVars are the variables of one evaluation of a FastRule, and the
@@ -39,6 +43,12 @@ type CheckVars struct {
 	Index              types.Int
 	slots              []ref.Val
 	folds              []fastFolder
+	// hints are the positions at which each member read of the rule
+	// last found its member.
+	hints []int
+	// kept are the member reads of self, root and params made in this
+	// evaluation (see selectExpr).
+	kept []ref.Val
 	// bail is set when the evaluation met a value the compiled rule
 	// does not handle as cel-go would (an optional value where a member
 	// is read); the caller then evaluates the rule with cel-go.
@@ -65,6 +75,15 @@ func (r *FastRule) Eval(v *CheckVars) (out ref.Val, ok bool) {
 		v.folds = make([]fastFolder, r.folds)
 	}
 	v.folds = v.folds[:r.folds]
+	if cap(v.hints) < r.hints {
+		v.hints = make([]int, r.hints)
+	}
+	v.hints = v.hints[:r.hints]
+	if cap(v.kept) < r.kept {
+		v.kept = make([]ref.Val, r.kept)
+	}
+	v.kept = v.kept[:r.kept]
+	clear(v.kept)
 	v.bail = false
 	out = r.eval(v)
 	return out, !v.bail
@@ -108,17 +127,19 @@ type fastCompiler struct {
 	scope []fastLocal
 	slots int
 	folds int
+	hints int
+	paths map[string]int
 }
 
 // compileFast compiles a checked (and folded) rule; errNotFast when it
 // uses a part of CEL the compiler leaves to cel-go.
 func compileFast(a *celast.AST, prov types.Provider) (r *FastRule, err error) {
-	c := &fastCompiler{ast: a, prov: prov}
+	c := &fastCompiler{ast: a, prov: prov, paths: map[string]int{}}
 	e, err := c.expr(a.Expr())
 	if err != nil {
 		return nil, err
 	}
-	return &FastRule{eval: e, slots: c.slots, folds: c.folds}, nil
+	return &FastRule{eval: e, slots: c.slots, folds: c.folds, hints: c.hints, kept: len(c.paths)}, nil
 }
 
 func (c *fastCompiler) lookup(name string) (fastLocal, bool) {
@@ -197,10 +218,90 @@ type fielder interface {
 	Field(string) (ref.Val, bool)
 }
 
+// hintedFielder is a fielder that reads a member faster at the position
+// it was last found at (see CheckVars.hints).
+type hintedFielder interface {
+	FieldAt(name string, hint int) (ref.Val, int, bool)
+}
+
+// field is the member name of f, using and updating the hint in slot h
+// of v.
+func field(v *CheckVars, h int, f fielder, name string) (ref.Val, bool) {
+	if hf, ok := f.(hintedFielder); ok {
+		x, at, found := hf.FieldAt(name, v.hints[h])
+		v.hints[h] = at
+		return x, found
+	}
+	return f.Field(name)
+}
+
+// selectExpr is x.f, or has(x.f). A member read of self, root or
+// params (self.weight, root.meta.title) is read once per evaluation and
+// kept: the rules read the same members again and again
+// (self.weight == 1 || self.weight == 2 || …), and within one
+// evaluation they are the same value.
 func (c *fastCompiler) selectExpr(e celast.Expr) (fastExpr, error) {
 	if r, ok := c.ast.ReferenceMap()[e.ID()]; ok {
 		return c.ident(e.ID(), r.Name, r)
 	}
+	path, ok := c.varPath(e)
+	if !ok {
+		return c.selectUncached(e)
+	}
+	k, seen := c.paths[path]
+	if !seen {
+		k = len(c.paths)
+		c.paths[path] = k
+	}
+	read, err := c.selectUncached(e)
+	if err != nil {
+		return nil, err
+	}
+	return func(v *CheckVars) ref.Val {
+		if x := v.kept[k]; x != nil {
+			return x
+		}
+		x := read(v)
+		v.kept[k] = x
+		return x
+	}, nil
+}
+
+// varPath is e as a path such as "self.a.b" when it is a chain of
+// member reads from self, root or params (not test-only, not through a
+// comprehension variable of that name).
+func (c *fastCompiler) varPath(e celast.Expr) (string, bool) {
+	switch e.Kind() {
+	case celast.SelectKind:
+		if _, ok := c.ast.ReferenceMap()[e.ID()]; ok {
+			return "", false
+		}
+		sel := e.AsSelect()
+		if sel.IsTestOnly() {
+			return "", false
+		}
+		p, ok := c.varPath(sel.Operand())
+		return p + "." + sel.FieldName(), ok
+	case celast.IdentKind:
+		name := e.AsIdent()
+		if r, ok := c.ast.ReferenceMap()[e.ID()]; ok {
+			if r.Value != nil {
+				return "", false
+			}
+			name = r.Name
+		}
+		if _, local := c.lookup(name); local {
+			return "", false
+		}
+		switch name {
+		case "self", "root", "params":
+			return name, true
+		}
+	}
+	return "", false
+}
+
+func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 	sel := e.AsSelect()
 	op, err := c.expr(sel.Operand())
 	if err != nil {
@@ -209,6 +310,8 @@ func (c *fastCompiler) selectExpr(e celast.Expr) (fastExpr, error) {
 	name := sel.FieldName()
 	key := types.String(name)
 	missing := types.NewErr("no such key: %s", name)
+	h := c.hints
+	c.hints++
 	opType := c.ast.GetType(sel.Operand().ID())
 	if opType != nil && opType.Kind() == types.OpaqueKind {
 		return nil, errNotFast
@@ -236,7 +339,7 @@ func (c *fastCompiler) selectExpr(e celast.Expr) (fastExpr, error) {
 					return errBail
 				}
 				if f, ok := x.Value().(fielder); ok {
-					if m, found := f.Field(name); found {
+					if m, found := field(v, h, f, name); found {
 						return m
 					}
 					return missing
@@ -281,7 +384,7 @@ func (c *fastCompiler) selectExpr(e celast.Expr) (fastExpr, error) {
 			v.bail = true
 			return errBail
 		case fielder:
-			if f, found := m.Field(name); found {
+			if f, found := field(v, h, m, name); found {
 				return f
 			}
 			return missing
@@ -456,8 +559,16 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 	if impl == nil {
 		impl = fastOverloads[fn]
 	}
+	if f := c.standard(fn, impl, args); f != nil {
+		return f, nil
+	}
 	if impl != nil && (impl.Async != nil || impl.LateBound) {
 		return nil, errNotFast
+	}
+	if oID == "" && impl != nil && len(args) >= 1 && len(args) <= 3 {
+		if f := dispatchTable(fn, impl, args); f != nil {
+			return f, nil
+		}
 	}
 	switch len(args) {
 	case 0:
@@ -1103,4 +1214,260 @@ func listAppendFold(fold celast.ComprehensionExpr) bool {
 		args[0].Kind() == celast.IdentKind && args[0].AsIdent() == accu &&
 		args[1].Kind() == celast.ListKind && args[1].AsList().Size() == 1 &&
 		len(args[1].AsList().OptionalIndices()) == 0
+}
+
+// scalarSamples are one value of each scalar type, in the order
+// scalarKind numbers them.
+var scalarSamples = [...]ref.Val{types.False, types.Int(0), types.Uint(0), types.Double(0), types.String(""), types.NullValue, types.Bytes(nil)}
+
+// scalarKind is the position of v's type in scalarSamples; -1 when v is
+// not a scalar.
+func scalarKind(v ref.Val) int {
+	switch v.(type) {
+	case types.Bool:
+		return 0
+	case types.Int:
+		return 1
+	case types.Uint:
+		return 2
+	case types.Double:
+		return 3
+	case types.String:
+		return 4
+	case types.Null:
+		return 5
+	case types.Bytes:
+		return 6
+	}
+	return -1
+}
+
+// dispatchTable is a call of fn whose overload the checker left to be
+// chosen at run time (a comparison or an addition of dyn values): for
+// arguments that are scalars, the overload cel-go's dispatcher picks
+// depends only on their types, so it is picked here once for every
+// combination of types, and the call goes to it without trying the
+// function's overloads one by one and without an argument slice. Other
+// arguments go to the dispatcher, as in cel-go. nil when fn is not
+// dispatched that way.
+func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExpr {
+	decl, ok := checkBase.Functions()[fn]
+	if !ok || impl.Function == nil || impl.NonStrict || impl.OperandTrait != 0 {
+		return nil
+	}
+	n := len(args)
+	size := 1
+	for range n {
+		size *= len(scalarSamples)
+	}
+	type target struct {
+		unary  functions.UnaryOp
+		binary functions.BinaryOp
+		fn     functions.FunctionOp
+	}
+	table := make([]target, size)
+	sample := make([]ref.Val, n)
+	for k := range table {
+		rest := k
+		for i := range sample {
+			sample[i] = scalarSamples[rest%len(scalarSamples)]
+			rest /= len(scalarSamples)
+		}
+		for _, o := range decl.OverloadDecls() {
+			b := fastOverloads[o.ID()]
+			if b == nil || len(o.ArgTypes()) != n || o.IsNonStrict() {
+				continue
+			}
+			match := true
+			for i, a := range sample {
+				if !o.ArgTypes()[i].IsAssignableRuntimeType(a) {
+					match = false
+					break
+				}
+			}
+			if !match || (o.OperandTrait() != 0 && !sample[0].Type().HasTrait(o.OperandTrait())) {
+				continue
+			}
+			switch {
+			case n == 1 && b.Unary != nil:
+				table[k] = target{unary: b.Unary}
+			case n == 2 && b.Binary != nil:
+				table[k] = target{binary: b.Binary}
+			case b.Function != nil:
+				table[k] = target{fn: b.Function}
+			default:
+				continue
+			}
+			break
+		}
+	}
+	generic := varArgs(fn, "", impl, args)
+	return func(v *CheckVars) ref.Val {
+		var vals [3]ref.Val
+		k, scale := 0, 1
+		for i, a := range args {
+			x := a(v)
+			if types.IsUnknownOrError(x) {
+				return generic(v)
+			}
+			kind := scalarKind(x)
+			if kind < 0 {
+				return generic(v)
+			}
+			vals[i] = x
+			k += kind * scale
+			scale *= len(scalarSamples)
+		}
+		t := table[k]
+		switch {
+		case t.unary != nil:
+			return t.unary(vals[0])
+		case t.binary != nil:
+			return t.binary(vals[0], vals[1])
+		case t.fn != nil:
+			return t.fn(append([]ref.Val(nil), vals[:n]...)...)
+		}
+		return decls.MaybeNoSuchOverload(fn, append([]ref.Val(nil), vals[:n]...)...)
+	}
+}
+
+// standard is a call of one of the standard functions the rules call
+// most, type(), size(), ! and the comparisons, done in place: the same
+// steps as their implementations in cel-go's standard library (which
+// bind each of them once for all its overloads, without type guards),
+// without the call through them. A comparison of two numbers compares
+// them as cel-go's Compare does, without making the -1, 0 or 1 it
+// gives. nil for any other call.
+func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fastExpr) fastExpr {
+	if impl == nil || impl != fastOverloads[fn] {
+		return nil
+	}
+	switch {
+	case fn == "type" && len(args) == 1 && impl.Unary != nil:
+		a := args[0]
+		return func(v *CheckVars) ref.Val {
+			x := a(v)
+			if types.IsUnknownOrError(x) {
+				return x
+			}
+			return x.ConvertToType(types.TypeType)
+		}
+	case fn == operators.LogicalNot && len(args) == 1 && impl.Unary != nil:
+		a, generic := args[0], unary(fn, "", impl, args[0])
+		return func(v *CheckVars) ref.Val {
+			x := a(v)
+			if b, ok := x.(types.Bool); ok {
+				return !b
+			}
+			if types.IsUnknownOrError(x) {
+				return x
+			}
+			return generic(v)
+		}
+	case fn == "size" && len(args) == 1 && impl.Unary != nil && impl.OperandTrait == traits.SizerType:
+		a, generic := args[0], unary(fn, "", impl, args[0])
+		return func(v *CheckVars) ref.Val {
+			x := a(v)
+			switch s := x.(type) {
+			case types.String, traits.Lister, traits.Mapper:
+				return s.(traits.Sizer).Size()
+			}
+			if types.IsUnknownOrError(x) {
+				return x
+			}
+			return generic(v)
+		}
+	}
+	var holds func(cmp int) bool
+	switch fn {
+	case operators.Less:
+		holds = func(cmp int) bool { return cmp < 0 }
+	case operators.LessEquals:
+		holds = func(cmp int) bool { return cmp <= 0 }
+	case operators.Greater:
+		holds = func(cmp int) bool { return cmp > 0 }
+	case operators.GreaterEquals:
+		holds = func(cmp int) bool { return cmp >= 0 }
+	default:
+		return nil
+	}
+	if len(args) != 2 || impl.Binary == nil {
+		return nil
+	}
+	l, r := args[0], args[1]
+	generic := binary(fn, "", impl, l, r)
+	return func(v *CheckVars) ref.Val {
+		lv := l(v)
+		if types.IsUnknownOrError(lv) {
+			return generic(v)
+		}
+		rv := r(v)
+		if cmp, ok := compareNumbers(lv, rv); ok {
+			return types.Bool(holds(cmp))
+		}
+		return generic(v)
+	}
+}
+
+// compareNumbers compares two ints or doubles as their Compare methods
+// do; false for anything else, and for NaN, which the comparisons of
+// the standard library leave to their own path.
+func compareNumbers(a, b ref.Val) (int, bool) {
+	switch x := a.(type) {
+	case types.Double:
+		if math.IsNaN(float64(x)) {
+			return 0, false
+		}
+		switch y := b.(type) {
+		case types.Double:
+			if math.IsNaN(float64(y)) {
+				return 0, false
+			}
+			return cmpFloat(float64(x), float64(y)), true
+		case types.Int:
+			return cmpDoubleInt(float64(x), int64(y)), true
+		}
+	case types.Int:
+		switch y := b.(type) {
+		case types.Int:
+			return cmpInt(int64(x), int64(y)), true
+		case types.Double:
+			if math.IsNaN(float64(y)) {
+				return 0, false
+			}
+			return -cmpDoubleInt(float64(y), int64(x)), true
+		}
+	}
+	return 0, false
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// cmpDoubleInt is cel-go's compareDoubleInt.
+func cmpDoubleInt(d float64, i int64) int {
+	if d < math.MinInt64 {
+		return -1
+	}
+	if d > math.MaxInt64 {
+		return 1
+	}
+	return cmpFloat(d, float64(i))
 }

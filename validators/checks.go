@@ -46,6 +46,8 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		}
 		return false
 	}
+	var seen [4]forEachArray
+	arrays := forEachArrays{doc: doc, vals: vals, root: act.root, seen: seen[:0]}
 	for i := range checks {
 		c := &checks[i]
 		if c.Program == nil {
@@ -56,17 +58,49 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			runCheck(c, doc, "", -1, act, schemaFound, e)
 			continue
 		}
-		arr, err := doc.At(c.ForEach)
-		if err != nil || arr.Kind != strictjson.KindArray {
+		arr, l := arrays.at(c.ForEach)
+		if arr == nil {
 			// The schema step reports a missing or mistyped array.
 			continue
 		}
-		l := vals.listAt(act.root, c.ForEach, arr)
 		for j, it := range arr.Items {
 			act.self, act.index = l.at(j), types.Int(j)
 			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
+}
+
+// forEachArrays finds the arrays the for_each checks run over, each
+// once per document: the checks of a contract mostly share one array
+// (every check over the questions), and its pointer is then parsed and
+// followed once, not once per check.
+type forEachArrays struct {
+	doc  *strictjson.Value
+	vals *docVals
+	root ref.Val
+	seen []forEachArray
+}
+
+type forEachArray struct {
+	ptr  string
+	arr  *strictjson.Value
+	list *jsonList
+}
+
+// at is the array at the JSON Pointer ptr and its view; nil when the
+// document has no array there.
+func (a *forEachArrays) at(ptr string) (*strictjson.Value, *jsonList) {
+	for _, s := range a.seen {
+		if s.ptr == ptr {
+			return s.arr, s.list
+		}
+	}
+	s := forEachArray{ptr: ptr}
+	if arr, err := a.doc.At(ptr); err == nil && arr.Kind == strictjson.KindArray {
+		s.arr, s.list = arr, a.vals.listAt(a.root, ptr, arr)
+	}
+	a.seen = append(a.seen, s)
+	return s.arr, s.list
 }
 
 // paramsVal is the bound parameters as a CEL map whose values are made
@@ -631,6 +665,28 @@ type jsonObject struct {
 	v    *strictjson.Value
 	d    *docVals
 	base int
+}
+
+// FieldAt is Field that tries the member at position hint first and
+// returns the position it found name at: the objects of an array mostly
+// have their members in one order, so that a rule reading q.weight of
+// every question finds it at once.
+func (o *jsonObject) FieldAt(name string, hint int) (ref.Val, int, bool) {
+	if hint >= 0 && hint < len(o.v.Members) && o.v.Members[hint].Key == name {
+		if o.base < 0 {
+			return o.d.slot(-1, o.v.Members[hint].Value), hint, true
+		}
+		return o.d.slot(o.base+hint, o.v.Members[hint].Value), hint, true
+	}
+	for i := range o.v.Members {
+		if o.v.Members[i].Key == name {
+			if o.base < 0 {
+				return o.d.slot(-1, o.v.Members[i].Value), i, true
+			}
+			return o.d.slot(o.base+i, o.v.Members[i].Value), i, true
+		}
+	}
+	return nil, hint, false
 }
 
 // member is the value of the member named name as a CEL value, if the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
@@ -32,7 +33,8 @@ func BenchmarkChecks(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for _, tc := range []struct {
+		var run [2]func()
+		for k, tc := range []struct {
 			name string
 			c    *contracts.Contract
 		}{{"pack", mcq}, {"cel", cs[0]}} {
@@ -46,6 +48,7 @@ func BenchmarkChecks(b *testing.B) {
 			if _, r := v.CheckDoc(doc, params); !r.Valid {
 				b.Fatalf("%s: bench document invalid: %v", tc.name, r.Codes())
 			}
+			run[k] = func() { v.CheckDoc(doc, params) }
 			b.Run(fmt.Sprintf("%dKB/%s", size>>10, tc.name), func(b *testing.B) {
 				b.SetBytes(int64(len(text)))
 				b.ReportAllocs()
@@ -54,6 +57,24 @@ func BenchmarkChecks(b *testing.B) {
 				}
 			})
 		}
+		// ratio runs the two in turn, so that both meet the same load
+		// on the machine, and reports the checks' time and allocations
+		// over the pack's.
+		b.Run(fmt.Sprintf("%dKB/ratio", size>>10), func(b *testing.B) {
+			var spent [2]time.Duration
+			for b.Loop() {
+				for k, f := range run {
+					start := time.Now()
+					f()
+					spent[k] += time.Since(start)
+				}
+			}
+			allocs := [2]float64{testing.AllocsPerRun(10, run[0]), testing.AllocsPerRun(10, run[1])}
+			b.ReportMetric(float64(spent[0].Nanoseconds())/float64(b.N), "pack-ns/op")
+			b.ReportMetric(float64(spent[1].Nanoseconds())/float64(b.N), "cel-ns/op")
+			b.ReportMetric(float64(spent[1])/float64(spent[0]), "time-x")
+			b.ReportMetric(allocs[1]/allocs[0], "allocs-x")
+		})
 	}
 }
 
