@@ -28,11 +28,12 @@ import (
 // or message literals, two-variable comprehensions, optional steps)
 // has none.
 type FastRule struct {
-	eval  fastExpr
-	slots int
-	folds int
-	hints int
-	kept  int
+	eval   fastExpr
+	slots  int
+	folds  int
+	hints  int
+	kept   int
+	groups int
 }
 
 // CheckVars are the variables of one evaluation of a FastRule, and the
@@ -49,6 +50,10 @@ type CheckVars struct {
 	// kept are the member reads of self, root and params made in this
 	// evaluation (see selectExpr).
 	kept []ref.Val
+	// groups are the phrase sets found in each phrase group's value in
+	// this evaluation, groupDone whether they have been looked for.
+	groups    []uint64
+	groupDone []bool
 	// bail is set when the evaluation met a value the compiled rule
 	// does not handle as cel-go would (an optional value where a member
 	// is read); the caller then evaluates the rule with cel-go.
@@ -67,23 +72,23 @@ func (r *FastRule) Eval(v *CheckVars) (out ref.Val, ok bool) {
 			out, ok = types.WrapErr(fmt.Errorf("internal error: %v", p)), true
 		}
 	}()
-	if cap(v.slots) < r.slots {
-		v.slots = make([]ref.Val, r.slots)
+	if len(v.slots) < r.slots {
+		v.slots = make([]ref.Val, max(r.slots, 16))
 	}
-	v.slots = v.slots[:r.slots]
-	if cap(v.folds) < r.folds {
-		v.folds = make([]fastFolder, r.folds)
+	if len(v.folds) < r.folds {
+		v.folds = make([]fastFolder, max(r.folds, 8))
 	}
-	v.folds = v.folds[:r.folds]
-	if cap(v.hints) < r.hints {
-		v.hints = make([]int, r.hints)
+	if len(v.hints) < r.hints {
+		v.hints = make([]int, max(r.hints, 32))
 	}
-	v.hints = v.hints[:r.hints]
-	if cap(v.kept) < r.kept {
-		v.kept = make([]ref.Val, r.kept)
+	if len(v.kept) < r.kept {
+		v.kept = make([]ref.Val, max(r.kept, 16))
 	}
-	v.kept = v.kept[:r.kept]
-	clear(v.kept)
+	clear(v.kept[:r.kept])
+	if len(v.groups) < r.groups {
+		v.groups, v.groupDone = make([]uint64, max(r.groups, 4)), make([]bool, max(r.groups, 4))
+	}
+	clear(v.groupDone[:r.groups])
 	v.bail = false
 	out = r.eval(v)
 	return out, !v.bail
@@ -129,17 +134,21 @@ type fastCompiler struct {
 	folds int
 	hints int
 	paths map[string]int
+	// phraseGroups are the containsPhrase calls on each member path,
+	// groupSlots their number.
+	phraseGroups map[string]*phraseGroupSets
+	groupSlots   int
 }
 
 // compileFast compiles a checked (and folded) rule; errNotFast when it
 // uses a part of CEL the compiler leaves to cel-go.
 func compileFast(a *celast.AST, prov types.Provider) (r *FastRule, err error) {
-	c := &fastCompiler{ast: a, prov: prov, paths: map[string]int{}}
+	c := &fastCompiler{ast: a, prov: prov, paths: map[string]int{}, phraseGroups: map[string]*phraseGroupSets{}}
 	e, err := c.expr(a.Expr())
 	if err != nil {
 		return nil, err
 	}
-	return &FastRule{eval: e, slots: c.slots, folds: c.folds, hints: c.hints, kept: len(c.paths)}, nil
+	return &FastRule{eval: e, slots: c.slots, folds: c.folds, hints: c.hints, kept: len(c.paths), groups: c.groupSlots}, nil
 }
 
 func (c *fastCompiler) lookup(name string) (fastLocal, bool) {
@@ -509,6 +518,9 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 				return f, nil
 			}
 		}
+		if f := c.equalityConst(e, args[0], fn == operators.NotEquals); f != nil {
+			return f, nil
+		}
 		return equality(args[0], args[1], fn == operators.NotEquals), nil
 	case operators.Index:
 		return c.index(e, args)
@@ -561,6 +573,9 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 	}
 	if f := c.standard(fn, impl, args); f != nil {
 		return f, nil
+	}
+	if raw, ok := unguarded[oID]; ok && len(args) == 1 && impl != nil && impl.Unary != nil && impl.OperandTrait == 0 && !impl.NonStrict {
+		return guardOnce(fn, raw, args[0], impl.Unary), nil
 	}
 	if impl != nil && (impl.Async != nil || impl.LateBound) {
 		return nil, errNotFast
@@ -906,6 +921,9 @@ func (c *fastCompiler) phrases(e celast.Expr, args []fastExpr) fastExpr {
 		return nil
 	}
 	arg := args[0]
+	if path, ok := c.varPath(call.Target()); ok {
+		return c.phraseGroup(path, set, arg)
+	}
 	return func(v *CheckVars) ref.Val {
 		x := arg(v)
 		switch x.(type) {
@@ -1116,13 +1134,20 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 	if err != nil {
 		return nil, err
 	}
+	q, predExpr := quantifierOf(fold)
+	var pred fastExpr
+	if q != notQuantifier {
+		if pred, err = c.expr(predExpr); err != nil {
+			return nil, err
+		}
+	}
 	c.scope = c.scope[:len(c.scope)-1]
 	result, err := c.expr(fold.Result())
 	if err != nil {
 		return nil, err
 	}
 	c.scope = c.scope[:len(c.scope)-1]
-	return func(v *CheckVars) ref.Val {
+	generic := func(v *CheckVars) ref.Val {
 		v.slots[accu.slot] = nil
 		r := rng(v)
 		if types.IsUnknownOrError(r) {
@@ -1158,7 +1183,153 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 			}
 		}
 		return f.result(result)
-	}, nil
+	}
+	if q == notQuantifier {
+		return generic, nil
+	}
+	return quantify(q, rng, pred, iter.slot, generic), nil
+}
+
+// quantifier is the macro a comprehension expands: all(), exists() or
+// count().
+type quantifier int
+
+const (
+	notQuantifier quantifier = iota
+	allOf
+	existsIn
+	countOf
+)
+
+// quantifierOf is the macro fold expands, read from its shape as
+// cel-go's macros (and countMacro) write it, and the predicate; the
+// accumulator must be one no rule can name.
+func quantifierOf(fold celast.ComprehensionExpr) (quantifier, celast.Expr) {
+	accu := fold.AccuVar()
+	if !strings.HasPrefix(accu, "@") || accu == fold.IterVar() {
+		return notQuantifier, nil
+	}
+	isAccu := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == accu }
+	lit := func(e celast.Expr, want ref.Val) bool {
+		return e.Kind() == celast.LiteralKind && e.AsLiteral().Type() == want.Type() && e.AsLiteral().Equal(want) == types.True
+	}
+	callOf := func(e celast.Expr, fn string, n int) []celast.Expr {
+		if e.Kind() != celast.CallKind || e.AsCall().IsMemberFunction() || e.AsCall().FunctionName() != fn || len(e.AsCall().Args()) != n {
+			return nil
+		}
+		return e.AsCall().Args()
+	}
+	if !isAccu(fold.Result()) {
+		return notQuantifier, nil
+	}
+	cond, step, init := fold.LoopCondition(), fold.LoopStep(), fold.AccuInit()
+	switch {
+	case lit(init, types.True):
+		if a := callOf(cond, operators.NotStrictlyFalse, 1); a != nil && isAccu(a[0]) {
+			if s := callOf(step, operators.LogicalAnd, 2); s != nil && isAccu(s[0]) {
+				return allOf, s[1]
+			}
+		}
+	case lit(init, types.False):
+		if a := callOf(cond, operators.NotStrictlyFalse, 1); a != nil {
+			if n := callOf(a[0], operators.LogicalNot, 1); n != nil && isAccu(n[0]) {
+				if s := callOf(step, operators.LogicalOr, 2); s != nil && isAccu(s[0]) {
+					return existsIn, s[1]
+				}
+			}
+		}
+	case lit(init, types.Int(0)) && lit(cond, types.True):
+		if s := callOf(step, operators.Conditional, 3); s != nil && isAccu(s[2]) {
+			if add := callOf(s[1], operators.Add, 2); add != nil && isAccu(add[0]) && lit(add[1], types.Int(1)) {
+				return countOf, s[0]
+			}
+		}
+	}
+	return notQuantifier, nil
+}
+
+// quantify is all(), exists() or count() over a list in one loop: the
+// predicate on each element, combined with what came before as the
+// macro's step (accu && p, accu || p, p ? accu + 1 : accu) combines
+// them, stopping where the macro's loop condition stops. A range that
+// is not a list goes to generic.
+func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fastExpr {
+	return func(v *CheckVars) ref.Val {
+		r := rng(v)
+		l, ok := r.(traits.Lister)
+		if !ok {
+			return generic(v)
+		}
+		n, ok := l.Size().(types.Int)
+		if !ok {
+			return generic(v)
+		}
+		var accu ref.Val
+		switch q {
+		case allOf:
+			accu = types.True
+			for i := types.Int(0); i < n && accu != types.False; i++ {
+				v.slots[iter] = l.Get(i)
+				accu = logical2(accu, pred(v), types.False)
+			}
+		case existsIn:
+			accu = types.False
+			for i := types.Int(0); i < n && accu != types.True; i++ {
+				v.slots[iter] = l.Get(i)
+				accu = logical2(accu, pred(v), types.True)
+			}
+		case countOf:
+			accu = types.Int(0)
+			for i := types.Int(0); i < n; i++ {
+				v.slots[iter] = l.Get(i)
+				switch p := pred(v); p {
+				case types.True:
+					if c, ok := accu.(types.Int); ok {
+						accu = c.Add(types.Int(1))
+					}
+				case types.False:
+				default:
+					if types.IsUnknown(p) {
+						accu = p
+					} else {
+						accu = types.MaybeNoSuchOverloadErr(p)
+					}
+				}
+			}
+		}
+		return accu
+	}
+}
+
+// logical2 is accu && p (stop false) or accu || p (stop true) as
+// cel-go's evalAnd and evalOr give it, accu not being stop.
+func logical2(accu, p, stop ref.Val) ref.Val {
+	if p == stop {
+		return stop
+	}
+	var err ref.Val
+	var unk *types.Unknown
+	for _, x := range [2]ref.Val{accu, p} {
+		if _, ok := x.(types.Bool); ok {
+			continue
+		}
+		if u, ok := x.(*types.Unknown); ok {
+			if unk == nil {
+				unk = u
+			} else {
+				unk = types.MergeUnknowns(unk, u)
+			}
+		} else if err == nil {
+			err = types.MaybeNoSuchOverloadErr(x)
+		}
+	}
+	if unk != nil {
+		return unk
+	}
+	if err != nil {
+		return err
+	}
+	return !stop.(types.Bool)
 }
 
 // result is the comprehension's result once the loop is done.
@@ -1470,4 +1641,220 @@ func cmpDoubleInt(d float64, i int64) int {
 		return 1
 	}
 	return cmpFloat(d, float64(i))
+}
+
+// equalityConst is x == k (x != k when ne) for a constant k on the
+// right, a literal or a type name such as string: x is compared with k
+// as types.Equal compares them, a string with a string and a type with
+// itself in place. nil when the right side is not such a constant.
+func (c *fastCompiler) equalityConst(e celast.Expr, l fastExpr, ne bool) fastExpr {
+	call := e.AsCall()
+	if call.IsMemberFunction() || len(call.Args()) != 2 {
+		return nil
+	}
+	var k ref.Val
+	switch re := call.Args()[1]; re.Kind() {
+	case celast.LiteralKind:
+		k = re.AsLiteral()
+	case celast.IdentKind:
+		r, ok := c.ast.ReferenceMap()[re.ID()]
+		if !ok {
+			return nil
+		}
+		if r.Value != nil {
+			k = r.Value
+			break
+		}
+		if t := c.ast.GetType(re.ID()); t == nil || t.Kind() != types.TypeKind {
+			return nil
+		}
+		if k, ok = c.prov.FindIdent(r.Name); !ok {
+			return nil
+		}
+	default:
+		return nil
+	}
+	if k == nil || types.IsUnknownOrError(k) {
+		return nil
+	}
+	ks, kIsString := k.(types.String)
+	kt, kIsType := k.(*types.Type)
+	return func(v *CheckVars) ref.Val {
+		x := l(v)
+		var eq ref.Val
+		switch y := x.(type) {
+		case *types.Err, *types.Unknown:
+			return x
+		case types.String:
+			if kIsString {
+				eq = types.Bool(y == ks)
+			}
+		case *types.Type:
+			if kIsType && y == kt {
+				eq = types.True
+			}
+		}
+		if eq == nil {
+			eq = types.Equal(x, k)
+		}
+		if ne {
+			return types.Bool(eq != types.True)
+		}
+		return eq
+	}
+}
+
+// phraseGroup is containsPhrase of the value at path (a member of self,
+// root or params) with set, one of the sets the rule looks for in that
+// value: the first call of the evaluation splits the value's text into
+// words once and looks for every set of the group in them (a rule that
+// looks for catch-all phrases and then for "both" reads the options
+// once), and the other calls take their answer from it.
+func (c *fastCompiler) phraseGroup(path string, set phraseSet, arg fastExpr) fastExpr {
+	g := c.phraseGroups[path]
+	if g == nil {
+		g = &phraseGroupSets{first: map[string][]phraseRest{}, slot: c.groupSlots}
+		c.groupSlots++
+		c.phraseGroups[path] = g
+	}
+	bit := len(g.sets)
+	if bit >= 63 {
+		return func(v *CheckVars) ref.Val {
+			x := arg(v)
+			switch x.(type) {
+			case *types.Err, *types.Unknown:
+				return x
+			}
+			return set.holds(x)
+		}
+	}
+	g.sets = append(g.sets, set)
+	for w, rests := range set {
+		for _, r := range rests {
+			g.first[w] = append(g.first[w], phraseRest{words: r, bit: bit})
+		}
+	}
+	slot := g.slot
+	return func(v *CheckVars) ref.Val {
+		x := arg(v)
+		switch x.(type) {
+		case *types.Err, *types.Unknown:
+			return x
+		}
+		found, done := v.groups[slot], v.groupDone[slot]
+		if !done {
+			var ok bool
+			if found, ok = g.holds(x); !ok {
+				return types.MaybeNoSuchOverloadErr(x)
+			}
+			v.groups[slot], v.groupDone[slot] = found, true
+		}
+		return types.Bool(found&(1<<bit) != 0)
+	}
+}
+
+// phraseGroupSets are the phrase sets one rule looks for in one value,
+// indexed together by their phrases' first words.
+type phraseGroupSets struct {
+	sets  []phraseSet
+	first map[string][]phraseRest
+	slot  int
+}
+
+// phraseRest is the words of a phrase after its first, and the bit of
+// its set.
+type phraseRest struct {
+	words []string
+	bit   int
+}
+
+// holds is phraseSet.holds for every set of the group at once: bit k of
+// found is set when set k holds; false when x is neither a string nor
+// a list.
+func (g *phraseGroupSets) holds(x ref.Val) (found uint64, ok bool) {
+	all := uint64(1)<<len(g.sets) - 1
+	switch y := x.(type) {
+	case types.String:
+		return g.contains(string(y)), true
+	case traits.Lister:
+		n, _ := y.Size().(types.Int)
+		for i := types.Int(0); i < n && found != all; i++ {
+			if s, ok := y.Get(i).(types.String); ok {
+				found |= g.contains(string(s))
+			}
+		}
+		return found, true
+	}
+	return 0, false
+}
+
+// contains is phraseSet.contains for every set of the group at once.
+func (g *phraseGroupSets) contains(s string) uint64 {
+	var stack [256]byte
+	var spanStack [32][2]int
+	buf, spans := appendWords(s, stack[:0], spanStack[:0])
+	var found uint64
+	for i, sp := range spans {
+		for _, rest := range g.first[string(buf[sp[0]:sp[1]])] {
+			if found&(1<<rest.bit) != 0 || len(spans)-i-1 < len(rest.words) {
+				continue
+			}
+			match := true
+			for j, p := range rest.words {
+				n := spans[i+1+j]
+				if string(buf[n[0]:n[1]]) != p {
+					match = false
+					break
+				}
+			}
+			if match {
+				found |= 1 << rest.bit
+			}
+		}
+	}
+	return found
+}
+
+// unguarded are the functions of this package the checks bind with one
+// argument, by overload id, with the type of that argument: cel-go
+// calls them through a guard that checks the argument's type (for a
+// list, that its first element is a value, which takes an iterator);
+// guardOnce makes the same check in place.
+var unguarded = map[string]struct {
+	fn   func(ref.Val) ref.Val
+	list bool
+}{
+	"list_sum":                 {listSum, true},
+	"list_unique":              {listUnique, true},
+	"list_unique_text":         {listUniqueText, true},
+	"list_number_code_lines":   {listNumberCodeLines, true},
+	"string_number_code_lines": {stringNumberCodeLines, false},
+	"string_code_blocks":       {stringCodeBlocks, false},
+	"string_unfenced_text":     {stringUnfencedText, false},
+	"string_words":             {stringWords, false},
+}
+
+// guardOnce calls raw.fn on the value of arg when it is of raw's type
+// (a string, or a list whose first element, if any, is a value), and
+// otherwise the guarded binding, which reports it as cel-go does.
+func guardOnce(fn string, raw struct {
+	fn   func(ref.Val) ref.Val
+	list bool
+}, arg fastExpr, guarded functions.UnaryOp) fastExpr {
+	return func(v *CheckVars) ref.Val {
+		x := arg(v)
+		if types.IsUnknownOrError(x) {
+			return x
+		}
+		if raw.list {
+			if l, ok := x.(traits.Lister); ok && x.Type().TypeName() == types.ListType.TypeName() {
+				if n, ok := l.Size().(types.Int); ok && (n == 0 || !types.IsUnknownOrError(l.Get(types.Int(0)))) {
+					return raw.fn(x)
+				}
+			}
+		} else if _, ok := x.(types.String); ok {
+			return raw.fn(x)
+		}
+		return guarded(x)
+	}
 }

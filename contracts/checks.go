@@ -160,8 +160,12 @@ func listSum(v ref.Val) ref.Val {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
 	total := 0.0
-	for it := l.Iterator(); it.HasNext() == types.True; {
-		switch n := it.Next().(type) {
+	size, ok := l.Size().(types.Int)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	for i := types.Int(0); i < size; i++ {
+		switch n := l.Get(i).(type) {
 		case types.Double:
 			total += float64(n)
 		case types.Int:
