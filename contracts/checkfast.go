@@ -343,6 +343,15 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 				if types.IsUnknownOrError(x) {
 					return x
 				}
+				if hf, ok := x.(hintedFielder); ok {
+					// The document's objects are their own Value.
+					m, at, found := hf.FieldAt(name, v.hints[h])
+					v.hints[h] = at
+					if found {
+						return m
+					}
+					return missing
+				}
 				if _, ok := x.(*types.Optional); ok {
 					v.bail = true
 					return errBail
@@ -555,6 +564,17 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 		if f := c.joinedCompare(e, args, true); f != nil {
 			return f, nil
 		}
+		if f := c.stringTest(e, oID, args, strings.HasPrefix); f != nil {
+			return f, nil
+		}
+	case oID == "contains_string" && len(args) == 2:
+		if f := c.stringTest(e, oID, args, strings.Contains); f != nil {
+			return f, nil
+		}
+	case oID == "ends_with_string" && len(args) == 2:
+		if f := c.stringTest(e, oID, args, strings.HasSuffix); f != nil {
+			return f, nil
+		}
 	case fn == "containsPhrase" && len(args) == 2:
 		if f := c.phrases(e, args); f != nil {
 			return f, nil
@@ -622,6 +642,26 @@ func logical(terms []fastExpr, or bool) fastExpr {
 	stop := types.False
 	if or {
 		stop = types.True
+	}
+	if len(terms) == 2 {
+		// The common case, a || b: both bools or the first one stop.
+		a, b := terms[0], terms[1]
+		return func(v *CheckVars) ref.Val {
+			x := a(v)
+			if x == stop {
+				return stop
+			}
+			y := b(v)
+			if y == stop {
+				return stop
+			}
+			if _, ok := x.(types.Bool); ok {
+				if _, ok := y.(types.Bool); ok {
+					return !stop
+				}
+			}
+			return logical2(x, y, stop)
+		}
 	}
 	return func(v *CheckVars) ref.Val {
 		var err ref.Val
@@ -1184,6 +1224,18 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 		}
 		return f.result(result)
 	}
+	if in := fold.IterRange(); in.Kind() == celast.ListKind && in.AsList().Size() == 0 && !listAppend {
+		// cel.bind(x, init, result): a loop over no elements, whose
+		// result reads x, evaluated on first read.
+		slot := accu.slot
+		return func(v *CheckVars) ref.Val {
+			v.slots[slot] = nil
+			return result(v)
+		}, nil
+	}
+	if listAppend {
+		return appendAll(rng, keep, elem, iter.slot, generic), nil
+	}
 	if q == notQuantifier {
 		return generic, nil
 	}
@@ -1473,6 +1525,32 @@ func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExp
 		}
 	}
 	generic := varArgs(fn, "", impl, args)
+	if n == 1 {
+		if lists := listDispatch(decl); lists != nil {
+			a := args[0]
+			return func(v *CheckVars) ref.Val {
+				x := a(v)
+				if kind := scalarKind(x); kind >= 0 {
+					if t := table[kind]; t.unary != nil {
+						return t.unary(x)
+					}
+					return generic(v)
+				}
+				if l, ok := x.(traits.Lister); ok && x.Type().TypeName() == types.ListType.TypeName() {
+					k := len(scalarSamples)
+					if size, ok := l.Size().(types.Int); ok && size > 0 {
+						if k = scalarKind(l.Get(types.Int(0))); k < 0 {
+							return generic(v)
+						}
+					}
+					if f := lists[k]; f != nil {
+						return f(x)
+					}
+				}
+				return generic(v)
+			}
+		}
+	}
 	return func(v *CheckVars) ref.Val {
 		var vals [3]ref.Val
 		k, scale := 0, 1
@@ -1857,4 +1935,92 @@ func guardOnce(fn string, raw struct {
 		}
 		return guarded(x)
 	}
+}
+
+// stringTest is s.contains(k), s.startsWith(k) or s.endsWith(k) for a
+// constant string k: test(s, k) in place when s is a string, else the
+// guarded binding, which reports the wrong type as cel-go does. nil
+// when k is not a constant string.
+func (c *fastCompiler) stringTest(e celast.Expr, oID string, args []fastExpr, test func(s, k string) bool) fastExpr {
+	call := e.AsCall()
+	if !call.IsMemberFunction() || len(call.Args()) != 1 || call.Args()[0].Kind() != celast.LiteralKind {
+		return nil
+	}
+	k, ok := call.Args()[0].AsLiteral().(types.String)
+	impl := fastOverloads[oID]
+	if !ok || impl == nil || impl.Binary == nil {
+		return nil
+	}
+	x, guarded := args[0], impl.Binary
+	return func(v *CheckVars) ref.Val {
+		s := x(v)
+		if str, ok := s.(types.String); ok {
+			return types.Bool(test(string(str), string(k)))
+		}
+		if types.IsUnknownOrError(s) {
+			return s
+		}
+		return guarded(s, k)
+	}
+}
+
+// appendAll is map() or filter() over a list in one loop, the list
+// built as cel-go builds it (see fastFolder.appendStep); a range that
+// is not a list goes to generic.
+func appendAll(rng, keep, elem fastExpr, iter int, generic fastExpr) fastExpr {
+	return func(v *CheckVars) ref.Val {
+		r := rng(v)
+		l, ok := r.(traits.Lister)
+		if !ok {
+			return generic(v)
+		}
+		n, ok := l.Size().(types.Int)
+		if !ok {
+			return generic(v)
+		}
+		f := fastFolder{v: v, keep: keep, elem: elem, list: make([]ref.Val, 0, n)}
+		for i := types.Int(0); i < n; i++ {
+			v.slots[iter] = l.Get(i)
+			f.appendStep()
+		}
+		if f.appendErr != nil {
+			return f.appendErr
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, f.list)
+	}
+}
+
+// listDispatch is, for a function of one argument with overloads for
+// lists, the unary binding cel-go's dispatcher picks for a list whose
+// first element is of scalar kind k (k = len(scalarSamples): an empty
+// list): the dispatcher's type guards read only a list's first element.
+// nil when no overload takes a list.
+func listDispatch(decl *decls.FunctionDecl) []functions.UnaryOp {
+	out := make([]functions.UnaryOp, len(scalarSamples)+1)
+	any := false
+	for k := range out {
+		var sample ref.Val = types.NewRefValList(types.DefaultTypeAdapter, nil)
+		if k < len(scalarSamples) {
+			sample = types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{scalarSamples[k]})
+		}
+		for _, o := range decl.OverloadDecls() {
+			b := fastOverloads[o.ID()]
+			if b == nil || len(o.ArgTypes()) != 1 || o.IsNonStrict() || !o.ArgTypes()[0].IsAssignableRuntimeType(sample) ||
+				(o.OperandTrait() != 0 && !sample.Type().HasTrait(o.OperandTrait())) {
+				continue
+			}
+			if b.Unary == nil {
+				// The dispatcher would call the overload's function;
+				// leave such a list to it.
+				break
+			}
+			out[k] = b.Unary
+			any = true
+			break
+		}
+	}
+	if !any {
+		return nil
+	}
+	return out
 }
