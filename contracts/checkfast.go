@@ -60,6 +60,15 @@ type CheckVars struct {
 	bail bool
 }
 
+// Reset drops every value v holds, keeping its scratch space, so that
+// v can serve another document without keeping this one alive.
+func (v *CheckVars) Reset() {
+	v.Self, v.Root, v.Params, v.Index = nil, nil, nil, 0
+	clear(v.slots)
+	clear(v.kept)
+	clear(v.folds)
+}
+
 // errBail is what a step gives when it sets bail.
 var errBail = types.NewErr("evaluated by cel-go")
 
@@ -648,17 +657,17 @@ func logical(terms []fastExpr, or bool) fastExpr {
 		a, b := terms[0], terms[1]
 		return func(v *CheckVars) ref.Val {
 			x := a(v)
-			if x == stop {
+			xb, xok := x.(types.Bool)
+			if xok && xb == stop {
 				return stop
 			}
 			y := b(v)
-			if y == stop {
+			yb, yok := y.(types.Bool)
+			if yok && yb == stop {
 				return stop
 			}
-			if _, ok := x.(types.Bool); ok {
-				if _, ok := y.(types.Bool); ok {
-					return !stop
-				}
+			if xok && yok {
+				return !stop
 			}
 			return logical2(x, y, stop)
 		}
@@ -698,10 +707,10 @@ func logical(terms []fastExpr, or bool) fastExpr {
 func conditional(cond, t, f fastExpr) fastExpr {
 	return func(v *CheckVars) ref.Val {
 		x := cond(v)
-		switch x {
-		case types.True:
-			return t(v)
-		case types.False:
+		if b, ok := x.(types.Bool); ok {
+			if b {
+				return t(v)
+			}
 			return f(v)
 		}
 		if types.IsUnknown(x) {
@@ -1318,34 +1327,39 @@ func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fast
 		}
 		var accu ref.Val
 		switch q {
-		case allOf:
-			accu = types.True
-			for i := types.Int(0); i < n && accu != types.False; i++ {
+		case allOf, existsIn:
+			// accu && p (all) or accu || p (exists), until accu is
+			// stop; a bool accu is then !stop.
+			stop := types.Bool(q == existsIn)
+			accu = !stop
+			for i := types.Int(0); i < n; i++ {
 				v.slots[iter] = l.Get(i)
-				accu = logical2(accu, pred(v), types.False)
-			}
-		case existsIn:
-			accu = types.False
-			for i := types.Int(0); i < n && accu != types.True; i++ {
-				v.slots[iter] = l.Get(i)
-				accu = logical2(accu, pred(v), types.True)
+				p := pred(v)
+				if pb, ok := p.(types.Bool); ok {
+					if pb == stop {
+						return stop
+					}
+					if _, ok := accu.(types.Bool); ok {
+						continue
+					}
+				}
+				accu = logical2(accu, p, stop)
 			}
 		case countOf:
 			accu = types.Int(0)
 			for i := types.Int(0); i < n; i++ {
 				v.slots[iter] = l.Get(i)
-				switch p := pred(v); p {
-				case types.True:
-					if c, ok := accu.(types.Int); ok {
+				p := pred(v)
+				if pb, ok := p.(types.Bool); ok {
+					if c, isInt := accu.(types.Int); bool(pb) && isInt {
 						accu = c.Add(types.Int(1))
 					}
-				case types.False:
-				default:
-					if types.IsUnknown(p) {
-						accu = p
-					} else {
-						accu = types.MaybeNoSuchOverloadErr(p)
-					}
+					continue
+				}
+				if types.IsUnknown(p) {
+					accu = p
+				} else {
+					accu = types.MaybeNoSuchOverloadErr(p)
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -36,7 +37,12 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		maxString = max(maxString, len(k), len(v))
 	}
 	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
-	act.vars = &contracts.CheckVars{Root: act.root, Params: act.params}
+	act.vars = checkVarsPool.Get().(*contracts.CheckVars)
+	act.vars.Root, act.vars.Params = act.root, act.params
+	defer func() {
+		act.vars.Reset()
+		checkVarsPool.Put(act.vars)
+	}()
 	schemaFound := func(ptr string) bool {
 		for i := range e.out {
 			v := &e.out[i]
@@ -102,6 +108,10 @@ func (a *forEachArrays) at(ptr string) (*strictjson.Value, *jsonList) {
 	a.seen = append(a.seen, s)
 	return s.arr, s.list
 }
+
+// checkVarsPool holds the variables and scratch space of compiled
+// rules between documents, so that a document does not make them again.
+var checkVarsPool = sync.Pool{New: func() any { return new(contracts.CheckVars) }}
 
 // paramsVal is the bound parameters as a CEL map whose values are made
 // once, so that a rule reading params.options on every item does not
