@@ -231,6 +231,20 @@ func (c *fastCompiler) ident(id int64, name string, r *celast.ReferenceInfo) (fa
 	return nil, errNotFast
 }
 
+// itemer is a JSON array of the document: an element read in place.
+type itemer interface {
+	Item(i int) ref.Val
+}
+
+// elementAt is element i of l, which has more than i elements: read in
+// place from the document's arrays, else through Get.
+func elementAt(l traits.Lister, i types.Int) ref.Val {
+	if it, ok := l.(itemer); ok {
+		return it.Item(int(i))
+	}
+	return l.Get(i)
+}
+
 // fielder is a JSON object of the document: a member read in place.
 type fielder interface {
 	Field(string) (ref.Val, bool)
@@ -1118,31 +1132,32 @@ func (f *fastFolder) FoldEntry(key, val any) bool {
 // list being built, or the error that the list becomes, as cel-go's
 // accu + [e] and p ? accu + [e] : accu give them.
 func (f *fastFolder) appendStep() {
-	v := f.v
-	if f.keep != nil {
-		p := f.keep(v)
-		switch p {
-		case types.True:
-		case types.False:
-			return
-		default:
-			if types.IsUnknown(p) {
-				f.appendErr = p
-			} else {
-				f.appendErr = types.MaybeNoSuchOverloadErr(p)
-			}
-			return
+	f.list, f.appendErr = appendElement(f.v, f.keep, f.elem, f.list, f.appendErr)
+}
+
+// appendElement is appendStep's work: the list and the error it has
+// become, if any, after the element in the iteration variable.
+func appendElement(v *CheckVars, keep, elem fastExpr, list []ref.Val, failed ref.Val) ([]ref.Val, ref.Val) {
+	if keep != nil {
+		p := keep(v)
+		b, ok := p.(types.Bool)
+		switch {
+		case ok && !bool(b):
+			return list, failed
+		case !ok && types.IsUnknown(p):
+			return list, p
+		case !ok:
+			return list, types.MaybeNoSuchOverloadErr(p)
 		}
 	}
-	if f.appendErr != nil {
-		return
+	if failed != nil {
+		return list, failed
 	}
-	x := f.elem(v)
+	x := elem(v)
 	if types.IsUnknownOrError(x) {
-		f.appendErr = x
-		return
+		return list, x
 	}
-	f.list = append(f.list, x)
+	return append(list, x), nil
 }
 
 func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
@@ -1333,7 +1348,7 @@ func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fast
 			stop := types.Bool(q == existsIn)
 			accu = !stop
 			for i := types.Int(0); i < n; i++ {
-				v.slots[iter] = l.Get(i)
+				v.slots[iter] = elementAt(l, i)
 				p := pred(v)
 				if pb, ok := p.(types.Bool); ok {
 					if pb == stop {
@@ -1348,7 +1363,7 @@ func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fast
 		case countOf:
 			accu = types.Int(0)
 			for i := types.Int(0); i < n; i++ {
-				v.slots[iter] = l.Get(i)
+				v.slots[iter] = elementAt(l, i)
 				p := pred(v)
 				if pb, ok := p.(types.Bool); ok {
 					if c, isInt := accu.(types.Int); bool(pb) && isInt {
@@ -1992,15 +2007,16 @@ func appendAll(rng, keep, elem fastExpr, iter int, generic fastExpr) fastExpr {
 		if !ok {
 			return generic(v)
 		}
-		f := fastFolder{v: v, keep: keep, elem: elem, list: make([]ref.Val, 0, n)}
+		list := make([]ref.Val, 0, n)
+		var failed ref.Val
 		for i := types.Int(0); i < n; i++ {
-			v.slots[iter] = l.Get(i)
-			f.appendStep()
+			v.slots[iter] = elementAt(l, i)
+			list, failed = appendElement(v, keep, elem, list, failed)
 		}
-		if f.appendErr != nil {
-			return f.appendErr
+		if failed != nil {
+			return failed
 		}
-		return types.NewRefValList(types.DefaultTypeAdapter, f.list)
+		return types.NewRefValList(types.DefaultTypeAdapter, list)
 	}
 }
 

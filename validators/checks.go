@@ -561,6 +561,9 @@ type jsonList struct {
 	base int
 }
 
+// Item is element i as a CEL value, for the rules compiled into Go.
+func (l *jsonList) Item(i int) ref.Val { return l.at(i) }
+
 // at is element i as a CEL value.
 func (l *jsonList) at(i int) ref.Val {
 	if l.base < 0 {
