@@ -78,6 +78,10 @@ type Check struct {
 	// which saves most of the evaluation's allocations.
 	Untracked       cel.Program `json:"-"`
 	UntrackedWithin uint32      `json:"-"`
+	// Fast is Rule compiled into Go (see FastRule), for the same size
+	// classes as Untracked; nil when the rule uses a part of CEL the
+	// compiler leaves to cel-go.
+	Fast *FastRule `json:"-"`
 	// Local is true when the rule and Expected read only self, index and
 	// params: such a check can run on one item by itself (progressive
 	// release runs it when the item closes).
@@ -156,8 +160,12 @@ func listSum(v ref.Val) ref.Val {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
 	total := 0.0
-	for it := l.Iterator(); it.HasNext() == types.True; {
-		switch n := it.Next().(type) {
+	size, ok := l.Size().(types.Int)
+	if !ok {
+		return types.MaybeNoSuchOverloadErr(v)
+	}
+	for i := types.Int(0); i < size; i++ {
+		switch n := l.Get(i).(type) {
 		case types.Double:
 			total += float64(n)
 		case types.Int:
@@ -401,11 +409,11 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 			envs[c.ForEach] = env
 		}
 		var readsOther bool
-		c.Program, c.Untracked, c.UntrackedWithin, readsOther = compileExpr(env, i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
+		c.Program, c.Untracked, c.UntrackedWithin, c.Fast, readsOther = compileExpr(env, i, "rule", c.Rule, cel.BoolType, raw, at, file, &errs)
 		c.Local = !readsOther
 		if c.Expected != "" {
 			var other bool
-			c.ExpectedProgram, _, _, other = compileExpr(env, i, "expected", c.Expected, nil, raw, at, file, &errs)
+			c.ExpectedProgram, _, _, _, other = compileExpr(env, i, "expected", c.Expected, nil, raw, at, file, &errs)
 			c.Local = c.Local && !other
 		}
 		c.Local = c.Local && c.ForEach != ""
@@ -417,9 +425,10 @@ func compileChecks(file string, raw []byte, doc *strictjson.Value, checks []Chec
 // "expected"), checks its result type (want nil: any), estimates its cost
 // and appends every problem to errs, located in the file. It returns the
 // program with the runtime cost limit; for a rule also the one without
-// and the size classes it may run uncounted on (nil and 0 when none);
-// and whether the expression reads root.
-func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, uint32, bool) {
+// and the size classes it may run uncounted on (nil and 0 when none),
+// with the rule compiled into Go for them (nil when it cannot be); and
+// whether the expression reads root.
+func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []byte, at func(int, string) *strictjson.Value, file string, errs *[]error) (cel.Program, cel.Program, uint32, *FastRule, bool) {
 	ast, iss := env.Compile(src)
 	if iss != nil && iss.Err() != nil {
 		for _, e := range iss.Errors() {
@@ -429,7 +438,7 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 			}
 			*errs = append(*errs, fe)
 		}
-		return nil, nil, 0, false
+		return nil, nil, 0, nil, false
 	}
 	locate := func(err error) {
 		fe := &FileError{File: file, Err: fmt.Errorf("checks[%d].%s: %w", i, field, err)}
@@ -440,7 +449,7 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 	}
 	if want != nil && !ast.OutputType().IsExactType(want) && !ast.OutputType().IsExactType(cel.DynType) {
 		locate(fmt.Errorf("the rule is of type %s, want bool", ast.OutputType()))
-		return nil, nil, 0, false
+		return nil, nil, 0, nil, false
 	}
 	readsRoot := false
 	if refs := ast.NativeRep().ReferenceMap(); refs != nil {
@@ -459,16 +468,16 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 	est, err := env.EstimateCost(ast, assumedSizes)
 	if err != nil {
 		locate(fmt.Errorf("cost: %w", err))
-		return nil, nil, 0, false
+		return nil, nil, 0, nil, false
 	}
 	if est.Max > CheckMaxEstimatedCost {
 		locate(fmt.Errorf("estimated cost %d over lists of %d elements and strings of %d bytes is above the limit %d: read fewer nested lists", est.Max, CheckAssumedListSize, CheckAssumedStringSize, CheckMaxEstimatedCost))
-		return nil, nil, 0, false
+		return nil, nil, 0, nil, false
 	}
 	prg, err := env.Program(ast, cel.CostLimit(CheckRuntimeCostLimit), cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases, checkStrings)
 	if err != nil {
 		locate(err)
-		return nil, nil, 0, false
+		return nil, nil, 0, nil, false
 	}
 	var within uint32
 	for i, l := range checkListSizes {
@@ -482,13 +491,15 @@ func compileExpr(env *cel.Env, i int, field, src string, want *cel.Type, raw []b
 		}
 	}
 	var untracked cel.Program
+	var fast *FastRule
 	if within != 0 {
 		if untracked, err = env.Program(ast, cel.EvalOptions(cel.OptOptimize), checkPlan, checkPhrases, checkStrings); err != nil {
 			locate(err)
-			return nil, nil, 0, false
+			return nil, nil, 0, nil, false
 		}
+		fast, _ = compileFast(ast.NativeRep(), env.CELTypeProvider())
 	}
-	return prg, untracked, within, readsRoot
+	return prg, untracked, within, fast, readsRoot
 }
 
 // stringOffset is the byte offset in raw of the character at CEL's line

@@ -14,7 +14,7 @@ import (
 func evalCheckExpr(t *testing.T, src string, self any, tracked bool) any {
 	t.Helper()
 	var errs []error
-	prg, untracked, _, _ := compileExpr(checkEnv, 0, "rule", src, nil, nil, func(int, string) *strictjson.Value { return nil }, "t", &errs)
+	prg, untracked, _, _, _ := compileExpr(checkEnv, 0, "rule", src, nil, nil, func(int, string) *strictjson.Value { return nil }, "t", &errs)
 	if len(errs) > 0 {
 		t.Fatalf("compile %q: %v", src, errs)
 	}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -36,6 +37,12 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		maxString = max(maxString, len(k), len(v))
 	}
 	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
+	act.vars = checkVarsPool.Get().(*contracts.CheckVars)
+	act.vars.Root, act.vars.Params = act.root, act.params
+	defer func() {
+		act.vars.Reset()
+		checkVarsPool.Put(act.vars)
+	}()
 	schemaFound := func(ptr string) bool {
 		for i := range e.out {
 			v := &e.out[i]
@@ -45,6 +52,8 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		}
 		return false
 	}
+	var seen [4]forEachArray
+	arrays := forEachArrays{doc: doc, vals: vals, root: act.root, seen: seen[:0]}
 	for i := range checks {
 		c := &checks[i]
 		if c.Program == nil {
@@ -55,18 +64,54 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			runCheck(c, doc, "", -1, act, schemaFound, e)
 			continue
 		}
-		arr, err := doc.At(c.ForEach)
-		if err != nil || arr.Kind != strictjson.KindArray {
+		arr, l := arrays.at(c.ForEach)
+		if arr == nil {
 			// The schema step reports a missing or mistyped array.
 			continue
 		}
-		l := vals.listAt(act.root, c.ForEach, arr)
 		for j, it := range arr.Items {
 			act.self, act.index = l.at(j), types.Int(j)
 			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
 }
+
+// forEachArrays finds the arrays the for_each checks run over, each
+// once per document: the checks of a contract mostly share one array
+// (every check over the questions), and its pointer is then parsed and
+// followed once, not once per check.
+type forEachArrays struct {
+	doc  *strictjson.Value
+	vals *docVals
+	root ref.Val
+	seen []forEachArray
+}
+
+type forEachArray struct {
+	ptr  string
+	arr  *strictjson.Value
+	list *jsonList
+}
+
+// at is the array at the JSON Pointer ptr and its view; nil when the
+// document has no array there.
+func (a *forEachArrays) at(ptr string) (*strictjson.Value, *jsonList) {
+	for _, s := range a.seen {
+		if s.ptr == ptr {
+			return s.arr, s.list
+		}
+	}
+	s := forEachArray{ptr: ptr}
+	if arr, err := a.doc.At(ptr); err == nil && arr.Kind == strictjson.KindArray {
+		s.arr, s.list = arr, a.vals.listAt(a.root, ptr, arr)
+	}
+	a.seen = append(a.seen, s)
+	return s.arr, s.list
+}
+
+// checkVarsPool holds the variables and scratch space of compiled
+// rules between documents, so that a document does not make them again.
+var checkVarsPool = sync.Pool{New: func() any { return new(contracts.CheckVars) }}
 
 // paramsVal is the bound parameters as a CEL map whose values are made
 // once, so that a rule reading params.options on every item does not
@@ -90,11 +135,7 @@ func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act
 		}
 		return arr + "/" + strconv.Itoa(j)
 	}
-	prg := c.Program
-	if act.sized && c.Untracked != nil && c.UntrackedWithin&(1<<act.class) != 0 {
-		prg = c.Untracked
-	}
-	out, _, err := prg.Eval(act)
+	out, err := evalRule(c, act)
 	if err == nil {
 		if b, ok := out.(types.Bool); ok {
 			if b {
@@ -117,6 +158,29 @@ func runCheck(c *contracts.Check, self *strictjson.Value, arr string, j int, act
 	e.Add(Violation{Class: ClassSemantic, Code: "CHECK_ERROR", Severity: SeverityError,
 		Path: dotted, Pointer: pointer, Expected: c.Code, Actual: msg,
 		Hint: "The check " + c.Code + " could not be evaluated: " + msg + "."}, pos)
+}
+
+// evalRule evaluates c's rule with the variables of act: compiled into
+// Go where the rule has been and the document's size class lets it run
+// uncounted, else by cel-go, counting its cost unless the class is
+// known to stay below the limit.
+func evalRule(c *contracts.Check, act *checkActivation) (ref.Val, error) {
+	uncounted := act.sized && c.UntrackedWithin&(1<<act.class) != 0
+	if uncounted && c.Fast != nil {
+		act.vars.Self, act.vars.Index = act.self, act.index
+		if out, ok := c.Fast.Eval(act.vars); ok {
+			if e, isErr := out.(*types.Err); isErr {
+				return out, e
+			}
+			return out, nil
+		}
+	}
+	prg := c.Program
+	if uncounted && c.Untracked != nil {
+		prg = c.Untracked
+	}
+	out, _, err := prg.Eval(act)
+	return out, err
 }
 
 // scopeOf is the pointer under which a schema problem explains a check's
@@ -259,6 +323,8 @@ type checkActivation struct {
 	self, root ref.Val
 	index      types.Int
 	params     ref.Val
+	// vars are the same variables for a rule compiled into Go.
+	vars *contracts.CheckVars
 	// class is the size class (contracts.CheckSizeClass) of the
 	// document and the parameters; sized is false when they are larger
 	// than every class.
@@ -495,6 +561,9 @@ type jsonList struct {
 	base int
 }
 
+// Item is element i as a CEL value, for the rules compiled into Go.
+func (l *jsonList) Item(i int) ref.Val { return l.at(i) }
+
 // at is element i as a CEL value.
 func (l *jsonList) at(i int) ref.Val {
 	if l.base < 0 {
@@ -609,6 +678,28 @@ type jsonObject struct {
 	v    *strictjson.Value
 	d    *docVals
 	base int
+}
+
+// FieldAt is Field that tries the member at position hint first and
+// returns the position it found name at: the objects of an array mostly
+// have their members in one order, so that a rule reading q.weight of
+// every question finds it at once.
+func (o *jsonObject) FieldAt(name string, hint int) (ref.Val, int, bool) {
+	if hint >= 0 && hint < len(o.v.Members) && o.v.Members[hint].Key == name {
+		if o.base < 0 {
+			return o.d.slot(-1, o.v.Members[hint].Value), hint, true
+		}
+		return o.d.slot(o.base+hint, o.v.Members[hint].Value), hint, true
+	}
+	for i := range o.v.Members {
+		if o.v.Members[i].Key == name {
+			if o.base < 0 {
+				return o.d.slot(-1, o.v.Members[i].Value), i, true
+			}
+			return o.d.slot(o.base+i, o.v.Members[i].Value), i, true
+		}
+	}
+	return nil, hint, false
 }
 
 // member is the value of the member named name as a CEL value, if the
