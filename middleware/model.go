@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/ollama"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -80,7 +81,7 @@ func (m model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		var once sync.Once
 		call.onDelta = func(string) { once.Do(req.Started) }
 	}
-	a, err := m.call(ctx, call, codec.Generate{}, len(req.Format) > 0)
+	a, err := m.call(ctx, call, ollama.Generate{}, len(req.Format) > 0)
 	if err != nil {
 		done(0, 0, err)
 		return repair.Reply{}, err

@@ -1,16 +1,17 @@
-package codec
+package apis
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/google/go-cmp/cmp"
 )
 
 // readPieces reads body through cd's StreamReader in pieces of n bytes
 // and returns the answer and the text the pieces completed.
-func readPieces(cd Codec, body string, n int) (*Answer, string, error) {
+func readPieces(cd codec.Codec, body string, n int) (*codec.Answer, string, error) {
 	rd := cd.NewStreamReader()
 	var deltas strings.Builder
 	for len(body) > 0 {
@@ -34,9 +35,9 @@ type answerSummary struct {
 	Calls          int
 }
 
-func summarize(cd Codec, a *Answer) answerSummary {
+func summarize(cd codec.Codec, a *codec.Answer) answerSummary {
 	s := answerSummary{Text: a.Text, Reason: a.DoneReason, Prompt: a.PromptTokens, Output: a.OutputTokens}
-	if tc, ok := cd.(ToolCodec); ok {
+	if tc, ok := cd.(codec.ToolCodec); ok {
 		s.Calls = len(tc.ToolCalls(a.Obj))
 	}
 	return s
@@ -107,7 +108,7 @@ func TestStreamReaderAssembles(t *testing.T) {
 			if diff := cmp.Diff(summarize(cd, whole), summarize(cd, got)); diff != "" {
 				t.Errorf("answer (-whole +streamed):\n%s", diff)
 			}
-			if tc, ok := cd.(ToolCodec); ok {
+			if tc, ok := cd.(codec.ToolCodec); ok {
 				calls := tc.ToolCalls(got.Obj)
 				if len(calls) != 1 || calls[0].Name != "f" || calls[0].Args != `{"x":1}` {
 					t.Errorf("tool calls = %+v, want f({\"x\":1})", calls)
@@ -150,7 +151,7 @@ func TestStreamReaderStop(t *testing.T) {
 			if a.Text != `{"a":1}` || a.DoneReason != tt.reason || a.OutputTokens != 2 {
 				t.Errorf("stopped answer: text %q, reason %q, output tokens %d; want the text, %q, 2", a.Text, a.DoneReason, a.OutputTokens, tt.reason)
 			}
-			if _, err := codecFor(t, tt.path).NewStreamReader().Stop(); !errors.Is(err, ErrIncomplete) {
+			if _, err := codecFor(t, tt.path).NewStreamReader().Stop(); !errors.Is(err, codec.ErrIncomplete) {
 				t.Errorf("Stop before any chunk = %v, want ErrIncomplete", err)
 			}
 			if _, _, err := readPieces(cd, tt.body, 5); err == nil {
