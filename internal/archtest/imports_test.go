@@ -66,7 +66,6 @@ var ranks = map[string]int{
 	"middleware/upstream":       510,
 	"middleware/spans":          510,
 	"middleware/release":        510,
-	"middleware/codec/assemble": 510,
 	"middleware/codec":          520,
 	"middleware/route":          520,
 

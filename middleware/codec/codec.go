@@ -1,19 +1,19 @@
 // Package codec is what every wire API the guard speaks shares: the
-// [Codec] interface, the guarded [Request] and the upstream's [Answer], the
-// [StreamWriter] base ([Stream]) and the [StreamReader], the [Counters] and
-// [Listing] shapes, and the helpers the APIs' packages build on. The APIs
-// themselves live beneath it, one package per API family — ollama (generate,
-// chat), openai (chat completions, completions, Responses) and anthropic
-// (Messages) — and package apis holds their registry. A codec knows
-// everything about its API — how a request is read and edited for the
-// upstream, how an answer is read (whole or streamed), how an answer and an
-// error are written back (one object, or the API's stream: whole, or piece
-// by piece as the guard releases it, through a [StreamWriter]), the API's
-// tool calls, its normal stop, the members that count its tokens
-// ([Counters]) and its listing of models ([Listing]) — so that the guard,
-// the gateway's model routes and its token limits are the same for every
-// API and adding one is one package (or one file in its family's) and one
-// line in apis.All.
+// [Codec] interface, the guarded [Request] and the upstream's [Answer],
+// the [StreamWriter] base ([Stream]) and the [StreamReader], the
+// [Counters] and [Listing] shapes, and the helpers the APIs' packages
+// build on. The APIs themselves live beneath it, one package per API
+// family — ollama (generate, chat), openai (chat completions, completions,
+// Responses) and anthropic (Messages) — and package apis holds their
+// registry. A codec knows everything about its API — how a request is read
+// and edited for the upstream, how an answer is read (whole or streamed),
+// how an answer and an error are written back (one object, or the API's
+// stream: whole, or piece by piece as the guard releases it, through a
+// [StreamWriter]), the API's tool calls, its normal stop, the members that
+// count its tokens ([Counters]) and its listing of models ([Listing]) — so
+// that the guard, the gateway's model routes and its token limits are the
+// same for every API and adding one is one package (or one file in its
+// family's) and one line in apis.All.
 package codec
 
 import (

@@ -27,7 +27,8 @@ type StreamReader struct {
 }
 
 // Assembler builds an answer from a stream's events, one at a time: an
-// NDJSON chunk, or the data of a server-sent event (package assemble).
+// NDJSON chunk, or the data of a server-sent event (each API package has
+// its own).
 type Assembler interface {
 	// Event takes the raw data of one event and returns the model text
 	// it adds.

@@ -13,7 +13,6 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -73,7 +72,7 @@ func (Messages) ReadAnswer(body []byte) (*codec.Answer, error) {
 
 // NewStreamReader reads a stream of events as it arrives.
 func (Messages) NewStreamReader() *codec.StreamReader {
-	return codec.NewStreamReader(true, &assemble.Anthropic{}, anthropicAnswer, Messages{}.ReadAnswer)
+	return codec.NewStreamReader(true, &messagesAssembler{}, anthropicAnswer, Messages{}.ReadAnswer)
 }
 
 // anthropicCounters are a message's usage: in a stream, message_start's
@@ -110,7 +109,7 @@ func anthropicText(obj *strictjson.Value) string {
 // message.
 func assembleAnthropic(body []byte) (*strictjson.Value, error) {
 	datas, _ := frame.SSEData(body)
-	asm := &assemble.Anthropic{}
+	asm := &messagesAssembler{}
 	for _, data := range datas {
 		if _, err := asm.Event(data); err != nil {
 			return nil, err

@@ -193,3 +193,41 @@ func FuzzStreamReader(f *testing.F) {
 		}
 	})
 }
+
+// TestIncomplete checks each API's assembler through its codec: a stream
+// that ends before its API's end is incomplete, the same events stopped
+// by the guard make an answer, and the text of each event comes back as
+// it is read.
+func TestIncomplete(t *testing.T) {
+	tests := []struct {
+		name, path, body, text string
+	}{
+		{"generate", "/api/generate", "{\"response\":\"{}\",\"done\":false}\n", "{}"},
+		{"chat completion", "/v1/chat/completions", "data: {\"choices\":[{\"delta\":{\"content\":\"{}\"}}]}\n\n", "{}"},
+		{"messages", "/v1/messages", "data: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n" +
+			"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+			"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"{}\"}}\n\n", "{}"},
+		{"responses", "/v1/responses", "data: {\"type\":\"response.created\",\"response\":{}}\n\n" +
+			"data: {\"type\":\"response.output_text.delta\",\"delta\":\"{}\"}\n\n", "{}"},
+	}
+	for _, tt := range tests {
+		for _, stopped := range []bool{false, true} {
+			rd := codecFor(t, tt.path).NewStreamReader()
+			text, err := rd.Feed([]byte(tt.body))
+			if err != nil {
+				t.Fatalf("%s: Feed = %v", tt.name, err)
+			}
+			if text != tt.text {
+				t.Errorf("%s: deltas %q, want %q", tt.name, text, tt.text)
+			}
+			end := rd.Close
+			if stopped {
+				end = rd.Stop
+			}
+			_, err = end()
+			if stopped != (err == nil) || (!stopped && !errors.Is(err, codec.ErrIncomplete)) {
+				t.Errorf("%s: end of the stream (stopped %v) = %v, want ErrIncomplete only when not stopped", tt.name, stopped, err)
+			}
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -27,7 +26,7 @@ func (Chat) Path() string { return "/api/chat" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Chat) ReadAnswer(body []byte) (*codec.Answer, error) {
-	return readNative(body, &assemble.Native{Chat: true})
+	return readNative(body, &nativeAssembler{Chat: true})
 }
 
 // NewStreamReader reads an NDJSON stream as it arrives.

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -20,7 +19,7 @@ func (Generate) Path() string { return "/api/generate" }
 
 // ReadAnswer reads one object or an NDJSON stream.
 func (Generate) ReadAnswer(body []byte) (*codec.Answer, error) {
-	return readNative(body, &assemble.Native{})
+	return readNative(body, &nativeAssembler{})
 }
 
 // NewStreamReader reads an NDJSON stream as it arrives.

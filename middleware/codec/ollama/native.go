@@ -13,7 +13,6 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -93,7 +92,7 @@ func (native) Counters() codec.Counters { return ollamaCounters }
 
 // readNative reads a native answer: one object, or NDJSON chunks that
 // asm assembles. The answer's counters are Ollama's.
-func readNative(body []byte, asm *assemble.Native) (*codec.Answer, error) {
+func readNative(body []byte, asm *nativeAssembler) (*codec.Answer, error) {
 	trimmed := bytes.TrimSpace(body)
 	if obj, err := strictjson.ParseOwned(trimmed); err == nil {
 		if obj.Kind != strictjson.KindObject {
@@ -126,16 +125,16 @@ func readNative(body []byte, asm *assemble.Native) (*codec.Answer, error) {
 
 // nativeAnswer reads the answer of the final object: its text and
 // Ollama's counters.
-func nativeAnswer(asm *assemble.Native, obj *strictjson.Value) (*codec.Answer, error) {
+func nativeAnswer(asm *nativeAssembler, obj *strictjson.Value) (*codec.Answer, error) {
 	a := &codec.Answer{Obj: obj, Text: asm.TextOf(obj), DoneReason: codec.Str(obj.Get("done_reason"))}
 	return ollamaCounters.Read(a, obj), nil
 }
 
 // nativeReader is the StreamReader of generate (chat false) or chat.
 func nativeReader(chat bool) *codec.StreamReader {
-	asm := &assemble.Native{Chat: chat}
+	asm := &nativeAssembler{Chat: chat}
 	return codec.NewStreamReader(false, asm, func(obj *strictjson.Value) (*codec.Answer, error) { return nativeAnswer(asm, obj) },
-		func(body []byte) (*codec.Answer, error) { return readNative(body, &assemble.Native{Chat: chat}) })
+		func(body []byte) (*codec.Answer, error) { return readNative(body, &nativeAssembler{Chat: chat}) })
 }
 
 // nativeWriter writes Ollama's NDJSON stream of generate (chat false) or

@@ -7,12 +7,12 @@
 package openai
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -113,7 +113,7 @@ func (cs choices) read(body []byte) (*codec.Answer, error) {
 
 // answer checks an answer's object and reads its text, reason and usage.
 func (cs choices) answer(obj *strictjson.Value) (*codec.Answer, error) {
-	if err := assemble.UpstreamError(obj); err != nil {
+	if err := upstreamError(obj); err != nil {
 		return nil, err
 	}
 	choice := obj.Get("choices").Index(0)
@@ -139,8 +139,8 @@ func (cs choices) reader() *codec.StreamReader {
 }
 
 // assembler assembles a stream of the choices' chunks.
-func (cs choices) assembler() *assemble.Choices {
-	return &assemble.Choices{Name: cs.object, DeltaText: cs.deltaText, Choice: cs.choice}
+func (cs choices) assembler() *choicesAssembler {
+	return &choicesAssembler{Name: cs.object, DeltaText: cs.deltaText, Choice: cs.choice}
 }
 
 // choiceWriter writes the stream of a chat completion or completion, as
@@ -269,4 +269,22 @@ func (choices) normalStop(obj *strictjson.Value, keep ...string) string {
 		return ""
 	}
 	return codec.ReplaceString(choice, "finish_reason", "stop", keep...)
+}
+
+// openAIErrorMessage reads the message of an OpenAI error member (an
+// object with a message, or Ollama's plain string).
+func openAIErrorMessage(e *strictjson.Value) string {
+	if s, ok := e.AsString(); ok {
+		return s
+	}
+	return codec.Str(e.Get("message"))
+}
+
+// upstreamError is the error of an OpenAI answer or chunk whose error
+// member is set, nil for one without.
+func upstreamError(obj *strictjson.Value) error {
+	if e := obj.Get("error"); e != nil && !e.IsNull() {
+		return fmt.Errorf("upstream: %s", openAIErrorMessage(e))
+	}
+	return nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -116,7 +115,7 @@ func (Responses) ReadAnswer(body []byte) (*codec.Answer, error) {
 
 // NewStreamReader reads a stream of events as it arrives.
 func (Responses) NewStreamReader() *codec.StreamReader {
-	return codec.NewStreamReader(true, responsesAssembler(), responsesAnswer, Responses{}.ReadAnswer)
+	return codec.NewStreamReader(true, newResponsesAssembler(), responsesAnswer, Responses{}.ReadAnswer)
 }
 
 // responsesCounters are a response's usage, in its response.completed
@@ -128,7 +127,7 @@ func (Responses) Counters() codec.Counters { return responsesCounters }
 
 // responsesAnswer checks a response and reads its text, reason and usage.
 func responsesAnswer(obj *strictjson.Value) (*codec.Answer, error) {
-	if err := assemble.UpstreamError(obj); err != nil {
+	if err := upstreamError(obj); err != nil {
 		return nil, err
 	}
 	if out := obj.Get("output"); out == nil || out.Kind != strictjson.KindArray {
@@ -166,7 +165,7 @@ func responsesText(obj *strictjson.Value) string {
 // is incomplete; a response.failed or error event is the upstream's error.
 func assembleResponses(body []byte) (*strictjson.Value, error) {
 	datas, _ := frame.SSEData(body)
-	asm := responsesAssembler()
+	asm := newResponsesAssembler()
 	for _, data := range datas {
 		if _, err := asm.Event(data); err != nil {
 			return nil, err
@@ -178,9 +177,9 @@ func assembleResponses(body []byte) (*strictjson.Value, error) {
 	return asm.Object(false, false)
 }
 
-// responsesAssembler assembles a Responses stream.
-func responsesAssembler() *assemble.Responses {
-	return &assemble.Responses{WithText: Responses{}.WithText}
+// newResponsesAssembler returns the assembler of a Responses stream.
+func newResponsesAssembler() *responsesAssembler {
+	return &responsesAssembler{WithText: Responses{}.WithText}
 }
 
 // WithText puts text in the first output_text part of the first message
