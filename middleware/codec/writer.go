@@ -129,6 +129,39 @@ func (s *Stream) Encode(obj *strictjson.Value, text string) error {
 	return s.out.Write(s.api.End(buf, obj, text))
 }
 
+// Chunks is what the streams of chunks, Ollama's NDJSON and OpenAI's
+// chat completion and completion chunks, share: no opening of their own
+// (the first piece's chunk, empty or not, opens the stream), no chunk for
+// a later empty piece, and the whole answer's other members (thinking,
+// tool calls), when the answer is known before the stream opens (Encode),
+// sent with the first piece. An API's writer embeds it.
+type Chunks struct {
+	sent       bool // a chunk went out
+	extrasSent bool // and the whole answer's other members with it
+}
+
+// Open sends nothing: the first piece's chunk opens the stream.
+func (*Chunks) Open(buf []byte) []byte { return buf }
+
+// Next reports whether a piece with delta is to be sent and whether it is
+// the stream's first, which carries the whole answer's other members when
+// there is a whole answer (head).
+func (c *Chunks) Next(delta string, head bool) (send, first bool) {
+	if delta == "" && c.sent {
+		return false, false
+	}
+	first = !c.sent
+	c.sent = true
+	if first {
+		c.extrasSent = head
+	}
+	return true, first
+}
+
+// ExtrasSent reports whether the whole answer's other members went out
+// with the first piece, so that the end need not send them.
+func (c *Chunks) ExtrasSent() bool { return c.extrasSent }
+
 // NewID returns prefix followed by 24 random hex digits: the id of a
 // stream whose frames go out before the answer (and its upstream's id)
 // is known.

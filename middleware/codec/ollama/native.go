@@ -101,19 +101,15 @@ func readNative(body []byte, asm *nativeAssembler) (*codec.Answer, error) {
 		if _, err := asm.Take(obj); err != nil {
 			return nil, err
 		}
-		obj, err := asm.Object(false, false)
-		if err != nil {
-			return nil, err
-		}
-		return nativeAnswer(asm, obj)
-	}
-	for line := range bytes.SplitSeq(trimmed, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if _, err := asm.Event(line); err != nil {
-			return nil, err
+	} else {
+		for line := range bytes.SplitSeq(trimmed, []byte("\n")) {
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			if _, err := asm.Event(line); err != nil {
+				return nil, err
+			}
 		}
 	}
 	obj, err := asm.Object(false, false)
@@ -148,9 +144,8 @@ type nativeWriter struct {
 	// head is the whole answer when it is known before the stream opens
 	// (Encode): its model and created_at stamp every chunk, and the first
 	// chunk carries its thinking and tool calls with the text.
-	head       *strictjson.Value
-	sent       bool // a chunk went out
-	extrasSent bool // and the head's thinking and tool calls with it
+	head *strictjson.Value
+	codec.Chunks
 }
 
 func newNativeWriter(w http.ResponseWriter, r *codec.Request, chat bool, head *strictjson.Value) *codec.Stream {
@@ -214,24 +209,20 @@ func (n *nativeWriter) extras(obj *strictjson.Value) bool {
 	return obj.Has("thinking")
 }
 
-// Open sends nothing: an NDJSON stream has no opening, and its first
-// chunk is the first piece's, empty or not.
-func (n *nativeWriter) Open(buf []byte) []byte { return buf }
-
 func (n *nativeWriter) Text(buf []byte, delta string) []byte {
-	if delta == "" && n.sent {
+	send, first := n.Next(delta, n.head != nil)
+	if !send {
 		return buf
 	}
 	var with *strictjson.Value
-	if !n.sent {
+	if first {
 		with = n.head
 	}
-	n.sent, n.extrasSent = true, with != nil
 	return frame.AppendNDJSON(buf, n.content(delta, with))
 }
 
 func (n *nativeWriter) End(buf []byte, obj *strictjson.Value, _ string) []byte {
-	if !n.extrasSent && n.extras(obj) {
+	if !n.ExtrasSent() && n.extras(obj) {
 		buf = frame.AppendNDJSON(buf, n.content("", obj))
 	}
 	var last *strictjson.Value

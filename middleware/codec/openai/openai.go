@@ -155,10 +155,9 @@ type choiceWriter struct {
 	// head is the whole answer when it is known before the stream opens
 	// (Encode): its id, created, model and system_fingerprint stamp every
 	// chunk, and the first chunk carries its message with the text.
-	head       *strictjson.Value
-	ident      []strictjson.Member
-	sent       bool // a chunk went out
-	extrasSent bool // and the head's message with it
+	head  *strictjson.Value
+	ident []strictjson.Member
+	codec.Chunks
 }
 
 func (cs choices) writer(w http.ResponseWriter, r *codec.Request, head *strictjson.Value) *codec.Stream {
@@ -200,24 +199,20 @@ func message(obj *strictjson.Value) *strictjson.Value {
 	return obj.Get("choices").Index(0).Get("message")
 }
 
-// Open sends nothing of its own: the first piece's chunk, empty or not,
-// is the stream's role chunk.
-func (c *choiceWriter) Open(buf []byte) []byte { return buf }
-
 func (c *choiceWriter) Text(buf []byte, delta string) []byte {
-	if delta == "" && c.sent {
+	send, first := c.Next(delta, c.head != nil)
+	if !send {
 		return buf
 	}
 	var msg *strictjson.Value
-	if !c.sent {
+	if first {
 		msg = message(c.head)
 	}
-	c.sent, c.extrasSent = true, c.head != nil
 	return frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta(delta, msg, strictjson.Null()))))
 }
 
 func (c *choiceWriter) End(buf []byte, obj *strictjson.Value, _ string) []byte {
-	if msg := message(obj); !c.extrasSent && codec.HasOther(msg, "role", "content") {
+	if msg := message(obj); !c.ExtrasSent() && codec.HasOther(msg, "role", "content") {
 		buf = frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta("", msg, strictjson.Null()))))
 	}
 	finish := obj.Get("choices").Index(0).Get("finish_reason")
