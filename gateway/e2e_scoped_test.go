@@ -15,7 +15,7 @@ import (
 
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/internal/ollamatest"
-	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/ollama"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -163,7 +163,7 @@ func TestE2EScopedRepair(t *testing.T) {
 		t.Fatalf("Ollama answered the scoped call %d: %s", calls[1].status, calls[1].answer)
 	}
 	// The guard streams its calls: the recorded answer is Ollama's stream.
-	answer, err := codec.Generate{}.ReadAnswer(bytes.Clone(calls[1].answer))
+	answer, err := ollama.Generate{}.ReadAnswer(bytes.Clone(calls[1].answer))
 	if err != nil || answer.OutputTokens == 0 {
 		t.Fatalf("Ollama's answer to the scoped call: %s (%v)", calls[1].answer, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -34,7 +35,7 @@ func (s *Server) modelRoutes(e *echo.Echo, list func() []route.VirtualModel, pas
 	}
 	m := &modelHandlers{s: s, list: list, pass: pass}
 	listed := map[string]bool{}
-	for _, cd := range codec.All() {
+	for _, cd := range apis.All() {
 		lc, ok := cd.(codec.ListingCodec)
 		if !ok || listed[lc.Models().Path] {
 			continue

@@ -28,7 +28,7 @@ import (
 	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
-	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/upstream"
 )
@@ -40,7 +40,7 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Guard builds the middleware that wraps the proxy on the POST routes
-	// of the guard's codecs (codec.All), given the upstream it is to ask:
+	// of the guard's codecs (apis.All), given the upstream it is to ask:
 	// the server's one upstream client, built first, so that guarded calls
 	// and pass-through share one connection pool and one breaker. Nil
 	// means no guarding: those requests are passed through like any other.
@@ -222,7 +222,7 @@ func (s *Server) routes(opts Options) error {
 		if err != nil {
 			return err
 		}
-		for _, cd := range codec.All() {
+		for _, cd := range apis.All() {
 			e.POST(cd.Path(), pass, guard)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/contractgateway/gateway/middleware/apierr"
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 )
 
@@ -42,7 +43,7 @@ func setCodec(c echo.Context, cd codec.Codec) { c.Set(ctxKeyCodec, cd) }
 func errorBody(c echo.Context, he *apierr.Error) []byte {
 	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
 	if !ok {
-		cd = codec.ForPath(c.Request().URL.Path)
+		cd = apis.ForPath(c.Request().URL.Path)
 	}
 	if cd == nil {
 		return he.Body()
@@ -71,7 +72,7 @@ func streamError(c echo.Context, he *apierr.Error) []byte {
 	}
 	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
 	if !ok {
-		cd = codec.ForPath(c.Request().URL.Path)
+		cd = apis.ForPath(c.Request().URL.Path)
 	}
 	switch {
 	case cd != nil:

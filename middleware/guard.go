@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 	"github.com/contractgateway/gateway/middleware/modelcall"
 	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/middleware/spans"
@@ -74,7 +75,7 @@ type GuardConfig struct {
 	// Required.
 	Upstream Upstream
 	// Codecs are the wire APIs guarded, one per path; nil means
-	// [codec.All]().
+	// [apis.All]().
 	Codecs []codec.Codec
 	// Cache keeps validated outputs and shares identical concurrent
 	// requests; nil means none.
@@ -219,7 +220,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		config.Logger = slog.Default()
 	}
 	if config.Codecs == nil {
-		config.Codecs = codec.All()
+		config.Codecs = apis.All()
 	}
 	byPath := map[string]codec.Codec{}
 	for _, cd := range config.Codecs {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 )
 
 // TailSize is how much of the end of an answer [Tail] keeps: enough for
@@ -72,7 +73,7 @@ func addName(names [][]byte, name string) [][]byte {
 var everyCounter, apiCounters = func() (counters, map[string]counters) {
 	var every counters
 	byPath := map[string]counters{}
-	for _, cd := range codec.All() {
+	for _, cd := range apis.All() {
 		var c counters
 		c.add(cd.Counters())
 		every.add(cd.Counters())

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 )
 
 func TestTokensIn(t *testing.T) {
@@ -119,7 +119,7 @@ func TestTailCharge(t *testing.T) {
 // is charged by are those its codec names, so that a new API's counters
 // are written in its codec alone.
 func TestMeterOfReadsTheCodecsCounters(t *testing.T) {
-	for _, cd := range codec.All() {
+	for _, cd := range apis.All() {
 		cs := cd.Counters()
 		answer := fmt.Sprintf(`{%q:3,%q:4}`, cs.Prompt, cs.Output)
 		if cs.Usage {

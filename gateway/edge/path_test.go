@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/apis"
 )
 
 func TestCanonicalPath(t *testing.T) {
@@ -56,7 +56,7 @@ func TestCanonicalPath(t *testing.T) {
 // the virtual-model handling: which of their routes a decoded path is, or
 // "" for pass-through.
 func guardedRouteOf(p string) string {
-	for _, cd := range codec.All() {
+	for _, cd := range apis.All() {
 		if p == cd.Path() {
 			return cd.Path()
 		}

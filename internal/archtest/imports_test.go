@@ -66,11 +66,17 @@ var ranks = map[string]int{
 	"middleware/upstream":       510,
 	"middleware/spans":          510,
 	"middleware/release":        510,
-	"middleware/codec/assemble": 510,
 	"middleware/codec":          520,
 	"middleware/route":          520,
-	"middleware/modelcall":      530,
-	"middleware":                600,
+
+	// The wire APIs above the codec core, and their registry above them.
+	"middleware/codec/ollama":    525,
+	"middleware/codec/openai":    525,
+	"middleware/codec/anthropic": 525,
+	"middleware/codec/apis":      530,
+	"middleware/modelcall":       530,
+
+	"middleware": 600,
 
 	// The server's features, beneath gateway.
 	"gateway/outcomes":          700,

@@ -1,14 +1,19 @@
-// Package codec holds the wire APIs the guard speaks, one file per API:
-// Ollama's generate and chat, and the OpenAI- and Anthropic-compatible chat
-// completions, completions, Responses and Messages. A codec knows
-// everything about its API — how a request is read and edited for the
-// upstream, how an answer is read (whole or streamed), how an answer and an
-// error are written back (one object, or the API's stream: whole, or piece
-// by piece as the guard releases it, through a [StreamWriter]), the API's
-// tool calls, its normal stop, the members that count its tokens
-// ([Counters]) and its listing of models ([Listing]) — so that the guard,
-// the gateway's model routes and its token limits are the same for every
-// API and adding one is one file here and one line in [All].
+// Package codec is what every wire API the guard speaks shares: the
+// [Codec] interface, the guarded [Request] and the upstream's [Answer],
+// the [StreamWriter] base ([Stream]) and the [StreamReader], the
+// [Counters] and [Listing] shapes, and the helpers the APIs' packages
+// build on. The APIs themselves live beneath it, one package per API
+// family — ollama (generate, chat), openai (chat completions, completions,
+// Responses) and anthropic (Messages) — and package apis holds their
+// registry. A codec knows everything about its API — how a request is read
+// and edited for the upstream, how an answer is read (whole or streamed),
+// how an answer and an error are written back (one object, or the API's
+// stream: whole, or piece by piece as the guard releases it, through a
+// [StreamWriter]), the API's tool calls, its normal stop, the members that
+// count its tokens ([Counters]) and its listing of models ([Listing]) — so
+// that the guard, the gateway's model routes and its token limits are the
+// same for every API and adding one is one package (or one file in its
+// family's) and one line in apis.All.
 package codec
 
 import (
@@ -111,8 +116,9 @@ type Counters struct {
 	Usage bool
 }
 
-// read sets a's counters from obj's members named by cs.
-func (cs Counters) read(a *Answer, obj *strictjson.Value) *Answer {
+// Read sets a's counters from obj's members named by cs and returns a:
+// the counters of an answer, read where its API writes them.
+func (cs Counters) Read(a *Answer, obj *strictjson.Value) *Answer {
 	if cs.Usage {
 		obj = obj.Get("usage")
 	}
@@ -123,24 +129,6 @@ func (cs Counters) read(a *Answer, obj *strictjson.Value) *Answer {
 		a.OutputTokens = int(n)
 	}
 	return a
-}
-
-// All returns the codecs of every guarded API: the registry, in one
-// place.
-func All() []Codec {
-	return []Codec{Generate{}, Chat{}, OpenAIChat{}, Completions{}, Responses{}, Anthropic{}}
-}
-
-// ForPath returns the codec of All that serves path (a trailing slash
-// ignored, as the guard's routing ignores it), or nil.
-func ForPath(path string) Codec {
-	path = strings.TrimSuffix(path, "/")
-	for _, cd := range All() {
-		if cd.Path() == path {
-			return cd
-		}
-	}
-	return nil
 }
 
 // ErrIncomplete marks an upstream answer that ended before its end: a
@@ -177,14 +165,15 @@ type Request struct {
 	// SetFormat): the answer is then one JSON value by grammar, and the
 	// guard may stop the call once that value has closed.
 	FormatSchema bool
-	// usageOption marks the APIs whose streams carry usage only when
+	// UsageOption marks the APIs whose streams carry usage only when
 	// stream_options.include_usage asks for it.
-	usageOption bool
+	UsageOption bool
 }
 
-// decodeCommon parses raw and reads the members every API shares: model
-// and stream (streamDefault when absent).
-func decodeCommon(raw []byte, streamDefault bool) (*Request, error) {
+// ParseRequest parses raw and reads the members every API shares: model
+// and stream (streamDefault when absent). An API's Decode starts with it
+// and reads its own members after.
+func ParseRequest(raw []byte, streamDefault bool) (*Request, error) {
 	body, err := strictjson.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: invalid JSON body: %v", ErrBadRequest, err)
@@ -231,7 +220,7 @@ func (r *Request) SetModel(m string) {
 // itself asked stays in the Request's Stream and IncludeUsage.
 func (r *Request) SetStream(stream bool) {
 	r.Body.Set("stream", strictjson.BoolValue(stream))
-	if stream && r.usageOption {
+	if stream && r.UsageOption {
 		opts := r.Body.Get("stream_options")
 		if opts == nil || opts.Kind != strictjson.KindObject {
 			opts = strictjson.Object()
@@ -273,16 +262,16 @@ type Answer struct {
 	DoneReason string
 }
 
-// topTemperature is the temperature of the APIs that take it as a
+// TopTemperature is the temperature of the APIs that take it as a
 // top-level member (all but Ollama's native ones, which take it in
 // options).
-type topTemperature struct{}
+type TopTemperature struct{}
 
 // Temperature reports whether the request sets temperature.
-func (topTemperature) Temperature(r *Request) bool { return r.Body.Has("temperature") }
+func (TopTemperature) Temperature(r *Request) bool { return r.Body.Has("temperature") }
 
 // SetTemperature sets the top-level temperature.
-func (topTemperature) SetTemperature(r *Request, t float64) {
+func (TopTemperature) SetTemperature(r *Request, t float64) {
 	r.Body.Set("temperature", strictjson.Float(t))
 	r.Edited = true
 }
@@ -292,25 +281,25 @@ func Member(key string, v *strictjson.Value) strictjson.Member {
 	return strictjson.Member{Key: key, KeyOffset: -1, Value: v}
 }
 
-// items returns the items of an array, nil for anything else (nil
+// Items returns the items of an array, nil for anything else (nil
 // included).
-func items(v *strictjson.Value) []*strictjson.Value {
+func Items(v *strictjson.Value) []*strictjson.Value {
 	if v == nil || v.Kind != strictjson.KindArray {
 		return nil
 	}
 	return v.Items
 }
 
-// str is the string v holds, "" for anything else.
-func str(v *strictjson.Value) string {
+// Str is the string v holds, "" for anything else.
+func Str(v *strictjson.Value) string {
 	s, _ := v.AsString()
 	return s
 }
 
-// contentText is the text of a message content (the Responses and
+// ContentText is the text of a message content (the Responses and
 // Anthropic APIs): a string, or the text of its text parts (input_text,
 // output_text, text).
-func contentText(content *strictjson.Value) string {
+func ContentText(content *strictjson.Value) string {
 	if s, ok := content.AsString(); ok {
 		return s
 	}
@@ -319,18 +308,18 @@ func contentText(content *strictjson.Value) string {
 	}
 	var b strings.Builder
 	for _, part := range content.Items {
-		switch str(part.Get("type")) {
+		switch Str(part.Get("type")) {
 		case "input_text", "output_text", "text":
-			b.WriteString(str(part.Get("text")))
+			b.WriteString(Str(part.Get("text")))
 		}
 	}
 	return b.String()
 }
 
-// replaceString sets member key of obj to want when obj has it as another
+// ReplaceString sets member key of obj to want when obj has it as another
 // string (or null) than want and the keep values, and returns what it was
 // ("" for null): the normal stop of most APIs.
-func replaceString(obj *strictjson.Value, key, want string, keep ...string) string {
+func ReplaceString(obj *strictjson.Value, key, want string, keep ...string) string {
 	v := obj.Get(key)
 	if v == nil || (v.Kind != strictjson.KindString && !v.IsNull()) {
 		return ""
@@ -349,4 +338,55 @@ func replaceString(obj *strictjson.Value, key, want string, keep ...string) stri
 		return ""
 	}
 	return was
+}
+
+// MessagesPrompt renders the system, prompt and messages members of
+// Ollama's APIs and OpenAI's (string contents) as text.
+func MessagesPrompt(body *strictjson.Value) string {
+	var b strings.Builder
+	if s := Str(body.Get("system")); s != "" {
+		b.WriteString(s)
+		b.WriteString("\n\n")
+	}
+	b.WriteString(Str(body.Get("prompt")))
+	WriteMessages(&b, body.Get("messages"), Str)
+	return b.String()
+}
+
+// WriteMessages renders each message of msgs with content as "role:
+// content", a blank line between parts; contentOf reads a message's
+// content (a string, or an API's blocks).
+func WriteMessages(b *strings.Builder, msgs *strictjson.Value, contentOf func(*strictjson.Value) string) {
+	if msgs == nil {
+		return
+	}
+	for _, m := range msgs.Items {
+		content := contentOf(m.Get("content"))
+		if content == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(Str(m.Get("role")))
+		b.WriteString(": ")
+		b.WriteString(content)
+	}
+}
+
+// CloneExcept returns a deep copy of the object obj whose member key, if
+// any, holds null in its place, for the caller to set anew: the member
+// replaced is the model's text, tens of kilobytes that a whole Clone
+// would copy only to drop.
+func CloneExcept(obj *strictjson.Value, key string) *strictjson.Value {
+	out := &strictjson.Value{Kind: strictjson.KindObject, Offset: obj.Offset,
+		Members: make([]strictjson.Member, len(obj.Members))}
+	for i, m := range obj.Members {
+		v := strictjson.Null()
+		if m.Key != key {
+			v = m.Value.Clone()
+		}
+		out.Members[i] = strictjson.Member{Key: strings.Clone(m.Key), KeyOffset: m.KeyOffset, Value: v}
+	}
+	return out
 }

@@ -26,6 +26,13 @@ type Listing struct {
 	names []string
 }
 
+// NewListing returns the listing served at path whose entries are the
+// items of member array, each naming its model in names (the first read);
+// retrieve is the route prefix of one model's entry, "" for none.
+func NewListing(path, retrieve, array string, names ...string) *Listing {
+	return &Listing{Path: path, Retrieve: retrieve, array: array, names: names}
+}
+
 // Model is one model of a listing: the name it is listed under and its
 // entry as the upstream wrote it (a virtual model's is its upstream
 // model's).
@@ -38,8 +45,8 @@ type Model struct {
 // order; an entry without a name has Name "".
 func (l *Listing) Models(list *strictjson.Value) []Model {
 	var out []Model
-	for _, it := range items(list.Get(l.array)) {
-		out = append(out, Model{Name: str(it.Get(l.names[0])), Entry: it})
+	for _, it := range Items(list.Get(l.array)) {
+		out = append(out, Model{Name: Str(it.Get(l.names[0])), Entry: it})
 	}
 	return out
 }
@@ -51,7 +58,7 @@ func (l *Listing) Write(list *strictjson.Value, models []Model) *strictjson.Valu
 	entries := make([]*strictjson.Value, 0, len(models))
 	for _, m := range models {
 		e := m.Entry
-		if str(e.Get(l.names[0])) != m.Name {
+		if Str(e.Get(l.names[0])) != m.Name {
 			e = l.Named(e.Clone(), m.Name)
 		}
 		entries = append(entries, e)

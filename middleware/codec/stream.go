@@ -18,7 +18,7 @@ import (
 // ReadAnswer reads it. A StreamReader is used by one goroutine.
 type StreamReader struct {
 	rd  *frame.Reader
-	asm assembler
+	asm Assembler
 	// answerOf checks the assembled object and reads its answer: the
 	// codec's ReadAnswer past the framing.
 	answerOf func(*strictjson.Value) (*Answer, error)
@@ -26,9 +26,10 @@ type StreamReader struct {
 	whole func([]byte) (*Answer, error)
 }
 
-// assembler builds an answer from a stream's events, one at a time: an
-// NDJSON chunk, or the data of a server-sent event (package assemble).
-type assembler interface {
+// Assembler builds an answer from a stream's events, one at a time: an
+// NDJSON chunk, or the data of a server-sent event (each API package has
+// its own).
+type Assembler interface {
 	// Event takes the raw data of one event and returns the model text
 	// it adds.
 	Event(data []byte) (delta string, err error)
@@ -40,7 +41,10 @@ type assembler interface {
 	Object(done, stopped bool) (*strictjson.Value, error)
 }
 
-func newStreamReader(sse bool, asm assembler, answerOf func(*strictjson.Value) (*Answer, error), whole func([]byte) (*Answer, error)) *StreamReader {
+// NewStreamReader returns the reader of a stream framed as SSE (sse) or
+// NDJSON whose events asm assembles: answerOf reads the assembled object,
+// whole an answer that is no stream (the API's ReadAnswer).
+func NewStreamReader(sse bool, asm Assembler, answerOf func(*strictjson.Value) (*Answer, error), whole func([]byte) (*Answer, error)) *StreamReader {
 	return &StreamReader{rd: frame.NewReader(sse, asm.Event), asm: asm, answerOf: answerOf, whole: whole}
 }
 

@@ -47,85 +47,125 @@ type StreamWriter interface {
 // ended its stream: nothing may follow the API's last frame.
 var ErrStreamEnded = errors.New("codec: the stream has ended")
 
-// streamAPI is what a StreamWriter needs of its API: the frames that open
+// StreamAPI is what a [Stream] needs of its API: the frames that open
 // the stream, carry a piece of text, end it, and end it with an error,
 // each appended to buf. What an API knows of the answer before its end —
 // nothing, for an answer released as it validates; the whole answer, for
 // Encode — is the API writer's own (its head).
-type streamAPI interface {
-	open(buf []byte) []byte
-	text(buf []byte, delta string) []byte
-	end(buf []byte, obj *strictjson.Value, text string) []byte
-	fail(buf []byte, e *apierr.Error) []byte
+type StreamAPI interface {
+	// Open appends the frames that open the stream.
+	Open(buf []byte) []byte
+	// Text appends the frames of one piece of text.
+	Text(buf []byte, delta string) []byte
+	// End appends the final frames (see StreamWriter's End).
+	End(buf []byte, obj *strictjson.Value, text string) []byte
+	// Fail appends the API's stream error frame.
+	Fail(buf []byte, e *apierr.Error) []byte
 }
 
-// streamWriter is the StreamWriter of every API: it opens the stream
+// Stream is the StreamWriter of every API: it opens the stream
 // once, sends each call's frames as one flushed write, and refuses to
 // write past the end.
-type streamWriter struct {
+type Stream struct {
 	out           *frame.Stream
-	api           streamAPI
+	api           StreamAPI
 	buf           []byte
 	opened, ended bool
 }
 
-func newStreamWriter(w http.ResponseWriter, contentType string, api streamAPI) *streamWriter {
-	return &streamWriter{out: frame.NewStream(w, contentType), api: api}
+// NewStream returns the stream of api's frames on w, of contentType: the
+// StreamWriter an API's NewStreamWriter returns, and what its Encode
+// writes a whole answer with.
+func NewStream(w http.ResponseWriter, contentType string, api StreamAPI) *Stream {
+	return &Stream{out: frame.NewStream(w, contentType), api: api}
 }
 
 // opening appends the opening frames to buf, once.
-func (s *streamWriter) opening(buf []byte) []byte {
+func (s *Stream) opening(buf []byte) []byte {
 	if s.opened {
 		return buf
 	}
 	s.opened = true
-	return s.api.open(buf)
+	return s.api.Open(buf)
 }
 
 // Text sends the opening frames with the first call, then delta's.
-func (s *streamWriter) Text(delta string) error {
+func (s *Stream) Text(delta string) error {
 	if s.ended {
 		return ErrStreamEnded
 	}
-	s.buf = s.api.text(s.opening(s.buf[:0]), delta)
+	s.buf = s.api.Text(s.opening(s.buf[:0]), delta)
 	return s.out.Write(s.buf)
 }
 
 // End sends the final frames (the opening first, when no Text did).
-func (s *streamWriter) End(obj *strictjson.Value, text string) error {
+func (s *Stream) End(obj *strictjson.Value, text string) error {
 	if s.ended {
 		return ErrStreamEnded
 	}
 	s.ended = true
-	s.buf = s.api.end(s.opening(s.buf[:0]), obj, text)
+	s.buf = s.api.End(s.opening(s.buf[:0]), obj, text)
 	return s.out.Write(s.buf)
 }
 
 // Fail sends the API's error frame, the headers first when nothing went
 // out yet.
-func (s *streamWriter) Fail(e *apierr.Error) error {
+func (s *Stream) Fail(e *apierr.Error) error {
 	if s.ended {
 		return ErrStreamEnded
 	}
 	s.ended = true
-	s.buf = s.api.fail(s.buf[:0], e)
+	s.buf = s.api.Fail(s.buf[:0], e)
 	return s.out.Write(s.buf)
 }
 
-// encodeStream writes a whole answer as its API's stream: the frames of
+// Encode writes a whole answer as its API's stream: the frames of
 // Text(text) and of End(obj, text), in one write, as the guard has the
 // whole answer before it writes a byte. It is Encode's stream, made by
 // the same frames as a stream released piece by piece.
-func encodeStream(s *streamWriter, obj *strictjson.Value, text string) error {
-	buf := s.api.text(s.opening(nil), text)
+func (s *Stream) Encode(obj *strictjson.Value, text string) error {
+	buf := s.api.Text(s.opening(nil), text)
 	s.ended = true
-	return s.out.Write(s.api.end(buf, obj, text))
+	return s.out.Write(s.api.End(buf, obj, text))
 }
 
-// newID returns prefix followed by 24 random hex digits: the id of a
+// Chunks is what the streams of chunks, Ollama's NDJSON and OpenAI's
+// chat completion and completion chunks, share: no opening of their own
+// (the first piece's chunk, empty or not, opens the stream), no chunk for
+// a later empty piece, and the whole answer's other members (thinking,
+// tool calls), when the answer is known before the stream opens (Encode),
+// sent with the first piece. An API's writer embeds it.
+type Chunks struct {
+	sent       bool // a chunk went out
+	extrasSent bool // and the whole answer's other members with it
+}
+
+// Open sends nothing: the first piece's chunk opens the stream.
+func (*Chunks) Open(buf []byte) []byte { return buf }
+
+// Next reports whether a piece with delta is to be sent and whether it is
+// the stream's first, which carries the whole answer's other members when
+// there is a whole answer (head).
+func (c *Chunks) Next(delta string, head bool) (send, first bool) {
+	if delta == "" && c.sent {
+		return false, false
+	}
+	first = !c.sent
+	c.sent = true
+	if first {
+		c.extrasSent = head
+	}
+	return true, first
+}
+
+// ExtrasSent reports whether the whole answer's other members went out
+// with the first piece, so that the end need not send them.
+func (c *Chunks) ExtrasSent() bool { return c.extrasSent }
+
+// NewID returns prefix followed by 24 random hex digits: the id of a
 // stream whose frames go out before the answer (and its upstream's id)
 // is known.
-func newID(prefix string) string {
+func NewID(prefix string) string {
 	var b [12]byte
 	for i := range b {
 		b[i] = byte(rand.Uint32())
@@ -133,20 +173,11 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-// shallow copies an object's member list, not its values: the member
-// edits of an answer's stream frames must not reach the answer, which
-// coalesced requests and the cache share.
-func shallow(obj *strictjson.Value) *strictjson.Value {
-	out := *obj
-	out.Members = slices.Clone(obj.Members)
-	return &out
-}
-
-// hasOther reports whether obj is an object with a member besides keys:
+// HasOther reports whether obj is an object with a member besides keys:
 // what an answer carries besides its text (thinking, tool calls), which
 // its stream sends in a frame of its own when it was not sent with the
 // text.
-func hasOther(obj *strictjson.Value, keys ...string) bool {
+func HasOther(obj *strictjson.Value, keys ...string) bool {
 	if obj == nil || obj.Kind != strictjson.KindObject {
 		return false
 	}
@@ -158,9 +189,9 @@ func hasOther(obj *strictjson.Value, keys ...string) bool {
 	return false
 }
 
-// event returns an object of type typ with members, the events of the
+// Event returns an object of type typ with members, the events of the
 // Messages and Responses streams.
-func event(typ string, members ...strictjson.Member) *strictjson.Value {
+func Event(typ string, members ...strictjson.Member) *strictjson.Value {
 	ev := strictjson.Object(Member("type", strictjson.String(typ)))
 	ev.Members = append(ev.Members, members...)
 	return ev

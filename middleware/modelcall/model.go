@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/ollama"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -81,7 +82,7 @@ func (m Model) Complete(ctx context.Context, req repair.ModelRequest) (repair.Re
 		var once sync.Once
 		call.OnDelta = func(string) { once.Do(req.Started) }
 	}
-	a, err := m.Caller.Do(ctx, call, codec.Generate{}, len(req.Format) > 0)
+	a, err := m.Caller.Do(ctx, call, ollama.Generate{}, len(req.Format) > 0)
 	if err != nil {
 		done(0, 0, err)
 		return repair.Reply{}, err

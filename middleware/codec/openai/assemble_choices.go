@@ -1,17 +1,18 @@
-package assemble
+package openai
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-// Choices assembles a stream of chat completion or completion chunks: the
-// text, reasoning and tool calls of the first choice's deltas, the last
-// finish reason and the last usage.
-type Choices struct {
+// choicesAssembler assembles a stream of chat completion or completion
+// chunks: the text, reasoning and tool calls of the first choice's deltas,
+// the last finish reason and the last usage.
+type choicesAssembler struct {
 	// Name is the object name of the assembled answer
 	// ("chat.completion", "text_completion"); DeltaText reads a chunk's
 	// choice's text; Choice builds the answer's one choice.
@@ -29,12 +30,12 @@ type Choices struct {
 }
 
 // Event takes the data of one chunk.
-func (c *Choices) Event(data []byte) (string, error) {
+func (c *choicesAssembler) Event(data []byte) (string, error) {
 	obj, err := frame.ParseEvent(data)
 	if err != nil {
 		return "", err
 	}
-	if err := UpstreamError(obj); err != nil {
+	if err := upstreamError(obj); err != nil {
 		return "", err
 	}
 	choice := obj.Get("choices").Index(0)
@@ -44,8 +45,8 @@ func (c *Choices) Event(data []byte) (string, error) {
 	}
 	c.text.WriteString(delta)
 	if d := choice.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
-		c.reasoning.WriteString(str(d.Get("reasoning")))
-		c.addCalls(items(d.Get("tool_calls")))
+		c.reasoning.WriteString(codec.Str(d.Get("reasoning")))
+		c.addCalls(codec.Items(d.Get("tool_calls")))
 	}
 	if fr := choice.Get("finish_reason"); fr != nil && !fr.IsNull() {
 		c.finish = fr
@@ -61,16 +62,16 @@ func (c *Choices) Event(data []byte) (string, error) {
 // whose index is a call already started continues its arguments (OpenAI
 // streams them in pieces); any other is a call of its own (Ollama writes
 // each call whole, and numbers the calls of each chunk from 0).
-func (c *Choices) addCalls(calls []*strictjson.Value) {
+func (c *choicesAssembler) addCalls(calls []*strictjson.Value) {
 	for _, call := range calls {
 		if call.Kind != strictjson.KindObject {
 			continue
 		}
-		piece := str(call.Get("id")) == "" && str(call.Get("function").Get("name")) == ""
+		piece := codec.Str(call.Get("id")) == "" && codec.Str(call.Get("function").Get("name")) == ""
 		if i, ok := call.Get("index").AsInt(); piece && ok && i >= 0 && int(i) < len(c.calls) {
 			prev := c.calls[i].Get("function")
 			if prev != nil && prev.Kind == strictjson.KindObject {
-				prev.Set("arguments", strictjson.String(str(prev.Get("arguments"))+str(call.Get("function").Get("arguments"))))
+				prev.Set("arguments", strictjson.String(codec.Str(prev.Get("arguments"))+codec.Str(call.Get("function").Get("arguments"))))
 				continue
 			}
 		}
@@ -82,12 +83,12 @@ func (c *Choices) addCalls(calls []*strictjson.Value) {
 // last finish reason and the last usage. A stream that ends before
 // [DONE] is incomplete, unless the guard stopped it: then its reason is
 // a normal stop and its usage the chunks read.
-func (c *Choices) Object(done, stopped bool) (*strictjson.Value, error) {
+func (c *choicesAssembler) Object(done, stopped bool) (*strictjson.Value, error) {
 	if c.last == nil {
-		return nil, fmt.Errorf("%w: empty stream", errIncomplete)
+		return nil, fmt.Errorf("%w: empty stream", codec.ErrIncomplete)
 	}
 	if !done && !stopped {
-		return nil, fmt.Errorf("%w: the stream ended before [DONE]", errIncomplete)
+		return nil, fmt.Errorf("%w: the stream ended before [DONE]", codec.ErrIncomplete)
 	}
 	finish := c.finish
 	if finish == nil || stopped {
@@ -109,7 +110,7 @@ func (c *Choices) Object(done, stopped bool) (*strictjson.Value, error) {
 	case c.usage != nil:
 		out.Set("usage", c.usage)
 	case stopped:
-		out.Set("usage", strictjson.Object(member("completion_tokens", strictjson.Int(int64(c.chunks)))))
+		out.Set("usage", strictjson.Object(codec.Member("completion_tokens", strictjson.Int(int64(c.chunks)))))
 	}
 	return out, nil
 }

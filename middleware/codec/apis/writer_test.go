@@ -1,4 +1,4 @@
-package codec
+package apis
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -196,14 +197,14 @@ func summaryOfChunks(evs []clientEvent) any {
 
 // finalAnswer is the object the guard hands End: the upstream's answer
 // with the whole text, the normal stop and the contract summary.
-func finalAnswer(t *testing.T, cd Codec, answer, text string) *strictjson.Value {
+func finalAnswer(t *testing.T, cd codec.Codec, answer, text string) *strictjson.Value {
 	t.Helper()
 	obj, err := strictjson.Parse([]byte(answer))
 	if err != nil {
 		t.Fatal(err)
 	}
 	obj = cd.WithText(obj, text)
-	obj.Set("contract", strictjson.Object(Member("status", strictjson.String("valid"))))
+	obj.Set("contract", strictjson.Object(codec.Member("status", strictjson.String("valid"))))
 	return obj
 }
 
@@ -218,7 +219,7 @@ func TestStreamWriter(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			cd := codecFor(t, tt.path)
 			rec := httptest.NewRecorder()
-			r := &Request{Model: "client-model", Stream: true, IncludeUsage: true}
+			r := &codec.Request{Model: "client-model", Stream: true, IncludeUsage: true}
 			sw := cd.NewStreamWriter(rec, r)
 			for _, d := range []string{"a", "b", "c"} {
 				if err := sw.Text(d); err != nil {
@@ -229,7 +230,7 @@ func TestStreamWriter(t *testing.T) {
 			if err := sw.End(obj, "abc"); err != nil {
 				t.Fatal(err)
 			}
-			if err := sw.Text("d"); !errors.Is(err, ErrStreamEnded) {
+			if err := sw.Text("d"); !errors.Is(err, codec.ErrStreamEnded) {
 				t.Errorf("Text after End = %v, want ErrStreamEnded", err)
 			}
 			body := rec.Body.String()
@@ -267,7 +268,7 @@ func TestStreamWriter(t *testing.T) {
 			if back.Text != "abc" {
 				t.Errorf("read back: text %q, want abc", back.Text)
 			}
-			if tc, ok := cd.(ToolCodec); ok {
+			if tc, ok := cd.(codec.ToolCodec); ok {
 				if calls := tc.ToolCalls(back.Obj); len(calls) != 1 || calls[0].Name != "f" || calls[0].Args != `{"a":1}` {
 					t.Errorf("read back: tool calls %+v, want f({\"a\":1})\n%s", calls, body)
 				}
@@ -288,7 +289,7 @@ func TestStreamWriterFail(t *testing.T) {
 			t.Run(fmt.Sprintf("%s after %d pieces", tt.path, before), func(t *testing.T) {
 				cd := codecFor(t, tt.path)
 				rec := httptest.NewRecorder()
-				sw := cd.NewStreamWriter(rec, &Request{Model: "m", Stream: true})
+				sw := cd.NewStreamWriter(rec, &codec.Request{Model: "m", Stream: true})
 				for i := range before {
 					if err := sw.Text(string(rune('a' + i))); err != nil {
 						t.Fatal(err)
@@ -297,7 +298,7 @@ func TestStreamWriterFail(t *testing.T) {
 				if err := sw.Fail(e); err != nil {
 					t.Fatal(err)
 				}
-				if err := sw.End(finalAnswer(t, cd, tt.answer, "ab"), "ab"); !errors.Is(err, ErrStreamEnded) {
+				if err := sw.End(finalAnswer(t, cd, tt.answer, "ab"), "ab"); !errors.Is(err, codec.ErrStreamEnded) {
 					t.Errorf("End after Fail = %v, want ErrStreamEnded", err)
 				}
 				if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") == "" {
@@ -317,7 +318,7 @@ func TestStreamWriterFail(t *testing.T) {
 				if rep, ok := get(last.data, "contract").(map[string]any); !ok || rep["valid"] != false {
 					t.Errorf("the error event carries no report: %v", last.data)
 				}
-				if _, err := cd.ReadAnswer(rec.Body.Bytes()); err == nil || !strings.Contains(err.Error(), "contract failed") && !errors.Is(err, ErrIncomplete) {
+				if _, err := cd.ReadAnswer(rec.Body.Bytes()); err == nil || !strings.Contains(err.Error(), "contract failed") && !errors.Is(err, codec.ErrIncomplete) {
 					t.Errorf("ReadAnswer of the failed stream = %v, want its error", err)
 				}
 			})
@@ -340,7 +341,7 @@ func TestStreamWriterAfterKeepAlives(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			cd := codecFor(t, tt.path)
 			rec := httptest.NewRecorder()
-			r := &Request{Model: "m", Stream: true}
+			r := &codec.Request{Model: "m", Stream: true}
 			ct, ka0 := cd.KeepAlive(r, 0)
 			_, ka1 := cd.KeepAlive(r, 1)
 			rec.Header().Set("Content-Type", ct)

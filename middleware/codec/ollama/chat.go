@@ -1,10 +1,10 @@
-package codec
+package ollama
 
 import (
 	"encoding/json"
 	"net/http"
 
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -16,30 +16,30 @@ import (
 type Chat struct{ native }
 
 var (
-	_ Codec        = Chat{}
-	_ ToolCodec    = Chat{}
-	_ ListingCodec = Chat{}
+	_ codec.Codec        = Chat{}
+	_ codec.ToolCodec    = Chat{}
+	_ codec.ListingCodec = Chat{}
 )
 
 // Path is /api/chat.
 func (Chat) Path() string { return "/api/chat" }
 
 // ReadAnswer reads one object or an NDJSON stream.
-func (Chat) ReadAnswer(body []byte) (*Answer, error) {
-	return readNative(body, &assemble.Native{Chat: true})
+func (Chat) ReadAnswer(body []byte) (*codec.Answer, error) {
+	return readNative(body, &nativeAssembler{Chat: true})
 }
 
 // NewStreamReader reads an NDJSON stream as it arrives.
-func (Chat) NewStreamReader() *StreamReader { return nativeReader(true) }
+func (Chat) NewStreamReader() *codec.StreamReader { return nativeReader(true) }
 
 // WithText sets message.content; an answer without a message gets one.
 func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
-	out := cloneExcept(obj, "message")
+	out := codec.CloneExcept(obj, "message")
 	msg := obj.Get("message")
 	if msg == nil || msg.Kind != strictjson.KindObject {
-		msg = strictjson.Object(Member("role", strictjson.String("assistant")))
+		msg = strictjson.Object(codec.Member("role", strictjson.String("assistant")))
 	} else {
-		msg = cloneExcept(msg, "content")
+		msg = codec.CloneExcept(msg, "content")
 	}
 	msg.Set("content", strictjson.String(text))
 	out.Set("message", msg)
@@ -47,34 +47,34 @@ func (Chat) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 }
 
 // KeepAlive is a chunk with an empty assistant message and done false.
-func (Chat) KeepAlive(r *Request, _ int) (string, []byte) {
-	return frame.NDJSONType, frame.KeepAliveNDJSON(r.Model, Member("message", assistantMessage("")))
+func (Chat) KeepAlive(r *codec.Request, _ int) (string, []byte) {
+	return frame.NDJSONType, frame.KeepAliveNDJSON(r.Model, codec.Member("message", assistantMessage("")))
 }
 
 // assistantMessage is Ollama's assistant message with content text.
 func assistantMessage(text string) *strictjson.Value {
-	return strictjson.Object(Member("role", strictjson.String("assistant")), Member("content", strictjson.String(text)))
+	return strictjson.Object(codec.Member("role", strictjson.String("assistant")), codec.Member("content", strictjson.String(text)))
 }
 
 // Encode re-emits a stream as Ollama writes one: the content chunk carries
 // the whole message (thinking, tool calls, …) with the validated text, the
 // done chunk an empty message, the counters and the contract summary.
-func (Chat) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+func (Chat) Encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
 	return encodeNative(w, r, obj, text, true)
 }
 
 // NewStreamWriter writes an NDJSON stream of message chunks.
-func (Chat) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+func (Chat) NewStreamWriter(w http.ResponseWriter, r *codec.Request) codec.StreamWriter {
 	return newNativeWriter(w, r, true, nil)
 }
 
 // Tools reads {"type":"function","function":{"name","parameters"}}.
-func (Chat) Tools(r *Request) map[string]json.RawMessage {
+func (Chat) Tools(r *codec.Request) map[string]json.RawMessage {
 	return toolcall.FunctionSchemas(r.Body.Get("tools"))
 }
 
 // ToolCalls reads message.tool_calls.
-func (Chat) ToolCalls(obj *strictjson.Value) []ToolCall {
+func (Chat) ToolCalls(obj *strictjson.Value) []codec.ToolCall {
 	return toolcall.Read(obj.Get("message").Get("tool_calls"), toolcall.Function, "arguments")
 }
 

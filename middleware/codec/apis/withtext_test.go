@@ -1,8 +1,10 @@
-package codec
+package apis
 
 import (
 	"testing"
 
+	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/ollama"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -12,17 +14,17 @@ import (
 func TestWithTextKeepsTheAnswer(t *testing.T) {
 	tests := []struct {
 		name  string
-		codec Codec
+		codec codec.Codec
 		in    string
 		want  string
 	}{
-		{"generate", Generate{}, `{"model":"m","response":"old","done":true,"eval_count":3}`,
+		{"generate", ollama.Generate{}, `{"model":"m","response":"old","done":true,"eval_count":3}`,
 			`{"model":"m","response":"new","done":true,"eval_count":3}`},
-		{"chat", Chat{}, `{"model":"m","message":{"role":"assistant","content":"old","thinking":"t"},"done":true}`,
+		{"chat", ollama.Chat{}, `{"model":"m","message":{"role":"assistant","content":"old","thinking":"t"},"done":true}`,
 			`{"model":"m","message":{"role":"assistant","content":"new","thinking":"t"},"done":true}`},
-		{"chat without a message", Chat{}, `{"model":"m","done":true}`,
+		{"chat without a message", ollama.Chat{}, `{"model":"m","done":true}`,
 			`{"model":"m","done":true,"message":{"role":"assistant","content":"new"}}`},
-		{"chat with a message that is no object", Chat{}, `{"model":"m","message":"x","done":true}`,
+		{"chat with a message that is no object", ollama.Chat{}, `{"model":"m","message":"x","done":true}`,
 			`{"model":"m","message":{"role":"assistant","content":"new"},"done":true}`},
 	}
 	for _, tt := range tests {

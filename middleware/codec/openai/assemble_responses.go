@@ -1,17 +1,18 @@
-package assemble
+package openai
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-// Responses reads a Responses stream event by event: the text of its
-// output_text deltas as they come, and the final response of its
+// responsesAssembler reads a Responses stream event by event: the text of
+// its output_text deltas as they come, and the final response of its
 // response.completed event, after which nothing is read.
-type Responses struct {
+type responsesAssembler struct {
 	// WithText puts the text into a response (the codec's WithText), for
 	// the response of a stream the guard stopped.
 	WithText func(obj *strictjson.Value, text string) *strictjson.Value
@@ -23,10 +24,10 @@ type Responses struct {
 
 // Final reports whether the stream reached its response.completed (or
 // response.incomplete) event.
-func (r *Responses) Final() bool { return r.final != nil }
+func (r *responsesAssembler) Final() bool { return r.final != nil }
 
 // Event takes the data of one event.
-func (r *Responses) Event(data []byte) (string, error) {
+func (r *responsesAssembler) Event(data []byte) (string, error) {
 	if r.final != nil {
 		return "", nil
 	}
@@ -34,13 +35,13 @@ func (r *Responses) Event(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	switch typ := str(ev.Get("type")); typ {
+	switch typ := codec.Str(ev.Get("type")); typ {
 	case "response.created":
 		if resp := ev.Get("response"); resp != nil && resp.Kind == strictjson.KindObject {
 			r.created = resp
 		}
 	case "response.output_text.delta":
-		d := str(ev.Get("delta"))
+		d := codec.Str(ev.Get("delta"))
 		if d != "" {
 			r.chunks++
 		}
@@ -53,11 +54,11 @@ func (r *Responses) Event(data []byte) (string, error) {
 		}
 		r.final = resp
 	case "response.failed":
-		return "", fmt.Errorf("upstream: %s", OpenAIErrorMessage(ev.Get("response").Get("error")))
+		return "", fmt.Errorf("upstream: %s", openAIErrorMessage(ev.Get("response").Get("error")))
 	case "error":
-		msg := str(ev.Get("message"))
+		msg := codec.Str(ev.Get("message"))
 		if msg == "" {
-			msg = OpenAIErrorMessage(ev.Get("error"))
+			msg = openAIErrorMessage(ev.Get("error"))
 		}
 		return "", fmt.Errorf("upstream: %s", msg)
 	}
@@ -67,19 +68,19 @@ func (r *Responses) Event(data []byte) (string, error) {
 // Object returns the final response; for a stream the guard stopped, the
 // response of response.created completed with the text read so far and
 // the output tokens counted from its deltas.
-func (r *Responses) Object(_, stopped bool) (*strictjson.Value, error) {
+func (r *responsesAssembler) Object(_, stopped bool) (*strictjson.Value, error) {
 	switch {
 	case r.final != nil:
 		return r.final, nil
 	case !stopped:
-		return nil, fmt.Errorf("%w: the stream ended before response.completed", errIncomplete)
+		return nil, fmt.Errorf("%w: the stream ended before response.completed", codec.ErrIncomplete)
 	}
-	resp := strictjson.Object(member("object", strictjson.String("response")))
+	resp := strictjson.Object(codec.Member("object", strictjson.String("response")))
 	if r.created != nil {
 		resp = r.created.Clone()
 	}
 	resp.Set("status", strictjson.String("completed"))
 	resp.Set("output", strictjson.Array())
-	resp.Set("usage", strictjson.Object(member("output_tokens", strictjson.Int(int64(r.chunks)))))
+	resp.Set("usage", strictjson.Object(codec.Member("output_tokens", strictjson.Int(int64(r.chunks)))))
 	return r.WithText(resp, r.text.String()), nil
 }

@@ -1,4 +1,4 @@
-package codec
+package apis
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -113,7 +114,7 @@ func TestErrorShapes(t *testing.T) {
 	}
 }
 
-func codecFor(t *testing.T, path string) Codec {
+func codecFor(t *testing.T, path string) codec.Codec {
 	t.Helper()
 	for _, cd := range All() {
 		if cd.Path() == path {

@@ -1,18 +1,19 @@
-package assemble
+package ollama
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-// Native assembles Ollama's NDJSON stream of generate or chat: the text,
-// the thinking and (chat) the tool calls of every chunk, put into the
-// final (done) chunk, which then reads as Ollama's answer to the same
-// request without a stream. One object is read as it is.
-type Native struct {
+// nativeAssembler assembles Ollama's NDJSON stream of generate or chat:
+// the text, the thinking and (chat) the tool calls of every chunk, put
+// into the final (done) chunk, which then reads as Ollama's answer to the
+// same request without a stream. One object is read as it is.
+type nativeAssembler struct {
 	// Chat says the chunks are chat's (message.content, message.thinking,
 	// message.tool_calls), not generate's (response, thinking).
 	Chat bool
@@ -29,15 +30,15 @@ type Native struct {
 }
 
 // TextOf is the text of a chunk or answer.
-func (n *Native) TextOf(obj *strictjson.Value) string {
+func (n *nativeAssembler) TextOf(obj *strictjson.Value) string {
 	if n.Chat {
-		return str(obj.Get("message").Get("content"))
+		return codec.Str(obj.Get("message").Get("content"))
 	}
-	return str(obj.Get("response"))
+	return codec.Str(obj.Get("response"))
 }
 
 // Event takes one chunk; a line that is no object is frame.ErrNotObject.
-func (n *Native) Event(data []byte) (string, error) {
+func (n *nativeAssembler) Event(data []byte) (string, error) {
 	obj, err := strictjson.ParseOwned(data)
 	if err != nil || obj.Kind != strictjson.KindObject {
 		return "", fmt.Errorf("%w: %v", frame.ErrNotObject, err)
@@ -46,7 +47,7 @@ func (n *Native) Event(data []byte) (string, error) {
 }
 
 // Take takes one parsed chunk.
-func (n *Native) Take(obj *strictjson.Value) (string, error) {
+func (n *nativeAssembler) Take(obj *strictjson.Value) (string, error) {
 	if e, ok := obj.Get("error").AsString(); ok {
 		return "", fmt.Errorf("upstream: %s", e)
 	}
@@ -68,10 +69,10 @@ func (n *Native) Take(obj *strictjson.Value) (string, error) {
 		n.text.WriteString(delta)
 	}
 	if n.Chat {
-		n.thinking.WriteString(str(obj.Get("message").Get("thinking")))
-		n.calls = append(n.calls, items(obj.Get("message").Get("tool_calls"))...)
+		n.thinking.WriteString(codec.Str(obj.Get("message").Get("thinking")))
+		n.calls = append(n.calls, codec.Items(obj.Get("message").Get("tool_calls"))...)
 	} else {
-		n.thinking.WriteString(str(obj.Get("thinking")))
+		n.thinking.WriteString(codec.Str(obj.Get("thinking")))
 	}
 	return delta, nil
 }
@@ -81,9 +82,9 @@ func (n *Native) Take(obj *strictjson.Value) (string, error) {
 // an object must not say done false — unless the guard stopped it, when
 // the last chunk is made the final one: done, a normal stop, and the
 // chunks read as its output tokens.
-func (n *Native) Object(_, stopped bool) (*strictjson.Value, error) {
+func (n *nativeAssembler) Object(_, stopped bool) (*strictjson.Value, error) {
 	if n.last == nil {
-		return nil, fmt.Errorf("%w: empty body", errIncomplete)
+		return nil, fmt.Errorf("%w: empty body", codec.ErrIncomplete)
 	}
 	obj := n.last
 	d := obj.Get("done")
@@ -96,11 +97,11 @@ func (n *Native) Object(_, stopped bool) (*strictjson.Value, error) {
 		}
 	case n.frames == 1:
 		if d != nil && d.Kind == strictjson.KindBool && !d.Bool {
-			return nil, fmt.Errorf("%w: no final chunk", errIncomplete)
+			return nil, fmt.Errorf("%w: no final chunk", codec.ErrIncomplete)
 		}
 		return obj, nil
 	case d == nil || d.Kind != strictjson.KindBool || !d.Bool:
-		return nil, fmt.Errorf("%w: the stream ended without its final chunk", errIncomplete)
+		return nil, fmt.Errorf("%w: the stream ended without its final chunk", codec.ErrIncomplete)
 	}
 	text := strictjson.String(n.first + n.text.String())
 	if !n.Chat {
@@ -112,7 +113,7 @@ func (n *Native) Object(_, stopped bool) (*strictjson.Value, error) {
 	}
 	msg := obj.Get("message")
 	if msg == nil || msg.Kind != strictjson.KindObject {
-		msg = strictjson.Object(member("role", strictjson.String("assistant")))
+		msg = strictjson.Object(codec.Member("role", strictjson.String("assistant")))
 		obj.Set("message", msg)
 	}
 	msg.Set("content", text)

@@ -1,14 +1,18 @@
-package codec
+// Package ollama holds Ollama's own wire APIs, POST /api/generate
+// (Generate) and POST /api/chat (Chat), everything about each: decoding
+// and editing the request, reading whole and streamed NDJSON answers,
+// encoding answers, errors and stream errors in Ollama's shape, tool calls,
+// the normal stop, Ollama's counters and its listing of models (/api/tags).
+package ollama
 
 import (
 	"bytes"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -20,8 +24,8 @@ import (
 type native struct{}
 
 // Decode reads model, stream (true when absent) and format.
-func (native) Decode(raw []byte) (*Request, error) {
-	r, err := decodeCommon(raw, true)
+func (native) Decode(raw []byte) (*codec.Request, error) {
+	r, err := codec.ParseRequest(raw, true)
 	if err != nil {
 		return nil, err
 	}
@@ -36,19 +40,19 @@ func (native) Decode(raw []byte) (*Request, error) {
 }
 
 // SetFormat sets format to the schema.
-func (native) SetFormat(r *Request, schema *strictjson.Value) {
+func (native) SetFormat(r *codec.Request, schema *strictjson.Value) {
 	r.Body.Set("format", schema)
 	r.Edited = true
 	r.FormatSchema = true
 }
 
 // Temperature reports whether the request sets options.temperature.
-func (native) Temperature(r *Request) bool {
+func (native) Temperature(r *codec.Request) bool {
 	return r.Body.Get("options").Has("temperature")
 }
 
 // SetTemperature sets options.temperature.
-func (native) SetTemperature(r *Request, t float64) {
+func (native) SetTemperature(r *codec.Request, t float64) {
 	opts := r.Body.Get("options")
 	if opts == nil || opts.Kind != strictjson.KindObject {
 		opts = strictjson.Object()
@@ -59,11 +63,11 @@ func (native) SetTemperature(r *Request, t float64) {
 }
 
 // Prompt renders system, prompt and messages.
-func (native) Prompt(r *Request) string { return messagesPrompt(r.Body) }
+func (native) Prompt(r *codec.Request) string { return codec.MessagesPrompt(r.Body) }
 
 // NormalStop sets done_reason "stop".
 func (native) NormalStop(obj *strictjson.Value) string {
-	return replaceString(obj, "done_reason", "stop")
+	return codec.ReplaceString(obj, "done_reason", "stop")
 }
 
 // EncodeError writes Ollama's own shape, {"error": "…"}.
@@ -74,55 +78,21 @@ func (native) StreamError(e *apierr.Error) []byte { return frame.NDJSONErrorLine
 
 // ollamaModels is Ollama's listing, /api/tags: {"models":[{"name",
 // "model", "size", "details", …}]}, a model named in both name and model.
-var ollamaModels = &Listing{Path: "/api/tags", array: "models", names: []string{"name", "model"}}
+var ollamaModels = codec.NewListing("/api/tags", "", "models", "name", "model")
 
 // Models returns Ollama's listing.
-func (native) Models() *Listing { return ollamaModels }
+func (native) Models() *codec.Listing { return ollamaModels }
 
 // ollamaCounters are Ollama's, at the top of an answer and of a stream's
 // final chunk (as in /api/embed's answer).
-var ollamaCounters = Counters{Prompt: "prompt_eval_count", Output: "eval_count"}
+var ollamaCounters = codec.Counters{Prompt: "prompt_eval_count", Output: "eval_count"}
 
 // Counters returns Ollama's counters.
-func (native) Counters() Counters { return ollamaCounters }
-
-// messagesPrompt renders the system, prompt and messages members of
-// Ollama's APIs and OpenAI's (string contents) as text.
-func messagesPrompt(body *strictjson.Value) string {
-	var b strings.Builder
-	if s := str(body.Get("system")); s != "" {
-		b.WriteString(s)
-		b.WriteString("\n\n")
-	}
-	b.WriteString(str(body.Get("prompt")))
-	writeMessages(&b, body.Get("messages"), str)
-	return b.String()
-}
-
-// writeMessages renders each message of msgs with content as "role:
-// content", a blank line between parts; contentOf reads a message's
-// content (a string, or an API's blocks).
-func writeMessages(b *strings.Builder, msgs *strictjson.Value, contentOf func(*strictjson.Value) string) {
-	if msgs == nil {
-		return
-	}
-	for _, m := range msgs.Items {
-		content := contentOf(m.Get("content"))
-		if content == "" {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(str(m.Get("role")))
-		b.WriteString(": ")
-		b.WriteString(content)
-	}
-}
+func (native) Counters() codec.Counters { return ollamaCounters }
 
 // readNative reads a native answer: one object, or NDJSON chunks that
 // asm assembles. The answer's counters are Ollama's.
-func readNative(body []byte, asm *assemble.Native) (*Answer, error) {
+func readNative(body []byte, asm *nativeAssembler) (*codec.Answer, error) {
 	trimmed := bytes.TrimSpace(body)
 	if obj, err := strictjson.ParseOwned(trimmed); err == nil {
 		if obj.Kind != strictjson.KindObject {
@@ -131,19 +101,15 @@ func readNative(body []byte, asm *assemble.Native) (*Answer, error) {
 		if _, err := asm.Take(obj); err != nil {
 			return nil, err
 		}
-		obj, err := asm.Object(false, false)
-		if err != nil {
-			return nil, err
-		}
-		return nativeAnswer(asm, obj)
-	}
-	for line := range bytes.SplitSeq(trimmed, []byte("\n")) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		if _, err := asm.Event(line); err != nil {
-			return nil, err
+	} else {
+		for line := range bytes.SplitSeq(trimmed, []byte("\n")) {
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			if _, err := asm.Event(line); err != nil {
+				return nil, err
+			}
 		}
 	}
 	obj, err := asm.Object(false, false)
@@ -155,16 +121,16 @@ func readNative(body []byte, asm *assemble.Native) (*Answer, error) {
 
 // nativeAnswer reads the answer of the final object: its text and
 // Ollama's counters.
-func nativeAnswer(asm *assemble.Native, obj *strictjson.Value) (*Answer, error) {
-	a := &Answer{Obj: obj, Text: asm.TextOf(obj), DoneReason: str(obj.Get("done_reason"))}
-	return ollamaCounters.read(a, obj), nil
+func nativeAnswer(asm *nativeAssembler, obj *strictjson.Value) (*codec.Answer, error) {
+	a := &codec.Answer{Obj: obj, Text: asm.TextOf(obj), DoneReason: codec.Str(obj.Get("done_reason"))}
+	return ollamaCounters.Read(a, obj), nil
 }
 
 // nativeReader is the StreamReader of generate (chat false) or chat.
-func nativeReader(chat bool) *StreamReader {
-	asm := &assemble.Native{Chat: chat}
-	return newStreamReader(false, asm, func(obj *strictjson.Value) (*Answer, error) { return nativeAnswer(asm, obj) },
-		func(body []byte) (*Answer, error) { return readNative(body, &assemble.Native{Chat: chat}) })
+func nativeReader(chat bool) *codec.StreamReader {
+	asm := &nativeAssembler{Chat: chat}
+	return codec.NewStreamReader(false, asm, func(obj *strictjson.Value) (*codec.Answer, error) { return nativeAnswer(asm, obj) },
+		func(body []byte) (*codec.Answer, error) { return readNative(body, &nativeAssembler{Chat: chat}) })
 }
 
 // nativeWriter writes Ollama's NDJSON stream of generate (chat false) or
@@ -173,26 +139,25 @@ func nativeReader(chat bool) *StreamReader {
 // the done chunk, and the done chunk with the counters and the contract
 // summary but no text.
 type nativeWriter struct {
-	r    *Request
+	r    *codec.Request
 	chat bool
 	// head is the whole answer when it is known before the stream opens
 	// (Encode): its model and created_at stamp every chunk, and the first
 	// chunk carries its thinking and tool calls with the text.
-	head       *strictjson.Value
-	sent       bool // a chunk went out
-	extrasSent bool // and the head's thinking and tool calls with it
+	head *strictjson.Value
+	codec.Chunks
 }
 
-func newNativeWriter(w http.ResponseWriter, r *Request, chat bool, head *strictjson.Value) *streamWriter {
-	return newStreamWriter(w, frame.NDJSONType, &nativeWriter{r: r, chat: chat, head: head})
+func newNativeWriter(w http.ResponseWriter, r *codec.Request, chat bool, head *strictjson.Value) *codec.Stream {
+	return codec.NewStream(w, frame.NDJSONType, &nativeWriter{r: r, chat: chat, head: head})
 }
 
 // chunk starts a chunk: the head's model and created_at, else the
 // client's model and the time.
 func (n *nativeWriter) chunk() *strictjson.Value {
 	if n.head == nil {
-		return strictjson.Object(Member("model", strictjson.String(n.r.Model)),
-			Member("created_at", strictjson.String(time.Now().UTC().Format(time.RFC3339Nano))))
+		return strictjson.Object(codec.Member("model", strictjson.String(n.r.Model)),
+			codec.Member("created_at", strictjson.String(time.Now().UTC().Format(time.RFC3339Nano))))
 	}
 	ch := strictjson.Object()
 	for _, m := range n.head.Members {
@@ -225,7 +190,7 @@ func (n *nativeWriter) content(text string, with *strictjson.Value) *strictjson.
 		if n.head != nil {
 			role = n.role(n.head)
 		}
-		msg := strictjson.Object(Member("role", role), Member("content", strictjson.String(text)))
+		msg := strictjson.Object(codec.Member("role", role), codec.Member("content", strictjson.String(text)))
 		if m := with.Get("message"); m != nil && m.Kind == strictjson.KindObject {
 			msg = m.Clone()
 			msg.Set("content", strictjson.String(text))
@@ -239,37 +204,33 @@ func (n *nativeWriter) content(text string, with *strictjson.Value) *strictjson.
 // extras reports whether obj has what Ollama streams besides the text.
 func (n *nativeWriter) extras(obj *strictjson.Value) bool {
 	if n.chat {
-		return hasOther(obj.Get("message"), "role", "content")
+		return codec.HasOther(obj.Get("message"), "role", "content")
 	}
 	return obj.Has("thinking")
 }
 
-// open sends nothing: an NDJSON stream has no opening, and its first
-// chunk is the first piece's, empty or not.
-func (n *nativeWriter) open(buf []byte) []byte { return buf }
-
-func (n *nativeWriter) text(buf []byte, delta string) []byte {
-	if delta == "" && n.sent {
+func (n *nativeWriter) Text(buf []byte, delta string) []byte {
+	send, first := n.Next(delta, n.head != nil)
+	if !send {
 		return buf
 	}
 	var with *strictjson.Value
-	if !n.sent {
+	if first {
 		with = n.head
 	}
-	n.sent, n.extrasSent = true, with != nil
 	return frame.AppendNDJSON(buf, n.content(delta, with))
 }
 
-func (n *nativeWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
-	if !n.extrasSent && n.extras(obj) {
+func (n *nativeWriter) End(buf []byte, obj *strictjson.Value, _ string) []byte {
+	if !n.ExtrasSent() && n.extras(obj) {
 		buf = frame.AppendNDJSON(buf, n.content("", obj))
 	}
 	var last *strictjson.Value
 	if n.chat {
-		last = cloneExcept(obj, "message")
-		last.Set("message", strictjson.Object(Member("role", n.role(obj)), Member("content", strictjson.String(""))))
+		last = codec.CloneExcept(obj, "message")
+		last.Set("message", strictjson.Object(codec.Member("role", n.role(obj)), codec.Member("content", strictjson.String(""))))
 	} else {
-		last = cloneExcept(obj, "response")
+		last = codec.CloneExcept(obj, "response")
 		last.Set("response", strictjson.String(""))
 		last.Delete("thinking")
 	}
@@ -279,33 +240,16 @@ func (n *nativeWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
 	return frame.AppendNDJSON(buf, last)
 }
 
-// fail is Ollama's error line, {"error": …, "contract": report}.
-func (n *nativeWriter) fail(buf []byte, e *apierr.Error) []byte {
+// Fail is Ollama's error line, {"error": …, "contract": report}.
+func (n *nativeWriter) Fail(buf []byte, e *apierr.Error) []byte {
 	return append(buf, native{}.StreamError(e)...)
 }
 
 // encodeNative writes a native answer: the object, or — to a client that
 // asked for a stream — the stream of its writer, as Ollama writes one.
-func encodeNative(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string, chat bool) error {
+func encodeNative(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string, chat bool) error {
 	if !r.Stream {
 		return frame.WriteObject(w, frame.NativeType, obj)
 	}
-	return encodeStream(newNativeWriter(w, r, chat, obj), obj, text)
-}
-
-// cloneExcept returns a deep copy of the object obj whose member key, if
-// any, holds null in its place, for the caller to set anew: the member
-// replaced is the model's text, tens of kilobytes that a whole Clone
-// would copy only to drop.
-func cloneExcept(obj *strictjson.Value, key string) *strictjson.Value {
-	out := &strictjson.Value{Kind: strictjson.KindObject, Offset: obj.Offset,
-		Members: make([]strictjson.Member, len(obj.Members))}
-	for i, m := range obj.Members {
-		v := strictjson.Null()
-		if m.Key != key {
-			v = m.Value.Clone()
-		}
-		out.Members[i] = strictjson.Member{Key: strings.Clone(m.Key), KeyOffset: m.KeyOffset, Value: v}
-	}
-	return out
+	return newNativeWriter(w, r, chat, obj).Encode(obj, text)
 }

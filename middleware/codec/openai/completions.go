@@ -1,9 +1,10 @@
-package codec
+package openai
 
 import (
 	"fmt"
 	"net/http"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -16,7 +17,7 @@ import (
 // API declares no tools.
 type Completions struct{ openAI }
 
-var _ Codec = Completions{}
+var _ codec.Codec = Completions{}
 
 // completionChoices are the choices of a completion: a text, in an answer
 // and in a stream alike.
@@ -31,13 +32,13 @@ var completionChoices = choices{
 	idPrefix: "cmpl-",
 }
 
-func completionText(c *strictjson.Value) string { return str(c.Get("text")) }
+func completionText(c *strictjson.Value) string { return codec.Str(c.Get("text")) }
 
 func completionChoice(text string, finish *strictjson.Value) *strictjson.Value {
 	return strictjson.Object(
-		Member("text", strictjson.String(text)),
-		Member("index", strictjson.Int(0)),
-		Member("finish_reason", finish),
+		codec.Member("text", strictjson.String(text)),
+		codec.Member("index", strictjson.Int(0)),
+		codec.Member("finish_reason", finish),
 	)
 }
 
@@ -46,28 +47,30 @@ func (Completions) Path() string { return "/v1/completions" }
 
 // Decode reads model, stream and stream_options.include_usage; prompt
 // must be a string.
-func (Completions) Decode(raw []byte) (*Request, error) {
+func (Completions) Decode(raw []byte) (*codec.Request, error) {
 	r, err := decodeStreamOptions(raw)
 	if err != nil {
 		return nil, err
 	}
 	if p := r.Body.Get("prompt"); p != nil && p.Kind != strictjson.KindString && !p.IsNull() {
-		return nil, fmt.Errorf("%w: \"prompt\" must be a string", ErrBadRequest)
+		return nil, fmt.Errorf("%w: \"prompt\" must be a string", codec.ErrBadRequest)
 	}
 	return r, nil
 }
 
 // SetFormat does nothing: Ollama's /v1/completions has no format to set.
-func (Completions) SetFormat(*Request, *strictjson.Value) {}
+func (Completions) SetFormat(*codec.Request, *strictjson.Value) {}
 
 // Prompt renders the prompt.
-func (Completions) Prompt(r *Request) string { return messagesPrompt(r.Body) }
+func (Completions) Prompt(r *codec.Request) string { return codec.MessagesPrompt(r.Body) }
 
 // ReadAnswer reads one object or a stream of chunks.
-func (Completions) ReadAnswer(body []byte) (*Answer, error) { return completionChoices.read(body) }
+func (Completions) ReadAnswer(body []byte) (*codec.Answer, error) {
+	return completionChoices.read(body)
+}
 
 // NewStreamReader reads a stream of chunks as it arrives.
-func (Completions) NewStreamReader() *StreamReader { return completionChoices.reader() }
+func (Completions) NewStreamReader() *codec.StreamReader { return completionChoices.reader() }
 
 // WithText sets choices[0].text; an answer without a choice gets one.
 func (Completions) WithText(obj *strictjson.Value, text string) *strictjson.Value {
@@ -83,11 +86,11 @@ func (Completions) WithText(obj *strictjson.Value, text string) *strictjson.Valu
 func (Completions) NormalStop(obj *strictjson.Value) string { return completionChoices.normalStop(obj) }
 
 // Encode re-emits a stream as Ollama streams a completion.
-func (Completions) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+func (Completions) Encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
 	return completionChoices.encode(w, r, obj, text)
 }
 
 // NewStreamWriter writes a stream of text_completion events.
-func (Completions) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+func (Completions) NewStreamWriter(w http.ResponseWriter, r *codec.Request) codec.StreamWriter {
 	return completionChoices.writer(w, r, nil)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package codec
+package apis
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/internal/ollamatest"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -154,9 +155,9 @@ func TestGoldenAnswers(t *testing.T) {
 			}
 			for _, stream := range []bool{false, true} {
 				obj := cd.WithText(one.Obj, `{"name":"Tim"}`)
-				obj.Set("contract", strictjson.Object(Member("status", strictjson.String("repaired"))))
+				obj.Set("contract", strictjson.Object(codec.Member("status", strictjson.String("repaired"))))
 				rec := httptest.NewRecorder()
-				if err := cd.Encode(rec, &Request{Stream: stream, IncludeUsage: true}, obj, `{"name":"Tim"}`); err != nil {
+				if err := cd.Encode(rec, &codec.Request{Stream: stream, IncludeUsage: true}, obj, `{"name":"Tim"}`); err != nil {
 					t.Fatal(err)
 				}
 				back, err := cd.ReadAnswer(rec.Body.Bytes())

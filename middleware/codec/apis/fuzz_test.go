@@ -1,8 +1,9 @@
-package codec
+package apis
 
 import (
 	"testing"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -33,7 +34,7 @@ func FuzzReadAnswer(f *testing.F) {
 				if got := cd.WithText(a.Obj, "x"); got == nil {
 					t.Fatalf("%s WithText returned nil", cd.Path())
 				}
-				if tc, ok := cd.(ToolCodec); ok {
+				if tc, ok := cd.(codec.ToolCodec); ok {
 					calls := tc.ToolCalls(a.Obj)
 					args := make([]*strictjson.Value, len(calls))
 					for i := range args {
@@ -69,9 +70,9 @@ func FuzzDecode(f *testing.F) {
 			}
 			r.SetModel("other")
 			r.SetStream(false)
-			cd.SetFormat(r, strictjson.Object(Member("type", strictjson.String("object"))))
+			cd.SetFormat(r, strictjson.Object(codec.Member("type", strictjson.String("object"))))
 			_ = cd.Prompt(r)
-			if tc, ok := cd.(ToolCodec); ok {
+			if tc, ok := cd.(codec.ToolCodec); ok {
 				_ = tc.Tools(r)
 			}
 			cd.SetTemperature(r, 0.3)

@@ -1,14 +1,15 @@
-package codec
+package openai
 
 import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/middleware/codec/toolcall"
 	"github.com/contractgateway/gateway/validators/strictjson"
@@ -23,8 +24,8 @@ import (
 type Responses struct{ openAI }
 
 var (
-	_ Codec     = Responses{}
-	_ ToolCodec = Responses{}
+	_ codec.Codec     = Responses{}
+	_ codec.ToolCodec = Responses{}
 )
 
 // Path is /v1/responses.
@@ -32,13 +33,13 @@ func (Responses) Path() string { return "/v1/responses" }
 
 // Decode reads model, stream (false when absent) and text.format: a
 // json_schema's schema, or plain JSON mode (json_object).
-func (Responses) Decode(raw []byte) (*Request, error) {
-	r, err := decodeCommon(raw, false)
+func (Responses) Decode(raw []byte) (*codec.Request, error) {
+	r, err := codec.ParseRequest(raw, false)
 	if err != nil {
 		return nil, err
 	}
 	if f := r.Body.Get("text").Get("format"); f != nil && f.Kind == strictjson.KindObject {
-		switch str(f.Get("type")) {
+		switch codec.Str(f.Get("type")) {
 		case "json_schema":
 			r.HasFormat = true
 			if s := f.Get("schema"); s != nil && s.Kind == strictjson.KindObject {
@@ -53,17 +54,17 @@ func (Responses) Decode(raw []byte) (*Request, error) {
 }
 
 // SetFormat sets text.format to the schema, strict.
-func (Responses) SetFormat(r *Request, schema *strictjson.Value) {
+func (Responses) SetFormat(r *codec.Request, schema *strictjson.Value) {
 	text := r.Body.Get("text")
 	if text == nil || text.Kind != strictjson.KindObject {
 		text = strictjson.Object()
 		r.Body.Set("text", text)
 	}
 	text.Set("format", strictjson.Object(
-		Member("type", strictjson.String("json_schema")),
-		Member("name", strictjson.String("contract")),
-		Member("schema", schema),
-		Member("strict", strictjson.BoolValue(true)),
+		codec.Member("type", strictjson.String("json_schema")),
+		codec.Member("name", strictjson.String("contract")),
+		codec.Member("schema", schema),
+		codec.Member("strict", strictjson.BoolValue(true)),
 	))
 	r.Edited = true
 	r.FormatSchema = true
@@ -71,7 +72,7 @@ func (Responses) SetFormat(r *Request, schema *strictjson.Value) {
 
 // Prompt renders instructions and input: a string, or items whose content
 // is a string or input_text parts.
-func (Responses) Prompt(r *Request) string {
+func (Responses) Prompt(r *codec.Request) string {
 	var b strings.Builder
 	add := func(role, s string) {
 		if s == "" {
@@ -86,7 +87,7 @@ func (Responses) Prompt(r *Request) string {
 		}
 		b.WriteString(s)
 	}
-	add("", str(r.Body.Get("instructions")))
+	add("", codec.Str(r.Body.Get("instructions")))
 	in := r.Body.Get("input")
 	if s, ok := in.AsString(); ok {
 		add("", s)
@@ -96,7 +97,7 @@ func (Responses) Prompt(r *Request) string {
 		return b.String()
 	}
 	for _, item := range in.Items {
-		add(str(item.Get("role")), contentText(item.Get("content")))
+		add(codec.Str(item.Get("role")), codec.ContentText(item.Get("content")))
 	}
 	return b.String()
 }
@@ -104,7 +105,7 @@ func (Responses) Prompt(r *Request) string {
 // ReadAnswer reads one response or a stream of events. A response whose
 // status is incomplete for max_output_tokens ends for "length", as a chat
 // completion would.
-func (Responses) ReadAnswer(body []byte) (*Answer, error) {
+func (Responses) ReadAnswer(body []byte) (*codec.Answer, error) {
 	obj, err := frame.ReadObjectOrSSE(body, assembleResponses)
 	if err != nil {
 		return nil, err
@@ -113,46 +114,46 @@ func (Responses) ReadAnswer(body []byte) (*Answer, error) {
 }
 
 // NewStreamReader reads a stream of events as it arrives.
-func (Responses) NewStreamReader() *StreamReader {
-	return newStreamReader(true, responsesAssembler(), responsesAnswer, Responses{}.ReadAnswer)
+func (Responses) NewStreamReader() *codec.StreamReader {
+	return codec.NewStreamReader(true, newResponsesAssembler(), responsesAnswer, Responses{}.ReadAnswer)
 }
 
 // responsesCounters are a response's usage, in its response.completed
 // event when streamed.
-var responsesCounters = Counters{Prompt: "input_tokens", Output: "output_tokens", Usage: true}
+var responsesCounters = codec.Counters{Prompt: "input_tokens", Output: "output_tokens", Usage: true}
 
 // Counters returns a response's usage counters.
-func (Responses) Counters() Counters { return responsesCounters }
+func (Responses) Counters() codec.Counters { return responsesCounters }
 
 // responsesAnswer checks a response and reads its text, reason and usage.
-func responsesAnswer(obj *strictjson.Value) (*Answer, error) {
-	if err := assemble.UpstreamError(obj); err != nil {
+func responsesAnswer(obj *strictjson.Value) (*codec.Answer, error) {
+	if err := upstreamError(obj); err != nil {
 		return nil, err
 	}
 	if out := obj.Get("output"); out == nil || out.Kind != strictjson.KindArray {
 		return nil, fmt.Errorf("upstream answer has no output")
 	}
-	a := &Answer{Obj: obj, Text: responsesText(obj)}
-	if str(obj.Get("status")) == "incomplete" {
-		a.DoneReason = str(obj.Get("incomplete_details").Get("reason"))
+	a := &codec.Answer{Obj: obj, Text: responsesText(obj)}
+	if codec.Str(obj.Get("status")) == "incomplete" {
+		a.DoneReason = codec.Str(obj.Get("incomplete_details").Get("reason"))
 		if a.DoneReason == "max_output_tokens" {
 			a.DoneReason = "length"
 		}
 	}
-	return responsesCounters.read(a, obj), nil
+	return responsesCounters.Read(a, obj), nil
 }
 
 // responsesText is the text of a response: its message items'
 // output_text parts.
 func responsesText(obj *strictjson.Value) string {
 	var b strings.Builder
-	for _, item := range items(obj.Get("output")) {
-		if str(item.Get("type")) != "message" {
+	for _, item := range codec.Items(obj.Get("output")) {
+		if codec.Str(item.Get("type")) != "message" {
 			continue
 		}
-		for _, part := range items(item.Get("content")) {
-			if str(part.Get("type")) == "output_text" {
-				b.WriteString(str(part.Get("text")))
+		for _, part := range codec.Items(item.Get("content")) {
+			if codec.Str(part.Get("type")) == "output_text" {
+				b.WriteString(codec.Str(part.Get("text")))
 			}
 		}
 	}
@@ -164,7 +165,7 @@ func responsesText(obj *strictjson.Value) string {
 // is incomplete; a response.failed or error event is the upstream's error.
 func assembleResponses(body []byte) (*strictjson.Value, error) {
 	datas, _ := frame.SSEData(body)
-	asm := responsesAssembler()
+	asm := newResponsesAssembler()
 	for _, data := range datas {
 		if _, err := asm.Event(data); err != nil {
 			return nil, err
@@ -176,9 +177,9 @@ func assembleResponses(body []byte) (*strictjson.Value, error) {
 	return asm.Object(false, false)
 }
 
-// responsesAssembler assembles a Responses stream.
-func responsesAssembler() *assemble.Responses {
-	return &assemble.Responses{WithText: Responses{}.WithText}
+// newResponsesAssembler returns the assembler of a Responses stream.
+func newResponsesAssembler() *responsesAssembler {
+	return &responsesAssembler{WithText: Responses{}.WithText}
 }
 
 // WithText puts text in the first output_text part of the first message
@@ -192,7 +193,7 @@ func (Responses) WithText(obj *strictjson.Value, text string) *strictjson.Value 
 		out.Set("output", output)
 	}
 	for _, item := range output.Items {
-		if str(item.Get("type")) != "message" {
+		if codec.Str(item.Get("type")) != "message" {
 			continue
 		}
 		content := item.Get("content")
@@ -203,7 +204,7 @@ func (Responses) WithText(obj *strictjson.Value, text string) *strictjson.Value 
 		parts := content.Items[:0:0]
 		placed := false
 		for _, part := range content.Items {
-			if str(part.Get("type")) == "output_text" {
+			if codec.Str(part.Get("type")) == "output_text" {
 				if placed {
 					continue
 				}
@@ -219,31 +220,31 @@ func (Responses) WithText(obj *strictjson.Value, text string) *strictjson.Value 
 		return out
 	}
 	output.Items = append(output.Items, strictjson.Object(
-		Member("id", strictjson.String("msg_contract")),
-		Member("type", strictjson.String("message")),
-		Member("status", strictjson.String("completed")),
-		Member("role", strictjson.String("assistant")),
-		Member("content", strictjson.Array(outputTextPart(text))),
+		codec.Member("id", strictjson.String("msg_contract")),
+		codec.Member("type", strictjson.String("message")),
+		codec.Member("status", strictjson.String("completed")),
+		codec.Member("role", strictjson.String("assistant")),
+		codec.Member("content", strictjson.Array(outputTextPart(text))),
 	))
 	return out
 }
 
 func outputTextPart(text string) *strictjson.Value {
 	return strictjson.Object(
-		Member("type", strictjson.String("output_text")),
-		Member("text", strictjson.String(text)),
-		Member("annotations", strictjson.Array()),
-		Member("logprobs", strictjson.Array()),
+		codec.Member("type", strictjson.String("output_text")),
+		codec.Member("text", strictjson.String(text)),
+		codec.Member("annotations", strictjson.Array()),
+		codec.Member("logprobs", strictjson.Array()),
 	)
 }
 
 // NormalStop marks an incomplete response completed; its reason
 // (max_output_tokens) is the upstream's.
 func (Responses) NormalStop(obj *strictjson.Value) string {
-	if str(obj.Get("status")) != "incomplete" {
+	if codec.Str(obj.Get("status")) != "incomplete" {
 		return ""
 	}
-	was := str(obj.Get("incomplete_details").Get("reason"))
+	was := codec.Str(obj.Get("incomplete_details").Get("reason"))
 	obj.Set("status", strictjson.String("completed"))
 	obj.Set("incomplete_details", strictjson.Null())
 	if was == "" {
@@ -257,15 +258,15 @@ func (Responses) NormalStop(obj *strictjson.Value) string {
 // each output item its added event, the text's part, delta and done
 // events for a message, its done event; then response.completed with the
 // whole response, the contract summary included.
-func (Responses) Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+func (Responses) Encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
 	if !r.Stream {
 		return frame.WriteObject(w, frame.JSONType, obj)
 	}
-	return encodeStream(newResponsesWriter(w, r, obj), obj, text)
+	return newResponsesWriter(w, r, obj).Encode(obj, text)
 }
 
 // NewStreamWriter writes a stream of Responses events.
-func (Responses) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter {
+func (Responses) NewStreamWriter(w http.ResponseWriter, r *codec.Request) codec.StreamWriter {
 	return newResponsesWriter(w, r, nil)
 }
 
@@ -275,7 +276,7 @@ func (Responses) NewStreamWriter(w http.ResponseWriter, r *Request) StreamWriter
 // text's done events, the answer's other parts and items, and
 // response.completed (or response.incomplete) with the whole response.
 type responsesWriter struct {
-	r *Request
+	r *codec.Request
 	// head is the whole answer when it is known before the stream opens
 	// (Encode): the created events carry it, and its items before the
 	// message (and the message's parts before the text) go out before it,
@@ -291,14 +292,14 @@ type responsesWriter struct {
 	items, parts int
 }
 
-func newResponsesWriter(w http.ResponseWriter, r *Request, head *strictjson.Value) *streamWriter {
-	return newStreamWriter(w, frame.SSEType, &responsesWriter{r: r, head: head,
-		id: strictjson.String(newID("resp_")), itemID: strictjson.String(newID("msg_"))})
+func newResponsesWriter(w http.ResponseWriter, r *codec.Request, head *strictjson.Value) *codec.Stream {
+	return codec.NewStream(w, frame.SSEType, &responsesWriter{r: r, head: head,
+		id: strictjson.String(codec.NewID("resp_")), itemID: strictjson.String(codec.NewID("msg_"))})
 }
 
 // event appends an event of the stream, numbered.
 func (rw *responsesWriter) event(buf []byte, typ string, members ...strictjson.Member) []byte {
-	ev := event(typ, members...)
+	ev := codec.Event(typ, members...)
 	ev.Set("sequence_number", strictjson.Int(int64(rw.seq)))
 	rw.seq++
 	return frame.AppendNamed(buf, ev)
@@ -306,36 +307,36 @@ func (rw *responsesWriter) event(buf []byte, typ string, members ...strictjson.M
 
 // at are the item_id, output_index and content_index members of the text.
 func (rw *responsesWriter) at() []strictjson.Member {
-	return []strictjson.Member{Member("item_id", rw.itemID), Member("output_index", strictjson.Int(int64(rw.item))),
-		Member("content_index", strictjson.Int(int64(rw.part)))}
+	return []strictjson.Member{codec.Member("item_id", rw.itemID), codec.Member("output_index", strictjson.Int(int64(rw.item))),
+		codec.Member("content_index", strictjson.Int(int64(rw.part)))}
 }
 
 // firstMessage is the index of obj's first message item, -1 for none.
 func firstMessage(obj *strictjson.Value) int {
-	for i, item := range items(obj.Get("output")) {
-		if str(item.Get("type")) == "message" {
+	for i, item := range codec.Items(obj.Get("output")) {
+		if codec.Str(item.Get("type")) == "message" {
 			return i
 		}
 	}
 	return -1
 }
 
-func (rw *responsesWriter) open(buf []byte) []byte {
+func (rw *responsesWriter) Open(buf []byte) []byte {
 	pending := strictjson.Object(
-		Member("id", rw.id),
-		Member("object", strictjson.String("response")),
-		Member("created_at", strictjson.Int(time.Now().Unix())),
-		Member("status", strictjson.String("in_progress")),
-		Member("model", strictjson.String(rw.r.Model)),
-		Member("output", strictjson.Array()),
+		codec.Member("id", rw.id),
+		codec.Member("object", strictjson.String("response")),
+		codec.Member("created_at", strictjson.Int(time.Now().Unix())),
+		codec.Member("status", strictjson.String("in_progress")),
+		codec.Member("model", strictjson.String(rw.r.Model)),
+		codec.Member("output", strictjson.Array()),
 	)
-	added := strictjson.Object(Member("id", rw.itemID), Member("type", strictjson.String("message")),
-		Member("status", strictjson.String("in_progress")), Member("role", strictjson.String("assistant")),
-		Member("content", strictjson.Array()))
+	added := strictjson.Object(codec.Member("id", rw.itemID), codec.Member("type", strictjson.String("message")),
+		codec.Member("status", strictjson.String("in_progress")), codec.Member("role", strictjson.String("assistant")),
+		codec.Member("content", strictjson.Array()))
 	part := outputTextPart("")
 	var before, parts []*strictjson.Value
 	if rw.head != nil {
-		pending = cloneExcept(rw.head, "output")
+		pending = codec.CloneExcept(rw.head, "output")
 		pending.Set("status", strictjson.String("in_progress"))
 		pending.Set("output", strictjson.Array())
 		pending.Set("usage", strictjson.Null())
@@ -344,9 +345,9 @@ func (rw *responsesWriter) open(buf []byte) []byte {
 			pending.Set("completed_at", strictjson.Null())
 		}
 		if m := firstMessage(rw.head); m >= 0 {
-			msg := items(rw.head.Get("output"))[m]
-			before, parts = items(rw.head.Get("output"))[:m], items(msg.Get("content"))
-			added = cloneExcept(msg, "content")
+			msg := codec.Items(rw.head.Get("output"))[m]
+			before, parts = codec.Items(rw.head.Get("output"))[:m], codec.Items(msg.Get("content"))
+			added = codec.CloneExcept(msg, "content")
 			added.Set("status", strictjson.String("in_progress"))
 			added.Set("content", strictjson.Array())
 			if id := msg.Get("id"); id != nil {
@@ -356,15 +357,15 @@ func (rw *responsesWriter) open(buf []byte) []byte {
 			}
 		}
 	}
-	buf = rw.event(buf, "response.created", Member("response", pending))
-	buf = rw.event(buf, "response.in_progress", Member("response", pending))
+	buf = rw.event(buf, "response.created", codec.Member("response", pending))
+	buf = rw.event(buf, "response.in_progress", codec.Member("response", pending))
 	for i, item := range before {
 		buf = rw.itemEvents(buf, i, item)
 	}
 	rw.item, rw.items = len(before), len(before)
-	buf = rw.event(buf, "response.output_item.added", Member("output_index", strictjson.Int(int64(rw.item))), Member("item", added))
+	buf = rw.event(buf, "response.output_item.added", codec.Member("output_index", strictjson.Int(int64(rw.item))), codec.Member("item", added))
 	for j, p := range parts {
-		if str(p.Get("type")) == "output_text" {
+		if codec.Str(p.Get("type")) == "output_text" {
 			part = p.Clone()
 			part.Set("text", strictjson.String(""))
 			break
@@ -372,21 +373,21 @@ func (rw *responsesWriter) open(buf []byte) []byte {
 		buf = rw.partEvents(buf, rw.itemID, rw.item, j, p)
 		rw.part, rw.parts = j+1, j+1
 	}
-	return rw.event(buf, "response.content_part.added", append(rw.at(), Member("part", part))...)
+	return rw.event(buf, "response.content_part.added", append(rw.at(), codec.Member("part", part))...)
 }
 
-func (rw *responsesWriter) text(buf []byte, delta string) []byte {
+func (rw *responsesWriter) Text(buf []byte, delta string) []byte {
 	if delta == "" {
 		return buf
 	}
-	return rw.event(buf, "response.output_text.delta", append(rw.at(), Member("delta", strictjson.String(delta)), Member("logprobs", strictjson.Array()))...)
+	return rw.event(buf, "response.output_text.delta", append(rw.at(), codec.Member("delta", strictjson.String(delta)), codec.Member("logprobs", strictjson.Array()))...)
 }
 
-func (rw *responsesWriter) end(buf []byte, obj *strictjson.Value, text string) []byte {
-	msg := strictjson.Object(Member("id", rw.itemID), Member("type", strictjson.String("message")),
-		Member("status", strictjson.String("completed")), Member("role", strictjson.String("assistant")),
-		Member("content", strictjson.Array(outputTextPart(text))))
-	output := items(obj.Get("output"))
+func (rw *responsesWriter) End(buf []byte, obj *strictjson.Value, text string) []byte {
+	msg := strictjson.Object(codec.Member("id", rw.itemID), codec.Member("type", strictjson.String("message")),
+		codec.Member("status", strictjson.String("completed")), codec.Member("role", strictjson.String("assistant")),
+		codec.Member("content", strictjson.Array(outputTextPart(text))))
+	output := codec.Items(obj.Get("output"))
 	m := firstMessage(obj)
 	switch {
 	case m >= 0 && rw.head != nil:
@@ -396,22 +397,22 @@ func (rw *responsesWriter) end(buf []byte, obj *strictjson.Value, text string) [
 		msg.Set("id", rw.itemID)
 	}
 	part, streamed := outputTextPart(text), -1
-	for j, p := range items(msg.Get("content")) {
-		if j >= rw.parts && str(p.Get("type")) == "output_text" {
+	for j, p := range codec.Items(msg.Get("content")) {
+		if j >= rw.parts && codec.Str(p.Get("type")) == "output_text" {
 			part, streamed = p, j
 			break
 		}
 	}
-	buf = rw.event(buf, "response.output_text.done", append(rw.at(), Member("text", strictjson.String(text)), Member("logprobs", strictjson.Array()))...)
-	buf = rw.event(buf, "response.content_part.done", append(rw.at(), Member("part", part))...)
+	buf = rw.event(buf, "response.output_text.done", append(rw.at(), codec.Member("text", strictjson.String(text)), codec.Member("logprobs", strictjson.Array()))...)
+	buf = rw.event(buf, "response.content_part.done", append(rw.at(), codec.Member("part", part))...)
 	k := rw.part + 1
-	for j, p := range items(msg.Get("content")) {
+	for j, p := range codec.Items(msg.Get("content")) {
 		if j >= rw.parts && j != streamed {
 			buf = rw.partEvents(buf, rw.itemID, rw.item, k, p)
 			k++
 		}
 	}
-	buf = rw.event(buf, "response.output_item.done", Member("output_index", strictjson.Int(int64(rw.item))), Member("item", msg))
+	buf = rw.event(buf, "response.output_item.done", codec.Member("output_index", strictjson.Int(int64(rw.item))), codec.Member("item", msg))
 	final := obj
 	if rw.head == nil {
 		// The stream's own order: the message first, as it went out.
@@ -437,16 +438,16 @@ func (rw *responsesWriter) end(buf []byte, obj *strictjson.Value, text string) [
 		i++
 	}
 	typ := "response.completed"
-	if str(obj.Get("status")) == "incomplete" {
+	if codec.Str(obj.Get("status")) == "incomplete" {
 		typ = "response.incomplete"
 	}
-	return rw.event(buf, typ, Member("response", final))
+	return rw.event(buf, typ, codec.Member("response", final))
 }
 
-// fail is the Responses API's error event — its type, code, message and
+// Fail is the Responses API's error event — its type, code, message and
 // param — with OpenAI's error member, which the OpenAI libraries raise as
 // the stream's error, and the contract report.
-func (rw *responsesWriter) fail(buf []byte, e *apierr.Error) []byte {
+func (rw *responsesWriter) Fail(buf []byte, e *apierr.Error) []byte {
 	return append(buf, responsesError(e, rw.seq)...)
 }
 
@@ -459,8 +460,8 @@ func (Responses) StreamError(e *apierr.Error) []byte { return responsesError(e, 
 // object OpenAI's other APIs send.
 func responsesError(e *apierr.Error, seq int) []byte {
 	body, _ := strictjson.Parse(openAI{}.EncodeError(e))
-	ev := event("error", Member("code", body.Get("error").Get("code")),
-		Member("message", strictjson.String(e.Message())), Member("param", strictjson.Null()))
+	ev := codec.Event("error", codec.Member("code", body.Get("error").Get("code")),
+		codec.Member("message", strictjson.String(e.Message())), codec.Member("param", strictjson.Null()))
 	ev.Members = append(ev.Members, body.Members...)
 	ev.Set("sequence_number", strictjson.Int(int64(seq)))
 	return frame.SSEErrorEvent(strictjson.Marshal(ev))
@@ -469,12 +470,12 @@ func responsesError(e *apierr.Error, seq int) []byte {
 // itemEvents appends the events of output item i, whole, as Ollama
 // streams it.
 func (rw *responsesWriter) itemEvents(buf []byte, i int, item *strictjson.Value) []byte {
-	idx := Member("output_index", strictjson.Int(int64(i)))
+	idx := codec.Member("output_index", strictjson.Int(int64(i)))
 	id := item.Get("id")
 	if id == nil {
 		id = strictjson.String("")
 	}
-	switch str(item.Get("type")) {
+	switch codec.Str(item.Get("type")) {
 	case "function_call":
 		// As Ollama streams a call: the item without its arguments,
 		// the arguments, the item.
@@ -485,56 +486,56 @@ func (rw *responsesWriter) itemEvents(buf []byte, i int, item *strictjson.Value)
 		added := item.Clone()
 		added.Set("status", strictjson.String("in_progress"))
 		added.Set("arguments", strictjson.String(""))
-		buf = rw.event(buf, "response.output_item.added", idx, Member("item", added))
-		buf = rw.event(buf, "response.function_call_arguments.delta", Member("item_id", id), idx, Member("delta", args))
-		buf = rw.event(buf, "response.function_call_arguments.done", Member("item_id", id), idx, Member("arguments", args))
+		buf = rw.event(buf, "response.output_item.added", idx, codec.Member("item", added))
+		buf = rw.event(buf, "response.function_call_arguments.delta", codec.Member("item_id", id), idx, codec.Member("delta", args))
+		buf = rw.event(buf, "response.function_call_arguments.done", codec.Member("item_id", id), idx, codec.Member("arguments", args))
 	case "message":
 		added := item.Clone()
 		added.Set("status", strictjson.String("in_progress"))
 		added.Set("content", strictjson.Array())
-		buf = rw.event(buf, "response.output_item.added", idx, Member("item", added))
-		for j, part := range items(item.Get("content")) {
+		buf = rw.event(buf, "response.output_item.added", idx, codec.Member("item", added))
+		for j, part := range codec.Items(item.Get("content")) {
 			buf = rw.partEvents(buf, id, i, j, part)
 		}
 	default:
-		buf = rw.event(buf, "response.output_item.added", idx, Member("item", item))
+		buf = rw.event(buf, "response.output_item.added", idx, codec.Member("item", item))
 	}
-	return rw.event(buf, "response.output_item.done", idx, Member("item", item))
+	return rw.event(buf, "response.output_item.done", idx, codec.Member("item", item))
 }
 
 // partEvents appends the events of content part j of message item i,
 // whole.
 func (rw *responsesWriter) partEvents(buf []byte, id *strictjson.Value, i, j int, part *strictjson.Value) []byte {
-	at := []strictjson.Member{Member("item_id", id), Member("output_index", strictjson.Int(int64(i))), Member("content_index", strictjson.Int(int64(j)))}
+	at := []strictjson.Member{codec.Member("item_id", id), codec.Member("output_index", strictjson.Int(int64(i))), codec.Member("content_index", strictjson.Int(int64(j)))}
 	empty := part.Clone()
 	if empty.Has("text") {
 		empty.Set("text", strictjson.String(""))
 	}
-	buf = rw.event(buf, "response.content_part.added", append(at, Member("part", empty))...)
-	if str(part.Get("type")) == "output_text" {
-		s := strictjson.String(str(part.Get("text")))
-		buf = rw.event(buf, "response.output_text.delta", append(at, Member("delta", s), Member("logprobs", strictjson.Array()))...)
-		buf = rw.event(buf, "response.output_text.done", append(at, Member("text", s), Member("logprobs", strictjson.Array()))...)
+	buf = rw.event(buf, "response.content_part.added", append(at, codec.Member("part", empty))...)
+	if codec.Str(part.Get("type")) == "output_text" {
+		s := strictjson.String(codec.Str(part.Get("text")))
+		buf = rw.event(buf, "response.output_text.delta", append(at, codec.Member("delta", s), codec.Member("logprobs", strictjson.Array()))...)
+		buf = rw.event(buf, "response.output_text.done", append(at, codec.Member("text", s), codec.Member("logprobs", strictjson.Array()))...)
 	}
-	return rw.event(buf, "response.content_part.done", append(at, Member("part", part))...)
+	return rw.event(buf, "response.content_part.done", append(at, codec.Member("part", part))...)
 }
 
 // KeepAlive is the Responses API's response.in_progress event, of a
 // response with the client's model and no output yet; the first comes
 // after response.created, without which the OpenAI libraries take no
 // event. The answer's own events follow from response.created again.
-func (Responses) KeepAlive(r *Request, n int) (string, []byte) {
+func (Responses) KeepAlive(r *codec.Request, n int) (string, []byte) {
 	pending := strictjson.Object(
-		Member("id", strictjson.String("resp_pending")),
-		Member("object", strictjson.String("response")),
-		Member("created_at", strictjson.Int(time.Now().Unix())),
-		Member("status", strictjson.String("in_progress")),
-		Member("model", strictjson.String(r.Model)),
-		Member("output", strictjson.Array()),
+		codec.Member("id", strictjson.String("resp_pending")),
+		codec.Member("object", strictjson.String("response")),
+		codec.Member("created_at", strictjson.Int(time.Now().Unix())),
+		codec.Member("status", strictjson.String("in_progress")),
+		codec.Member("model", strictjson.String(r.Model)),
+		codec.Member("output", strictjson.Array()),
 	)
 	event := func(typ string, seq int) []byte {
-		return frame.NamedEvent(strictjson.Object(Member("type", strictjson.String(typ)),
-			Member("sequence_number", strictjson.Int(int64(seq))), Member("response", pending)))
+		return frame.NamedEvent(strictjson.Object(codec.Member("type", strictjson.String(typ)),
+			codec.Member("sequence_number", strictjson.Int(int64(seq))), codec.Member("response", pending)))
 	}
 	if n == 0 {
 		return frame.SSEType, append(event("response.created", 0), event("response.in_progress", 1)...)
@@ -544,10 +545,10 @@ func (Responses) KeepAlive(r *Request, n int) (string, []byte) {
 
 // Tools reads the Responses API's tools: {"type":"function","name",
 // "parameters"}.
-func (Responses) Tools(r *Request) map[string]json.RawMessage {
+func (Responses) Tools(r *codec.Request) map[string]json.RawMessage {
 	return toolcall.Schemas(r.Body.Get("tools"),
 		func(t *strictjson.Value) *strictjson.Value {
-			if str(t.Get("type")) != "function" {
+			if codec.Str(t.Get("type")) != "function" {
 				return nil
 			}
 			return t.Get("name")
@@ -556,7 +557,7 @@ func (Responses) Tools(r *Request) map[string]json.RawMessage {
 }
 
 // ToolCalls reads the function_call items of the output.
-func (Responses) ToolCalls(obj *strictjson.Value) []ToolCall {
+func (Responses) ToolCalls(obj *strictjson.Value) []codec.ToolCall {
 	return toolcall.Read(obj.Get("output"), toolcall.Typed("function_call"), "arguments")
 }
 
@@ -565,4 +566,13 @@ func (Responses) WithToolArgs(obj *strictjson.Value, args []*strictjson.Value) *
 	out := obj.Clone()
 	toolcall.Write(out.Get("output"), toolcall.Typed("function_call"), "arguments", args, toolcall.JSONString)
 	return out
+}
+
+// shallow copies an object's member list, not its values: the member
+// edits of an answer's stream frames must not reach the answer, which
+// coalesced requests and the cache share.
+func shallow(obj *strictjson.Value) *strictjson.Value {
+	out := *obj
+	out.Members = slices.Clone(obj.Members)
+	return &out
 }

@@ -1,4 +1,4 @@
-package codec
+package apis
 
 import (
 	"errors"
@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/contractgateway/gateway/middleware/codec"
 )
 
 // readPieces reads body through cd's StreamReader in pieces of n bytes
 // and returns the answer and the text the pieces completed.
-func readPieces(cd Codec, body string, n int) (*Answer, string, error) {
+func readPieces(cd codec.Codec, body string, n int) (*codec.Answer, string, error) {
 	rd := cd.NewStreamReader()
 	var deltas strings.Builder
 	for len(body) > 0 {
@@ -34,9 +36,9 @@ type answerSummary struct {
 	Calls          int
 }
 
-func summarize(cd Codec, a *Answer) answerSummary {
+func summarize(cd codec.Codec, a *codec.Answer) answerSummary {
 	s := answerSummary{Text: a.Text, Reason: a.DoneReason, Prompt: a.PromptTokens, Output: a.OutputTokens}
-	if tc, ok := cd.(ToolCodec); ok {
+	if tc, ok := cd.(codec.ToolCodec); ok {
 		s.Calls = len(tc.ToolCalls(a.Obj))
 	}
 	return s
@@ -107,7 +109,7 @@ func TestStreamReaderAssembles(t *testing.T) {
 			if diff := cmp.Diff(summarize(cd, whole), summarize(cd, got)); diff != "" {
 				t.Errorf("answer (-whole +streamed):\n%s", diff)
 			}
-			if tc, ok := cd.(ToolCodec); ok {
+			if tc, ok := cd.(codec.ToolCodec); ok {
 				calls := tc.ToolCalls(got.Obj)
 				if len(calls) != 1 || calls[0].Name != "f" || calls[0].Args != `{"x":1}` {
 					t.Errorf("tool calls = %+v, want f({\"x\":1})", calls)
@@ -150,7 +152,7 @@ func TestStreamReaderStop(t *testing.T) {
 			if a.Text != `{"a":1}` || a.DoneReason != tt.reason || a.OutputTokens != 2 {
 				t.Errorf("stopped answer: text %q, reason %q, output tokens %d; want the text, %q, 2", a.Text, a.DoneReason, a.OutputTokens, tt.reason)
 			}
-			if _, err := codecFor(t, tt.path).NewStreamReader().Stop(); !errors.Is(err, ErrIncomplete) {
+			if _, err := codecFor(t, tt.path).NewStreamReader().Stop(); !errors.Is(err, codec.ErrIncomplete) {
 				t.Errorf("Stop before any chunk = %v, want ErrIncomplete", err)
 			}
 			if _, _, err := readPieces(cd, tt.body, 5); err == nil {
@@ -191,4 +193,42 @@ func FuzzStreamReader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIncomplete checks each API's assembler through its codec: a stream
+// that ends before its API's end is incomplete, the same events stopped
+// by the guard make an answer, and the text of each event comes back as
+// it is read.
+func TestIncomplete(t *testing.T) {
+	tests := []struct {
+		name, path, body, text string
+	}{
+		{"generate", "/api/generate", "{\"response\":\"{}\",\"done\":false}\n", "{}"},
+		{"chat completion", "/v1/chat/completions", "data: {\"choices\":[{\"delta\":{\"content\":\"{}\"}}]}\n\n", "{}"},
+		{"messages", "/v1/messages", "data: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n" +
+			"data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+			"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"{}\"}}\n\n", "{}"},
+		{"responses", "/v1/responses", "data: {\"type\":\"response.created\",\"response\":{}}\n\n" +
+			"data: {\"type\":\"response.output_text.delta\",\"delta\":\"{}\"}\n\n", "{}"},
+	}
+	for _, tt := range tests {
+		for _, stopped := range []bool{false, true} {
+			rd := codecFor(t, tt.path).NewStreamReader()
+			text, err := rd.Feed([]byte(tt.body))
+			if err != nil {
+				t.Fatalf("%s: Feed = %v", tt.name, err)
+			}
+			if text != tt.text {
+				t.Errorf("%s: deltas %q, want %q", tt.name, text, tt.text)
+			}
+			end := rd.Close
+			if stopped {
+				end = rd.Stop
+			}
+			_, err = end()
+			if stopped != (err == nil) || (!stopped && !errors.Is(err, codec.ErrIncomplete)) {
+				t.Errorf("%s: end of the stream (stopped %v) = %v, want ErrIncomplete only when not stopped", tt.name, stopped, err)
+			}
+		}
+	}
 }

@@ -1,20 +1,27 @@
-package codec
+// Package openai holds Ollama's OpenAI-compatible wire APIs, everything
+// about each: chat completions (Chat), legacy completions (Completions) and
+// the Responses API (Responses) — decoding and editing the request, reading
+// whole and streamed answers, encoding answers, errors and stream errors in
+// OpenAI's shapes, tool calls, the normal stop, the usage counters and
+// OpenAI's listing of models (/v1/models).
+package openai
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
-	"github.com/contractgateway/gateway/middleware/codec/assemble"
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // openAI is what Ollama's OpenAI-compatible APIs (chat completions,
 // completions, Responses) share: a top-level temperature, no stream unless
-// asked for, and OpenAI's error shape. OpenAIChat, Completions and
+// asked for, and OpenAI's error shape. Chat, Completions and
 // Responses embed it.
-type openAI struct{ topTemperature }
+type openAI struct{ codec.TopTemperature }
 
 // EncodeError writes OpenAI's shape, {"error":{"message","type","param",
 // "code"}}, as Ollama's own compatible endpoints do, which the OpenAI
@@ -22,32 +29,32 @@ type openAI struct{ topTemperature }
 // "contract_violation".
 func (openAI) EncodeError(e *apierr.Error) []byte {
 	inner := strictjson.Object(
-		Member("message", strictjson.String(e.Message())),
-		Member("type", strictjson.String(openAIErrorType(e.Status()))),
-		Member("param", strictjson.Null()),
-		Member("code", strictjson.Null()),
+		codec.Member("message", strictjson.String(e.Message())),
+		codec.Member("type", strictjson.String(openAIErrorType(e.Status()))),
+		codec.Member("param", strictjson.Null()),
+		codec.Member("code", strictjson.Null()),
 	)
 	if e.Status() == http.StatusUnprocessableEntity && e.Report != nil {
 		inner.Set("code", strictjson.String("contract_violation"))
 	}
-	return strictjson.Marshal(e.WithReport(strictjson.Object(Member("error", inner))))
+	return strictjson.Marshal(e.WithReport(strictjson.Object(codec.Member("error", inner))))
 }
 
 // openAIModels is OpenAI's listing, /v1/models: {"object":"list",
 // "data":[{"id","object","created","owned_by"}]}, and one model's entry,
 // /v1/models/{id}.
-var openAIModels = &Listing{Path: "/v1/models", Retrieve: "/v1/models/", array: "data", names: []string{"id"}}
+var openAIModels = codec.NewListing("/v1/models", "/v1/models/", "data", "id")
 
 // Models returns OpenAI's listing.
-func (openAI) Models() *Listing { return openAIModels }
+func (openAI) Models() *codec.Listing { return openAIModels }
 
 // openAICounters are the usage of a chat completion and a completion (and
 // of /v1/embeddings' answer, prompt only); a stream has it in its last
 // chunk when stream_options.include_usage asks for it.
-var openAICounters = Counters{Prompt: "prompt_tokens", Output: "completion_tokens", Usage: true}
+var openAICounters = codec.Counters{Prompt: "prompt_tokens", Output: "completion_tokens", Usage: true}
 
 // Counters returns OpenAI's usage counters; Responses has its own.
-func (openAI) Counters() Counters { return openAICounters }
+func (openAI) Counters() codec.Counters { return openAICounters }
 
 // openAIErrorType is the error type OpenAI's API (and Ollama's
 // compatible one) gives a status.
@@ -65,15 +72,15 @@ func openAIErrorType(status int) string {
 
 // decodeStreamOptions reads a chat completion or completion request: no
 // stream unless asked for, and stream_options.include_usage.
-func decodeStreamOptions(raw []byte) (*Request, error) {
-	r, err := decodeCommon(raw, false)
+func decodeStreamOptions(raw []byte) (*codec.Request, error) {
+	r, err := codec.ParseRequest(raw, false)
 	if err != nil {
 		return nil, err
 	}
 	if iu := r.Body.Get("stream_options").Get("include_usage"); iu != nil && iu.Kind == strictjson.KindBool {
 		r.IncludeUsage = iu.Bool
 	}
-	r.usageOption = true
+	r.UsageOption = true
 	return r, nil
 }
 
@@ -96,7 +103,7 @@ type choices struct {
 
 // read reads a chat completion or completion: one object, or a stream of
 // chunks ending with [DONE].
-func (cs choices) read(body []byte) (*Answer, error) {
+func (cs choices) read(body []byte) (*codec.Answer, error) {
 	obj, err := frame.ReadObjectOrSSE(body, cs.assemble)
 	if err != nil {
 		return nil, err
@@ -105,13 +112,13 @@ func (cs choices) read(body []byte) (*Answer, error) {
 }
 
 // answer checks an answer's object and reads its text, reason and usage.
-func (cs choices) answer(obj *strictjson.Value) (*Answer, error) {
-	if err := assemble.UpstreamError(obj); err != nil {
+func (cs choices) answer(obj *strictjson.Value) (*codec.Answer, error) {
+	if err := upstreamError(obj); err != nil {
 		return nil, err
 	}
 	choice := obj.Get("choices").Index(0)
-	a := &Answer{Obj: obj, Text: cs.text(choice), DoneReason: str(choice.Get("finish_reason"))}
-	return openAICounters.read(a, obj), nil
+	a := &codec.Answer{Obj: obj, Text: cs.text(choice), DoneReason: codec.Str(choice.Get("finish_reason"))}
+	return openAICounters.Read(a, obj), nil
 }
 
 // assemble turns a whole stream into the equivalent non-stream answer.
@@ -127,13 +134,13 @@ func (cs choices) assemble(body []byte) (*strictjson.Value, error) {
 }
 
 // reader is the StreamReader of the choices' API.
-func (cs choices) reader() *StreamReader {
-	return newStreamReader(true, cs.assembler(), cs.answer, cs.read)
+func (cs choices) reader() *codec.StreamReader {
+	return codec.NewStreamReader(true, cs.assembler(), cs.answer, cs.read)
 }
 
 // assembler assembles a stream of the choices' chunks.
-func (cs choices) assembler() *assemble.Choices {
-	return &assemble.Choices{Name: cs.object, DeltaText: cs.deltaText, Choice: cs.choice}
+func (cs choices) assembler() *choicesAssembler {
+	return &choicesAssembler{Name: cs.object, DeltaText: cs.deltaText, Choice: cs.choice}
 }
 
 // choiceWriter writes the stream of a chat completion or completion, as
@@ -144,26 +151,25 @@ func (cs choices) assembler() *assemble.Choices {
 // chunk when the client asked for it, then [DONE].
 type choiceWriter struct {
 	cs choices
-	r  *Request
+	r  *codec.Request
 	// head is the whole answer when it is known before the stream opens
 	// (Encode): its id, created, model and system_fingerprint stamp every
 	// chunk, and the first chunk carries its message with the text.
-	head       *strictjson.Value
-	ident      []strictjson.Member
-	sent       bool // a chunk went out
-	extrasSent bool // and the head's message with it
+	head  *strictjson.Value
+	ident []strictjson.Member
+	codec.Chunks
 }
 
-func (cs choices) writer(w http.ResponseWriter, r *Request, head *strictjson.Value) *streamWriter {
+func (cs choices) writer(w http.ResponseWriter, r *codec.Request, head *strictjson.Value) *codec.Stream {
 	c := &choiceWriter{cs: cs, r: r, head: head}
 	if head == nil {
 		c.ident = []strictjson.Member{
-			Member("id", strictjson.String(newID(cs.idPrefix))),
-			Member("created", strictjson.Int(time.Now().Unix())),
-			Member("model", strictjson.String(r.Model)),
-			Member("system_fingerprint", strictjson.String("fp_ollama")),
+			codec.Member("id", strictjson.String(codec.NewID(cs.idPrefix))),
+			codec.Member("created", strictjson.Int(time.Now().Unix())),
+			codec.Member("model", strictjson.String(r.Model)),
+			codec.Member("system_fingerprint", strictjson.String("fp_ollama")),
 		}
-		return newStreamWriter(w, frame.SSEType, c)
+		return codec.NewStream(w, frame.SSEType, c)
 	}
 	for _, m := range head.Members {
 		switch m.Key {
@@ -171,12 +177,12 @@ func (cs choices) writer(w http.ResponseWriter, r *Request, head *strictjson.Val
 			c.ident = append(c.ident, m)
 		}
 	}
-	return newStreamWriter(w, frame.SSEType, c)
+	return codec.NewStream(w, frame.SSEType, c)
 }
 
 // chunk is a chunk of the stream with the choices list and extra members.
 func (c *choiceWriter) chunk(list *strictjson.Value, extra ...strictjson.Member) *strictjson.Value {
-	ch := strictjson.Object(Member("id", strictjson.String("")), Member("object", strictjson.String(c.cs.chunkObject)))
+	ch := strictjson.Object(codec.Member("id", strictjson.String("")), codec.Member("object", strictjson.String(c.cs.chunkObject)))
 	for _, m := range c.ident {
 		ch.Set(m.Key, m.Value)
 	}
@@ -193,24 +199,20 @@ func message(obj *strictjson.Value) *strictjson.Value {
 	return obj.Get("choices").Index(0).Get("message")
 }
 
-// open sends nothing of its own: the first piece's chunk, empty or not,
-// is the stream's role chunk.
-func (c *choiceWriter) open(buf []byte) []byte { return buf }
-
-func (c *choiceWriter) text(buf []byte, delta string) []byte {
-	if delta == "" && c.sent {
+func (c *choiceWriter) Text(buf []byte, delta string) []byte {
+	send, first := c.Next(delta, c.head != nil)
+	if !send {
 		return buf
 	}
 	var msg *strictjson.Value
-	if !c.sent {
+	if first {
 		msg = message(c.head)
 	}
-	c.sent, c.extrasSent = true, c.head != nil
 	return frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta(delta, msg, strictjson.Null()))))
 }
 
-func (c *choiceWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
-	if msg := message(obj); !c.extrasSent && hasOther(msg, "role", "content") {
+func (c *choiceWriter) End(buf []byte, obj *strictjson.Value, _ string) []byte {
+	if msg := message(obj); !c.ExtrasSent() && codec.HasOther(msg, "role", "content") {
 		buf = frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta("", msg, strictjson.Null()))))
 	}
 	finish := obj.Get("choices").Index(0).Get("finish_reason")
@@ -219,18 +221,18 @@ func (c *choiceWriter) end(buf []byte, obj *strictjson.Value, _ string) []byte {
 	}
 	var tail []strictjson.Member
 	if s := obj.Get("contract"); s != nil {
-		tail = append(tail, Member("contract", s))
+		tail = append(tail, codec.Member("contract", s))
 	}
 	buf = frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta("", nil, finish)), tail...))
 	if u := obj.Get("usage"); c.r.IncludeUsage && u != nil {
-		buf = frame.AppendData(buf, c.chunk(strictjson.Array(), Member("usage", u)))
+		buf = frame.AppendData(buf, c.chunk(strictjson.Array(), codec.Member("usage", u)))
 	}
 	return append(buf, frame.Done...)
 }
 
-// fail is an error chunk, {"error": {…}, "contract": report}, which the
+// Fail is an error chunk, {"error": {…}, "contract": report}, which the
 // OpenAI libraries raise as the stream's error.
-func (c *choiceWriter) fail(buf []byte, e *apierr.Error) []byte {
+func (c *choiceWriter) Fail(buf []byte, e *apierr.Error) []byte {
 	return append(buf, openAI{}.StreamError(e)...)
 }
 
@@ -242,15 +244,17 @@ func (openAI) StreamError(e *apierr.Error) []byte {
 
 // encode writes a chat completion or completion: the object, or — to a
 // client that asked for a stream — the stream of its writer.
-func (cs choices) encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text string) error {
+func (cs choices) encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
 	if !r.Stream {
 		return frame.WriteObject(w, frame.JSONType, obj)
 	}
-	return encodeStream(cs.writer(w, r, obj), obj, text)
+	return cs.writer(w, r, obj).Encode(obj, text)
 }
 
 // KeepAlive is an SSE comment line.
-func (openAI) KeepAlive(*Request, int) (string, []byte) { return frame.SSEType, frame.KeepAliveComment }
+func (openAI) KeepAlive(*codec.Request, int) (string, []byte) {
+	return frame.SSEType, frame.KeepAliveComment
+}
 
 // normalStop sets the first choice's finish_reason "stop", but for the
 // keep reasons.
@@ -259,5 +263,23 @@ func (choices) normalStop(obj *strictjson.Value, keep ...string) string {
 	if choice == nil || choice.Kind != strictjson.KindObject {
 		return ""
 	}
-	return replaceString(choice, "finish_reason", "stop", keep...)
+	return codec.ReplaceString(choice, "finish_reason", "stop", keep...)
+}
+
+// openAIErrorMessage reads the message of an OpenAI error member (an
+// object with a message, or Ollama's plain string).
+func openAIErrorMessage(e *strictjson.Value) string {
+	if s, ok := e.AsString(); ok {
+		return s
+	}
+	return codec.Str(e.Get("message"))
+}
+
+// upstreamError is the error of an OpenAI answer or chunk whose error
+// member is set, nil for one without.
+func upstreamError(obj *strictjson.Value) error {
+	if e := obj.Get("error"); e != nil && !e.IsNull() {
+		return fmt.Errorf("upstream: %s", openAIErrorMessage(e))
+	}
+	return nil
 }

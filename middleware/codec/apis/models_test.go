@@ -1,8 +1,11 @@
-package codec
+package apis
 
 import (
 	"testing"
 
+	"github.com/contractgateway/gateway/middleware/codec"
+	"github.com/contractgateway/gateway/middleware/codec/ollama"
+	"github.com/contractgateway/gateway/middleware/codec/openai"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -39,7 +42,7 @@ func TestListings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
-			lc, ok := ForPath(tt.path).(ListingCodec)
+			lc, ok := ForPath(tt.path).(codec.ListingCodec)
 			if !ok {
 				if tt.listing != "" {
 					t.Fatalf("codec of %s lists no models, want %s", tt.path, tt.listing)
@@ -62,7 +65,7 @@ func TestListings(t *testing.T) {
 			if len(names) != len(tt.names) || len(names) > 0 && names[0] != tt.names[0] {
 				t.Errorf("Models(%s) = %q, want %q", tt.list, names, tt.names)
 			}
-			models = append(models, Model{Name: "alias:latest", Entry: models[0].Entry})
+			models = append(models, codec.Model{Name: "alias:latest", Entry: models[0].Entry})
 			if got := string(strictjson.Marshal(l.Write(list, models))); got != tt.want {
 				t.Errorf("Write(%s) = %s, want %s", tt.list, got, tt.want)
 			}
@@ -85,7 +88,7 @@ func TestListingNamedKeepsOtherMembers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := string(strictjson.Marshal(openAIModels.Named(v, tt.name))); got != tt.want {
+		if got := string(strictjson.Marshal(openai.Chat{}.Models().Named(v, tt.name))); got != tt.want {
 			t.Errorf("Named(%s, %q) = %s, want %s", tt.entry, tt.name, got, tt.want)
 		}
 	}
@@ -102,10 +105,10 @@ func FuzzListing(f *testing.F) {
 		if err != nil || list.Kind != strictjson.KindObject {
 			return
 		}
-		for _, l := range []*Listing{ollamaModels, openAIModels} {
+		for _, l := range []*codec.Listing{ollama.Chat{}.Models(), openai.Chat{}.Models()} {
 			models := l.Models(list)
 			for _, m := range models {
-				models = append(models, Model{Name: "v:latest", Entry: m.Entry})
+				models = append(models, codec.Model{Name: "v:latest", Entry: m.Entry})
 			}
 			if got := l.Models(l.Write(list.Clone(), models)); len(got) != len(models) {
 				t.Fatalf("Write(%s) lists %d models, want %d", b, len(got), len(models))

@@ -1,19 +1,20 @@
-package assemble
+package anthropic
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-// Anthropic reads a Messages stream event by event: message_start's
+// messagesAssembler reads a Messages stream event by event: message_start's
 // message, each block from its start event and deltas, the stop reason
 // and usage of message_delta, up to message_stop, after which nothing is
 // read. A stream without message_stop is incomplete; an error event is
 // the upstream's error.
-type Anthropic struct {
+type messagesAssembler struct {
 	msg     *strictjson.Value
 	blocks  []*strictjson.Value
 	partial []strings.Builder
@@ -22,10 +23,10 @@ type Anthropic struct {
 }
 
 // Stopped reports whether the stream reached message_stop.
-func (s *Anthropic) Stopped() bool { return s.stopped }
+func (s *messagesAssembler) Stopped() bool { return s.stopped }
 
 // Event takes the data of one event.
-func (s *Anthropic) Event(data []byte) (string, error) {
+func (s *messagesAssembler) Event(data []byte) (string, error) {
 	if s.stopped {
 		return "", nil
 	}
@@ -33,9 +34,9 @@ func (s *Anthropic) Event(data []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	typ := str(ev.Get("type"))
+	typ := codec.Str(ev.Get("type"))
 	if typ == "error" {
-		return "", fmt.Errorf("upstream: %s", str(ev.Get("error").Get("message")))
+		return "", fmt.Errorf("upstream: %s", codec.Str(ev.Get("error").Get("message")))
 	}
 	if typ != "message_start" && s.msg == nil {
 		if typ == "ping" {
@@ -71,18 +72,18 @@ func (s *Anthropic) Event(data []byte) (string, error) {
 		}
 		d := ev.Get("delta")
 		b := s.blocks[idx]
-		switch str(d.Get("type")) {
+		switch codec.Str(d.Get("type")) {
 		case "text_delta":
-			t := str(d.Get("text"))
-			b.Set("text", strictjson.String(str(b.Get("text"))+t))
-			if str(b.Get("type")) == "text" && t != "" {
+			t := codec.Str(d.Get("text"))
+			b.Set("text", strictjson.String(codec.Str(b.Get("text"))+t))
+			if codec.Str(b.Get("type")) == "text" && t != "" {
 				s.chunks++
 				return t, nil
 			}
 		case "thinking_delta":
-			b.Set("thinking", strictjson.String(str(b.Get("thinking"))+str(d.Get("thinking"))))
+			b.Set("thinking", strictjson.String(codec.Str(b.Get("thinking"))+codec.Str(d.Get("thinking"))))
 		case "input_json_delta":
-			s.partial[idx].WriteString(str(d.Get("partial_json")))
+			s.partial[idx].WriteString(codec.Str(d.Get("partial_json")))
 		}
 	case "message_delta":
 		if d := ev.Get("delta"); d != nil && d.Kind == strictjson.KindObject {
@@ -109,12 +110,12 @@ func (s *Anthropic) Event(data []byte) (string, error) {
 // Object returns the message of a stream that reached message_stop; for
 // a stream the guard stopped, the blocks read so far, stop reason
 // end_turn, and the output tokens counted from the text deltas.
-func (s *Anthropic) Object(_, stopped bool) (*strictjson.Value, error) {
+func (s *messagesAssembler) Object(_, stopped bool) (*strictjson.Value, error) {
 	if !s.stopped && !stopped {
-		return nil, fmt.Errorf("%w: the stream ended before message_stop", errIncomplete)
+		return nil, fmt.Errorf("%w: the stream ended before message_stop", codec.ErrIncomplete)
 	}
 	if s.msg == nil {
-		return nil, fmt.Errorf("%w: the stream ended before message_start", errIncomplete)
+		return nil, fmt.Errorf("%w: the stream ended before message_start", codec.ErrIncomplete)
 	}
 	blocks := make([]*strictjson.Value, 0, len(s.blocks))
 	for i, b := range s.blocks {
