@@ -19,6 +19,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/gateway/debugstore"
+	"github.com/contractgateway/gateway/gateway/models"
 	"github.com/contractgateway/gateway/gateway/outcomes/guardlog"
 	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/gateway/stats"
@@ -106,7 +107,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 	}
 	// The stats' route states are the server's, which exists once New
 	// returns: before any request.
-	routeStates := func(ctx context.Context) []RouteState { return srv.RouteStates(ctx) }
+	routeStates := func(ctx context.Context) []models.RouteState { return srv.RouteStates(ctx) }
 	srv, err = New(cfg, Options{
 		Logger: logger,
 		Guard:  guard,
