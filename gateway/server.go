@@ -84,7 +84,7 @@ type Server struct {
 	closeOnce sync.Once
 	release   *edge.HeapReleaser // returns the memory of large bodies
 	models    *models.Models     // the virtual models' endpoints and states; nil without any
-	access    *accessGate        // API keys and their limits; nil: none configured
+	access    *access.Gate       // API keys and their limits; nil: none configured
 	// draining is set when a shutdown begins: /readyz answers 503 from
 	// then on.
 	draining atomic.Bool
@@ -211,8 +211,8 @@ func (s *Server) routes(opts Options) error {
 		s.limitBody,
 		s.release.Middleware,
 		s.requireAdminToken,
-		s.checkAccess, // API keys: after the body's bounds, before the guard and the proxy
-		markCaller,    // who sent it, for the upstream breakers: after the access check names the key
+		s.access.Middleware(func(route string) bool { return s.adminPath[route] }), // API keys: after the body's bounds, before the guard and the proxy
+		markCaller, // who sent it, for the upstream breakers: after the access check names the key
 	)
 
 	pass := s.proxyHandler
@@ -418,7 +418,7 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 	if up := upstream.Served(req.Context()); up != "" {
 		attrs = append(attrs, slog.String("upstream", up))
 	}
-	if key := accessKeyName(c); key != "" {
+	if key := access.KeyName(c); key != "" {
 		attrs = append(attrs, slog.String("key", key))
 	}
 	if aborted {

@@ -18,6 +18,7 @@ import (
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/gateway/access"
 	"github.com/contractgateway/gateway/gateway/debugstore"
 	"github.com/contractgateway/gateway/gateway/models"
 	"github.com/contractgateway/gateway/gateway/outcomes/guardlog"
@@ -91,7 +92,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) {
 			gm.observe(ev)
 			st.Observe(ev)
-			srv.access.observe(ev)
+			srv.access.Observe(ev)
 			ol.Observe(ev)
 		})
 		gc.Cache = cacheStage
@@ -113,7 +114,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, ol.StatsReport(st), cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() },
+			statsRoute(g, ol.StatsReport(st), cfg.DebugStore, routeStates, func() map[string]access.KeyStats { return srv.access.Stats() },
 				func() []pool.MemberStats { return srv.up.Stats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
