@@ -105,18 +105,15 @@ func NewGate(checker *Checker, opts GateOptions) *Gate {
 	if g.close == nil {
 		g.close = func() {}
 	}
-	g.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gateway_access_requests_total",
-		Help: "Requests by API key name (\"anonymous\" without a key, \"\" when no key was recognised) and status.",
-	}, []string{"key", "status"})
-	g.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gateway_access_tokens_total",
-		Help: "Prompt and output tokens of every upstream call a key's requests made, repairs included, as charged to its tokens_per_minute.",
-	}, []string{"key"})
-	g.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "gateway_access_refusals_total",
-		Help: "Requests refused at the edge by key and reason (unauthenticated, model, manage, requests_per_minute, tokens_per_minute, concurrent).",
-	}, []string{"key", "reason"})
+	g.requests = counterVec("gateway_access_requests_total",
+		"Requests by API key name (\"anonymous\" without a key, \"\" when no key was recognised) and status.",
+		"key", "status")
+	g.tokens = counterVec("gateway_access_tokens_total",
+		"Prompt and output tokens of every upstream call a key's requests made, repairs included, as charged to its tokens_per_minute.",
+		"key")
+	g.refusals = counterVec("gateway_access_refusals_total",
+		"Requests refused at the edge by key and reason (unauthenticated, model, manage, requests_per_minute, tokens_per_minute, concurrent).",
+		"key", "reason")
 	g.limiterErrors = prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "gateway_access_limiter_errors_total",
 		Help: "Failures of the shared (Redis) limiter; each request was let through.",
@@ -125,6 +122,11 @@ func NewGate(checker *Checker, opts GateOptions) *Gate {
 		g.tokens.WithLabelValues(name)
 	}
 	return g
+}
+
+// counterVec is a counter vector of name and help, labelled by labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
 // Collectors are the Gate's Prometheus series, for the server's registry.
@@ -238,7 +240,7 @@ var openPaths = []string{"/healthz", "/ui", "/ui/*"}
 // the dashboard's files stay open; every other request — the guard's and
 // the proxy's — needs a key, or the anonymous policy, when keys are
 // configured. A refused request never reaches the upstream. A nil Gate's
-// lets everything through.
+// middleware lets everything through.
 func (g *Gate) Middleware(admin func(route string) bool) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		if g == nil {
@@ -248,6 +250,7 @@ func (g *Gate) Middleware(admin func(route string) bool) echo.MiddlewareFunc {
 	}
 }
 
+// check is the middleware of a Gate with keys, before next.
 func (g *Gate) check(admin func(route string) bool, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if admin(c.Path()) || slices.Contains(openPaths, c.Path()) {
