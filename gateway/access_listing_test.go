@@ -103,7 +103,7 @@ func TestAccessListingUnreadable(t *testing.T) {
 			}
 			// The request's log line is written once the key is counted.
 			logs.waitFor(t, tt.cause)
-			if got := srv.access.keyStats()["quiz-app"].ByStatus; got["502"] != 1 {
+			if got := srv.access.Stats()["quiz-app"].ByStatus; got["502"] != 1 {
 				t.Errorf("GET %s counted for the key as %v, want one 502", tt.path, got)
 			}
 		})

@@ -290,8 +290,9 @@ func TestAccessTokenLimit(t *testing.T) {
 			}, nil)
 			defer func() {
 				// Every request's use is picked up when it ends, renamed or not.
-				srv.access.renamed.Range(func(id, _ any) bool { t.Errorf("use of request %q left behind", id); return true })
-				srv.access.inflight.Range(func(id, _ any) bool { t.Errorf("request %q still in flight", id); return true })
+				if ids := srv.access.Pending(); len(ids) > 0 {
+					t.Errorf("uses of requests %q left behind, in flight or renamed", ids)
+				}
 			}()
 			gen := `{"model":"quiz","prompt":"p","stream":false}`
 			if tt.debugStore {

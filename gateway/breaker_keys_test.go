@@ -164,7 +164,7 @@ func TestCallerOf(t *testing.T) {
 		}
 		c := e.NewContext(req, httptest.NewRecorder())
 		if tt.key != "" {
-			c.Set(ctxKeyAccess, tt.key)
+			access.SetKeyName(c, tt.key)
 		}
 		if got := callerOf(c); got != tt.want {
 			t.Errorf("callerOf(key %q, %q) = %q, want %q", tt.key, tt.remote, got, tt.want)

@@ -30,7 +30,7 @@ func markCaller(next echo.HandlerFunc) echo.HandlerFunc {
 // would let one client pass for many. An IPv6 address counts by its /64,
 // the block one host is given.
 func callerOf(c echo.Context) string {
-	if name := accessKeyName(c); name != "" && name != access.AnonymousName {
+	if name := access.KeyName(c); name != "" && name != access.AnonymousName {
 		return "key " + name
 	}
 	addr := c.Request().RemoteAddr

@@ -26,10 +26,9 @@ func newMetrics(reg *prometheus.Registry, breakerState func() float64) *metrics 
 		Help: "State of the upstream circuit breaker: 0 closed, 1 half-open, 2 open.",
 	}, breakerState))
 	return &metrics{
-		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_http_requests_total",
-			Help: "HTTP requests answered, by route pattern, method and status.",
-		}, []string{"route", "method", "code"})),
+		requests: counterVec(reg, "gateway_http_requests_total",
+			"HTTP requests answered, by route pattern, method and status.",
+			"route", "method", "code"),
 		duration: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "gateway_http_request_duration_seconds",
 			Help: "Time from request to the end of the response (streams included), by route pattern.",
@@ -37,10 +36,9 @@ func newMetrics(reg *prometheus.Registry, breakerState func() float64) *metrics 
 			// milliseconds, generations minutes.
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 		}, []string{"route"})),
-		breakerTransitions: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_upstream_breaker_transitions_total",
-			Help: "Transitions of the upstream circuit breaker, by new state.",
-		}, []string{"to"})),
+		breakerTransitions: counterVec(reg, "gateway_upstream_breaker_transitions_total",
+			"Transitions of the upstream circuit breaker, by new state.",
+			"to"),
 	}
 }
 
@@ -56,6 +54,12 @@ func register[T prometheus.Collector](reg *prometheus.Registry, c T) T {
 		}
 	}
 	return c
+}
+
+// counterVec registers (see register) a counter vector of name and
+// help, labelled by labels.
+func counterVec(reg *prometheus.Registry, name, help string, labels ...string) *prometheus.CounterVec {
+	return register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels))
 }
 
 func (m *metrics) observe(route, method string, status int, elapsed time.Duration) {

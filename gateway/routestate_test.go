@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/contractgateway/gateway/config"
+	"github.com/contractgateway/gateway/gateway/models"
 	"github.com/contractgateway/gateway/middleware/route"
 )
 
@@ -26,9 +27,9 @@ func TestRouteStates(t *testing.T) {
 	vms := []route.VirtualModel{{Name: "story-json", Upstream: "stories", Contract: "story@1"}, {Name: "ghost", Upstream: "absent", Contract: "json@1"}}
 	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
 	fix := "OLLAMA_HOST=http://127.0.0.1:11435 ollama pull absent"
-	want := []RouteState{
-		{Model: "story-json", Upstream: "stories", Contract: "story@1", State: RouteReady},
-		{Model: "ghost", Upstream: "absent", Contract: "json@1", State: RouteModelMissing, Fix: fix},
+	want := []models.RouteState{
+		{Model: "story-json", Upstream: "stories", Contract: "story@1", State: models.RouteReady},
+		{Model: "ghost", Upstream: "absent", Contract: "json@1", State: models.RouteModelMissing, Fix: fix},
 	}
 	for i := range 2 {
 		if diff := cmp.Diff(want, f.srv.RouteStates(context.Background())); diff != "" {
@@ -47,22 +48,6 @@ func TestRouteStates(t *testing.T) {
 	if !strings.Contains(logs, `"msg":"route ready","route":"story-json"`) {
 		t.Errorf("log does not say story-json is ready:\n%s", logs)
 	}
-}
-
-// TestRouteStatesOnTags: a client's /api/tags through the gateway is a
-// read of the model list too.
-func TestRouteStatesOnTags(t *testing.T) {
-	up := &fakeModels{}
-	vms := []route.VirtualModel{{Name: "ghost", Upstream: "absent", Contract: "json@1"}}
-	f := newProxyFixture(t, up, nil, Options{VirtualModels: func() []route.VirtualModel { return vms }})
-	if st := f.srv.watch.states(); st[0].State != RouteUnknown {
-		t.Errorf("state before any read = %q, want %q", st[0].State, RouteUnknown)
-	}
-	f.do(t, "GET", "/api/tags", nil, nil)
-	if st := f.srv.watch.states(); st[0].State != RouteModelMissing {
-		t.Errorf("state after /api/tags = %q, want %q", st[0].State, RouteModelMissing)
-	}
-	f.logs.waitFor(t, `"route":"ghost"`)
 }
 
 // TestStartWarnsOfMissingModels: serving a config whose route's upstream
@@ -103,9 +88,9 @@ func TestStartWarnsOfMissingModels(t *testing.T) {
 	if err := json.Unmarshal(body, &stats); err != nil {
 		t.Fatalf("/admin/stats: %v: %s", err, body)
 	}
-	want := []RouteState{
-		{Model: "quiz", Upstream: "llama3.2", Contract: "json@1", State: RouteModelMissing, Fix: "OLLAMA_HOST=http://" + ln.Addr().String() + " ollama pull llama3.2"},
-		{Model: "tale", Upstream: "stories", Contract: "json@1", State: RouteReady},
+	want := []models.RouteState{
+		{Model: "quiz", Upstream: "llama3.2", Contract: "json@1", State: models.RouteModelMissing, Fix: "OLLAMA_HOST=http://" + ln.Addr().String() + " ollama pull llama3.2"},
+		{Model: "tale", Upstream: "stories", Contract: "json@1", State: models.RouteReady},
 	}
 	if diff := cmp.Diff(want, stats.Routes); diff != "" {
 		t.Errorf("/admin/stats routes (-want +got):\n%s", diff)

@@ -25,6 +25,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/gateway/access"
 	"github.com/contractgateway/gateway/gateway/edge"
+	"github.com/contractgateway/gateway/gateway/models"
 	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/middleware"
 	"github.com/contractgateway/gateway/middleware/apierr"
@@ -82,8 +83,8 @@ type Server struct {
 	onClose   func()
 	closeOnce sync.Once
 	release   *edge.HeapReleaser // returns the memory of large bodies
-	watch     *routeWatch        // the routes' states; nil without virtual models
-	access    *accessGate        // API keys and their limits; nil: none configured
+	models    *models.Models     // the virtual models' endpoints and states; nil without any
+	access    *access.Gate       // API keys and their limits; nil: none configured
 	// draining is set when a shutdown begins: /readyz answers 503 from
 	// then on.
 	draining atomic.Bool
@@ -137,9 +138,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	})
 	register(s.registry, s.up.Collector())
 	s.proxy = s.newProxy()
-	if opts.VirtualModels != nil && len(opts.VirtualModels()) > 0 {
-		s.watch = newRouteWatch(opts.VirtualModels, s.log, cfg.Listen)
-	}
+	s.models = models.New(s.up, opts.VirtualModels, s.log, cfg.Listen)
 	var err error
 	if s.access, err = newAccessGate(cfg, s.log, s.registry); err != nil {
 		return nil, err
@@ -212,8 +211,8 @@ func (s *Server) routes(opts Options) error {
 		s.limitBody,
 		s.release.Middleware,
 		s.requireAdminToken,
-		s.checkAccess, // API keys: after the body's bounds, before the guard and the proxy
-		markCaller,    // who sent it, for the upstream breakers: after the access check names the key
+		s.access.Middleware(func(route string) bool { return s.adminPath[route] }), // API keys: after the body's bounds, before the guard and the proxy
+		markCaller, // who sent it, for the upstream breakers: after the access check names the key
 	)
 
 	pass := s.proxyHandler
@@ -226,7 +225,7 @@ func (s *Server) routes(opts Options) error {
 			e.POST(cd.Path(), pass, guard)
 		}
 	}
-	s.modelRoutes(e, opts.VirtualModels, pass)
+	s.models.Routes(e, pass)
 	e.Any("/*", pass)
 
 	return s.adminRoutes(opts.Admin)
@@ -252,6 +251,16 @@ func (s *Server) Close() {
 			s.onClose()
 		}
 	})
+}
+
+// RouteStates reads the upstream's model list (within readyTimeout, as
+// /readyz asks: /admin/stats must stay quick with the upstream down) and
+// returns every route's state; when the upstream does not answer, the
+// states it last gave.
+func (s *Server) RouteStates(ctx context.Context) []models.RouteState {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	return s.models.States(ctx)
 }
 
 // Breaker returns the upstream breaker, for guarded requests to check its
@@ -306,7 +315,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	checked := s.checkModelsAtStart(base, ln.Addr().String())
+	checked := s.models.CheckAtStart(base, ln.Addr().String())
 
 	select {
 	case err := <-errc:
@@ -409,7 +418,7 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 	if up := upstream.Served(req.Context()); up != "" {
 		attrs = append(attrs, slog.String("upstream", up))
 	}
-	if key := accessKeyName(c); key != "" {
+	if key := access.KeyName(c); key != "" {
 		attrs = append(attrs, slog.String("key", key))
 	}
 	if aborted {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/contractgateway/gateway/gateway/access"
+	"github.com/contractgateway/gateway/gateway/models"
 	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/gateway/stats"
 )
@@ -17,10 +19,10 @@ type StatsReport struct {
 	DebugStore map[string]bool `json:"debug_store"`
 	// Routes are the virtual models with their state (ready,
 	// upstream_model_missing, unknown) and, for a missing model, the fix.
-	Routes []RouteState `json:"routes"`
+	Routes []models.RouteState `json:"routes"`
 	// Keys are every request (guarded or not) by API key name, when
 	// access keys are configured: statuses, refusals and tokens charged.
-	Keys map[string]KeyStats `json:"keys,omitempty"`
+	Keys map[string]access.KeyStats `json:"keys,omitempty"`
 	// Upstreams are the Ollama servers: health, breaker, load, models.
 	Upstreams []pool.MemberStats `json:"upstreams,omitempty"`
 }
@@ -30,14 +32,14 @@ type StatsReport struct {
 // bad parameter, is returned for the one error writer),
 // routes the routes' states (nil: none), keys the counts by API key (nil:
 // none), pool the Ollama servers' states.
-func statsRoute(g *echo.Group, report func(*http.Request) (stats.Report, error), debugStore bool, routes func(context.Context) []RouteState, keys func() map[string]KeyStats,
+func statsRoute(g *echo.Group, report func(*http.Request) (stats.Report, error), debugStore bool, routes func(context.Context) []models.RouteState, keys func() map[string]access.KeyStats,
 	pool func() []pool.MemberStats) {
 	g.GET("/admin/stats", func(c echo.Context) error {
 		rep, err := report(c.Request())
 		if err != nil {
 			return err
 		}
-		r := StatsReport{Report: rep, DebugStore: map[string]bool{"enabled": debugStore}, Routes: []RouteState{}, Upstreams: pool()}
+		r := StatsReport{Report: rep, DebugStore: map[string]bool{"enabled": debugStore}, Routes: []models.RouteState{}, Upstreams: pool()}
 		if keys != nil {
 			r.Keys = keys()
 		}

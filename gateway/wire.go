@@ -18,7 +18,9 @@ import (
 	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/gateway/access"
 	"github.com/contractgateway/gateway/gateway/debugstore"
+	"github.com/contractgateway/gateway/gateway/models"
 	"github.com/contractgateway/gateway/gateway/outcomes/guardlog"
 	"github.com/contractgateway/gateway/gateway/pool"
 	"github.com/contractgateway/gateway/gateway/stats"
@@ -90,7 +92,7 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 		gc := guardConfig(cfg, logger, routes, up, breakers, func(ev middleware.Event) {
 			gm.observe(ev)
 			st.Observe(ev)
-			srv.access.observe(ev)
+			srv.access.Observe(ev)
 			ol.Observe(ev)
 		})
 		gc.Cache = cacheStage
@@ -106,13 +108,13 @@ func build(cfg config.Config, logger *slog.Logger, tp trace.TracerProvider) (*Se
 	}
 	// The stats' route states are the server's, which exists once New
 	// returns: before any request.
-	routeStates := func(ctx context.Context) []RouteState { return srv.RouteStates(ctx) }
+	routeStates := func(ctx context.Context) []models.RouteState { return srv.RouteStates(ctx) }
 	srv, err = New(cfg, Options{
 		Logger: logger,
 		Guard:  guard,
 		Admin: func(g *echo.Group) {
 			contractRoutes(g, routes)
-			statsRoute(g, ol.StatsReport(st), cfg.DebugStore, routeStates, func() map[string]KeyStats { return srv.access.keyStats() },
+			statsRoute(g, ol.StatsReport(st), cfg.DebugStore, routeStates, func() map[string]access.KeyStats { return srv.access.Stats() },
 				func() []pool.MemberStats { return srv.up.Stats() })
 			if ds != nil {
 				debugstore.Routes(g, ds)
@@ -303,30 +305,24 @@ type guardMetrics struct {
 func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 	return &guardMetrics{
 		models: stats.NewModelLabels(stats.MaxModels),
-		requests: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_guarded_requests_total",
-			Help: "Guarded requests by contract (\"schema\" for ad-hoc schemas), upstream model and final status (valid, repaired, fallback, failed, or error when the upstream failed).",
-		}, []string{"contract", "model", "status"})),
-		violations: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_violations_total",
-			Help: "Violations found in model output, by contract, model, code and stage (before repair, after repair).",
-		}, []string{"contract", "model", "code", "stage"})),
-		llmCalls: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_repair_llm_calls_total",
-			Help: "Model calls made by the repair ladder (repairs, regenerations, re-runs).",
-		}, []string{"contract", "model"})),
-		localFixes: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_local_fixes_total",
-			Help: "Edits made by local repair without a model.",
-		}, []string{"contract", "model"})),
-		cache: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_cache_requests_total",
-			Help: "Guarded requests by cache result: hit (answered from the cache), miss (looked up, not found), bypass (no cache, or Cache-Control: no-cache).",
-		}, []string{"result"})),
-		tokens: register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "gateway_tokens_total",
-			Help: "Model tokens of guarded requests by contract, model, kind (prompt, output) and phase (first: the first answer; repair: the ladder's calls). Cache hits and coalesced requests cost none.",
-		}, []string{"contract", "model", "kind", "phase"})),
+		requests: counterVec(reg, "gateway_guarded_requests_total",
+			"Guarded requests by contract (\"schema\" for ad-hoc schemas), upstream model and final status (valid, repaired, fallback, failed, or error when the upstream failed).",
+			"contract", "model", "status"),
+		violations: counterVec(reg, "gateway_violations_total",
+			"Violations found in model output, by contract, model, code and stage (before repair, after repair).",
+			"contract", "model", "code", "stage"),
+		llmCalls: counterVec(reg, "gateway_repair_llm_calls_total",
+			"Model calls made by the repair ladder (repairs, regenerations, re-runs).",
+			"contract", "model"),
+		localFixes: counterVec(reg, "gateway_local_fixes_total",
+			"Edits made by local repair without a model.",
+			"contract", "model"),
+		cache: counterVec(reg, "gateway_cache_requests_total",
+			"Guarded requests by cache result: hit (answered from the cache), miss (looked up, not found), bypass (no cache, or Cache-Control: no-cache).",
+			"result"),
+		tokens: counterVec(reg, "gateway_tokens_total",
+			"Model tokens of guarded requests by contract, model, kind (prompt, output) and phase (first: the first answer; repair: the ladder's calls). Cache hits and coalesced requests cost none.",
+			"contract", "model", "kind", "phase"),
 		latency: register(reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "gateway_guard_duration_seconds",
 			Help:    "Time spent on a guarded request, upstream calls included.",
@@ -336,21 +332,13 @@ func newGuardMetrics(reg *prometheus.Registry) *guardMetrics {
 }
 
 // observe counts one guarded request. Label values stay bounded although
-// clients choose schemas and model names: every ad-hoc schema contract
-// (one id per schema) counts as "schema", a request that ended in an
-// upstream error — perhaps for a model the upstream does not have — has
-// model "", every spelling of one model is its canonical name
-// (route.ModelName), and past stats.MaxModels names the rest count as
-// "other".
+// clients choose schemas and model names (stats.ModelLabels.Of): every
+// ad-hoc schema contract counts as "schema", a request that ended in an
+// upstream error has model "", every spelling of one model is its
+// canonical name (route.ModelName), and past stats.MaxModels names the
+// rest count as "other".
 func (m *guardMetrics) observe(ev middleware.Event) {
-	contract, model := ev.Contract, ev.Model
-	if ev.Route == route.AdHoc {
-		contract = route.AdHoc
-	}
-	if ev.Status == middleware.StatusError {
-		model = ""
-	}
-	model = m.models.Label(model)
+	contract, model := m.models.Of(ev)
 	m.requests.WithLabelValues(contract, model, ev.Status).Inc()
 	for _, c := range ev.CodesBefore {
 		m.violations.WithLabelValues(contract, model, c, "before").Inc()

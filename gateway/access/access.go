@@ -8,10 +8,13 @@
 // credential, never Ollama's: it is compared by its SHA-256 in constant
 // time, and the gateway strips it before anything goes upstream.
 //
-// The package holds the decision only — who is asking, may they use this
-// model or endpoint, are they over a limit — and answers with
-// *apierr.Error values (401, 403, 429 with Retry-After), which the
-// gateway's one error writer renders in each API's shape.
+// The package holds the decision — who is asking, may they use this model
+// or endpoint, are they over a limit — and answers with *apierr.Error
+// values (401, 403, 429 with Retry-After), which the gateway's one error
+// writer renders in each API's shape. Its Gate applies the decision at the
+// gateway's edge: the echo middleware that checks each request, shows a
+// key only its own models in listings, charges the tokens each request
+// spent and counts every request by key.
 package access
 
 import (

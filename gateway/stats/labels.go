@@ -1,6 +1,11 @@
 package stats
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/contractgateway/gateway/middleware"
+	"github.com/contractgateway/gateway/middleware/route"
+)
 
 // MaxModels bounds the distinct model names that get series and rows of
 // their own. Names arrive canonical (route.ModelName), so a client's
@@ -46,4 +51,21 @@ func (l *ModelLabels) Label(m string) string {
 	}
 	l.seen[m] = struct{}{}
 	return m
+}
+
+// Of returns the contract and model labels of a guarded request's Event,
+// bounded although clients choose schemas and model names: every ad-hoc
+// schema contract (one id per schema) counts as route.AdHoc ("schema"), a
+// request that ended in an upstream error — perhaps for a model the
+// upstream does not have — has model "", and the model is bounded as
+// Label bounds it.
+func (l *ModelLabels) Of(ev middleware.Event) (contract, model string) {
+	contract, model = ev.Contract, ev.Model
+	if ev.Route == route.AdHoc {
+		contract = route.AdHoc
+	}
+	if ev.Status == middleware.StatusError {
+		model = ""
+	}
+	return contract, l.Label(model)
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/middleware"
-	"github.com/contractgateway/gateway/middleware/route"
 	"github.com/contractgateway/gateway/repair"
 )
 
@@ -104,14 +103,7 @@ func AcceptedRung(ev middleware.Event) string {
 
 // observe counts one guarded request (GuardConfig.Observe).
 func (s *Stats) Observe(ev middleware.Event) {
-	contract, model := ev.Contract, ev.Model
-	if ev.Route == route.AdHoc {
-		contract = route.AdHoc
-	}
-	if ev.Status == middleware.StatusError {
-		model = ""
-	}
-	model = s.models.Label(model)
+	contract, model := s.models.Of(ev)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total++

@@ -85,6 +85,7 @@ var ranks = map[string]int{
 	"gateway/pool":              700,
 	"gateway/stats":             700,
 	"gateway/debugstore":        700,
+	"gateway/models":            700,
 	"gateway/outcomes/sqlstore": 705,
 	"gateway/outcomes/guardlog": 710,
 	"gateway":                   800,

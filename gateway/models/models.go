@@ -1,12 +1,26 @@
-package gateway
+// Package models answers the model endpoints for the gateway's virtual
+// models and keeps each virtual model's state against the upstream's
+// model list.
+//
+// Virtual models are models to their clients: `ollama list` and an OpenAI
+// client's models.list show them, `ollama show` and models.retrieve
+// describe them (as their upstream model, under their own name), `ollama
+// pull` of one succeeds when its upstream model is there — and never
+// reaches the upstream, which would try to download a model of that name —
+// and delete, copy and create refuse them. Requests that name no virtual
+// model pass through untouched.
+package models
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -18,22 +32,51 @@ import (
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
-// Virtual models are models to their clients: `ollama list` and an OpenAI
-// client's models.list show them, `ollama show` and models.retrieve
-// describe them (as their upstream model, under their own name), `ollama
-// pull` of one succeeds when its upstream model is there — and never
-// reaches the upstream, which would try to download a model of that name —
-// and delete, copy and create refuse them. Requests that name no virtual
-// model pass through untouched.
+// Upstream is what the model endpoints ask of the upstream: the gateway's
+// pool of Ollama servers.
+type Upstream interface {
+	Get(ctx context.Context, path string, header http.Header) (upstream.Reply, error)
+	Post(ctx context.Context, path string, body []byte, header http.Header) (upstream.Reply, error)
+}
 
-// modelRoutes registers the model endpoints on e; pass is the
-// pass-through. The listings are those of the guarded APIs' codecs, each
-// once. With no virtual models it registers nothing.
-func (s *Server) modelRoutes(e *echo.Echo, list func() []route.VirtualModel, pass echo.HandlerFunc) {
+// Models answers the model endpoints for the virtual models of list, and
+// keeps the state of each from what the upstream's model list last said,
+// saying aloud when a virtual model's upstream model is missing: an
+// operator whose config names a model the upstream lacks would otherwise
+// see the virtual model vanish from /api/tags without a word. Every read
+// of the list updates the states: the one at start, each /api/tags and
+// /v1/models a client asks through the gateway, each /admin/stats;
+// /api/show and /api/pull of a virtual model update its own alone. A nil
+// *Models is the gateway without virtual models: it registers nothing and
+// has no states.
+type Models struct {
+	up   Upstream
+	list func() []route.VirtualModel
+	log  *slog.Logger
+
+	mu      sync.Mutex
+	gateway string            // the gateway's address, for the fix
+	state   map[string]string // route.ModelKey(route name) → state
+}
+
+// New returns the model endpoints of the virtual models list gives, asking
+// up; listen is the gateway's configured address, for the command that
+// fixes a missing model. It returns nil when there are no virtual models.
+func New(up Upstream, list func() []route.VirtualModel, log *slog.Logger, listen string) *Models {
 	if list == nil || len(list()) == 0 {
+		return nil
+	}
+	return &Models{up: up, list: list, log: log, gateway: listen, state: map[string]string{}}
+}
+
+// Routes registers the model endpoints on e; pass is the pass-through.
+// The listings are those of the guarded APIs' codecs, each once. Without
+// virtual models it registers nothing.
+func (m *Models) Routes(e *echo.Echo, pass echo.HandlerFunc) {
+	if m == nil {
 		return
 	}
-	m := &modelHandlers{s: s, list: list, pass: pass}
+	h := &handlers{m: m, pass: pass}
 	listed := map[string]bool{}
 	for _, cd := range apis.All() {
 		lc, ok := cd.(codec.ListingCodec)
@@ -42,28 +85,29 @@ func (s *Server) modelRoutes(e *echo.Echo, list func() []route.VirtualModel, pas
 		}
 		l := lc.Models()
 		listed[l.Path] = true
-		e.GET(l.Path, m.listing(l))
+		e.GET(l.Path, h.listing(l))
 		if l.Retrieve != "" {
-			e.GET(l.Retrieve+"*", m.retrieve(l))
+			e.GET(l.Retrieve+"*", h.retrieve(l))
 		}
 	}
-	e.POST("/api/show", m.show)
-	e.POST("/api/pull", m.pull)
-	e.DELETE("/api/delete", m.refuse("model", "name"))
-	e.POST("/api/copy", m.refuse("source", "destination"))
-	e.POST("/api/create", m.refuse("model", "name"))
+	e.POST("/api/show", h.ofVirtual(h.show))
+	e.POST("/api/pull", h.ofVirtual(h.pull))
+	e.DELETE("/api/delete", h.refuse("model", "name"))
+	e.POST("/api/copy", h.refuse("source", "destination"))
+	e.POST("/api/create", h.refuse("model", "name"))
 }
 
-type modelHandlers struct {
-	s    *Server
-	list func() []route.VirtualModel
+// handlers are the model endpoints' handlers; pass is the pass-through,
+// for a request that names no virtual model.
+type handlers struct {
+	m    *Models
 	pass echo.HandlerFunc
 }
 
 // virtual returns the virtual model called name, matched by Ollama's name
 // rules (route.ModelKey): "quiz", "quiz:latest", "library/quiz" and
 // "registry.ollama.ai/library/quiz:latest" alike.
-func (m *modelHandlers) virtual(name string) (route.VirtualModel, bool) {
+func (m *Models) virtual(name string) (route.VirtualModel, bool) {
 	if name == "" {
 		return route.VirtualModel{}, false
 	}
@@ -87,10 +131,10 @@ func withTag(name string) string {
 // ask calls the upstream and returns its answer's body; an error status is
 // the upstream's error, as the client would have seen it. The answer's
 // Content-Type is the client's. A nil body is a GET, any other a POST.
-func (m *modelHandlers) ask(c echo.Context, path string, body []byte) ([]byte, error) {
-	var h http.Header
+func (h *handlers) ask(c echo.Context, path string, body []byte) ([]byte, error) {
+	var header http.Header
 	if id := c.Response().Header().Get(echo.HeaderXRequestID); id != "" {
-		h = http.Header{echo.HeaderXRequestID: {id}}
+		header = http.Header{echo.HeaderXRequestID: {id}}
 	}
 	ctx := c.Request().Context()
 	var (
@@ -98,9 +142,9 @@ func (m *modelHandlers) ask(c echo.Context, path string, body []byte) ([]byte, e
 		err   error
 	)
 	if body == nil {
-		reply, err = m.s.up.Get(ctx, path, h)
+		reply, err = h.m.up.Get(ctx, path, header)
 	} else {
-		reply, err = m.s.up.Post(ctx, path, body, h)
+		reply, err = h.m.up.Post(ctx, path, body, header)
 	}
 	if err != nil {
 		return nil, err
@@ -111,8 +155,8 @@ func (m *modelHandlers) ask(c echo.Context, path string, body []byte) ([]byte, e
 	return reply.Body, nil
 }
 
-func (m *modelHandlers) askObject(c echo.Context, path string, body []byte) (*strictjson.Value, error) {
-	b, err := m.ask(c, path, body)
+func (h *handlers) askObject(c echo.Context, path string, body []byte) (*strictjson.Value, error) {
+	b, err := h.ask(c, path, body)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +196,7 @@ func readName(c echo.Context, keys ...string) (name string, body *strictjson.Val
 // (duplicate members, invalid UTF-8, "Model"): passed through, such a
 // pull would start a download, such a delete remove the upstream model of
 // the virtual model's name.
-func (m *modelHandlers) readName(c echo.Context, keys ...string) (string, *strictjson.Value, error) {
+func (h *handlers) readName(c echo.Context, keys ...string) (string, *strictjson.Value, error) {
 	name, body, err := readName(c, keys...)
 	if err != nil || body != nil {
 		return name, body, err
@@ -169,7 +213,7 @@ func (m *modelHandlers) readName(c echo.Context, keys ...string) (string, *stric
 		return "", nil, nil
 	}
 	for _, n := range []string{lenient.Model, lenient.Name, lenient.Source, lenient.Destination} {
-		if _, ok := m.virtual(n); ok {
+		if _, ok := h.m.virtual(n); ok {
 			return "", nil, &apierr.Error{Code: http.StatusBadRequest,
 				Msg: fmt.Sprintf("invalid JSON body naming the virtual model %s: send it as strict JSON (no duplicate members, valid UTF-8)", n)}
 		}
@@ -190,33 +234,31 @@ func writeJSON(c echo.Context, v *strictjson.Value) error {
 // writes: the upstream's models, less any a virtual model's name shadows,
 // and each virtual model whose upstream model is among them, listed as
 // that model under the virtual name (with its tag).
-func (m *modelHandlers) listing(l *codec.Listing) echo.HandlerFunc {
+func (h *handlers) listing(l *codec.Listing) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		list, err := m.askObject(c, l.Path, nil)
+		list, err := h.askObject(c, l.Path, nil)
 		if err != nil {
 			return err
 		}
 		models := l.Models(list)
-		if m.s.watch != nil {
-			names := make([]string, 0, len(models))
-			for _, md := range models {
-				if md.Name != "" {
-					names = append(names, md.Name)
-				}
+		names := make([]string, 0, len(models))
+		for _, md := range models {
+			if md.Name != "" {
+				names = append(names, md.Name)
 			}
-			m.s.watch.observe(names)
 		}
+		h.m.observe(names)
 		byName := map[string]codec.Model{}
 		kept := models[:0:0]
 		for _, md := range models {
-			if _, virtual := m.virtual(md.Name); virtual {
+			if _, virtual := h.m.virtual(md.Name); virtual {
 				// The virtual model shadows the upstream's model of its name.
 				continue
 			}
 			byName[route.ModelKey(md.Name)] = md
 			kept = append(kept, md)
 		}
-		for _, vm := range m.list() {
+		for _, vm := range h.m.list() {
 			if up, ok := byName[route.ModelKey(vm.Upstream)]; ok {
 				kept = append(kept, codec.Model{Name: withTag(vm.Name), Entry: up.Entry})
 			}
@@ -227,14 +269,14 @@ func (m *modelHandlers) listing(l *codec.Listing) echo.HandlerFunc {
 
 // retrieve answers l's entry of one model (/v1/models/{model}) for a
 // virtual model with its upstream model's entry under the name asked.
-func (m *modelHandlers) retrieve(l *codec.Listing) echo.HandlerFunc {
+func (h *handlers) retrieve(l *codec.Listing) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		name := c.Param("*")
-		vm, ok := m.virtual(name)
+		vm, ok := h.m.virtual(name)
 		if !ok {
-			return m.pass(c)
+			return h.pass(c)
 		}
-		obj, err := m.askObject(c, l.Retrieve+vm.Upstream, nil)
+		obj, err := h.askObject(c, l.Retrieve+vm.Upstream, nil)
 		if err != nil {
 			return err
 		}
@@ -242,25 +284,34 @@ func (m *modelHandlers) retrieve(l *codec.Listing) echo.HandlerFunc {
 	}
 }
 
+// ofVirtual is the handler of an endpoint whose body names one model
+// ("model", else "name"): serve answers a request for a virtual model,
+// called name in the request, the pass-through any other.
+func (h *handlers) ofVirtual(serve func(c echo.Context, name string, body *strictjson.Value, vm route.VirtualModel) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		name, body, err := h.readName(c, "model", "name")
+		if err != nil {
+			return err
+		}
+		vm, ok := h.m.virtual(name)
+		if !ok {
+			return h.pass(c)
+		}
+		return serve(c, name, body, vm)
+	}
+}
+
 // show answers /api/show of a virtual model: the upstream's answer for its
 // upstream model, the name in the Modelfile replaced.
-func (m *modelHandlers) show(c echo.Context) error {
-	name, body, err := m.readName(c, "model", "name")
-	if err != nil {
-		return err
-	}
-	vm, ok := m.virtual(name)
-	if !ok {
-		return m.pass(c)
-	}
+func (h *handlers) show(c echo.Context, name string, body *strictjson.Value, vm route.VirtualModel) error {
 	req := body.Clone()
 	req.Set("model", strictjson.String(vm.Upstream))
 	req.Delete("name")
-	obj, err := m.askObject(c, "/api/show", strictjson.Marshal(req))
+	obj, err := h.askObject(c, "/api/show", strictjson.Marshal(req))
 	if err != nil {
-		return m.missing(name, vm, err)
+		return h.missing(name, vm, err)
 	}
-	m.seen(vm, true)
+	h.m.set(vm, true)
 	if mf, ok := obj.Get("modelfile").AsString(); ok {
 		mf = strings.ReplaceAll(mf, "FROM "+withTag(vm.Upstream), "FROM "+withTag(vm.Name))
 		obj.Set("modelfile", strictjson.String(mf))
@@ -271,21 +322,13 @@ func (m *modelHandlers) show(c echo.Context) error {
 // pull answers /api/pull of a virtual model from the gateway: success when
 // the upstream has its upstream model, else an error saying so. It never
 // passes such a pull upstream, where it would start a download.
-func (m *modelHandlers) pull(c echo.Context) error {
-	name, body, err := m.readName(c, "model", "name")
-	if err != nil {
-		return err
-	}
-	vm, ok := m.virtual(name)
-	if !ok {
-		return m.pass(c)
-	}
+func (h *handlers) pull(c echo.Context, name string, body *strictjson.Value, vm route.VirtualModel) error {
 	show := strictjson.Marshal(&strictjson.Value{Kind: strictjson.KindObject, Members: []strictjson.Member{
 		{Key: "model", KeyOffset: -1, Value: strictjson.String(vm.Upstream)}}})
-	if _, err := m.ask(c, "/api/show", show); err != nil {
-		return m.missing(name, vm, err)
+	if _, err := h.ask(c, "/api/show", show); err != nil {
+		return h.missing(name, vm, err)
 	}
-	m.seen(vm, true)
+	h.m.set(vm, true)
 	stream := true
 	if s := body.Get("stream"); s != nil && s.Kind == strictjson.KindBool {
 		stream = s.Bool
@@ -296,47 +339,36 @@ func (m *modelHandlers) pull(c echo.Context) error {
 	return c.Blob(http.StatusOK, "application/x-ndjson", []byte("{\"status\":\"success\"}\n"))
 }
 
-// seen records what the upstream said of vm's upstream model.
-func (m *modelHandlers) seen(vm route.VirtualModel, present bool) {
-	if m.s.watch != nil {
-		m.s.watch.set(vm, present)
-	}
-}
-
 // missing turns the upstream's error about vm's upstream model into the
 // client's: a 404 (the upstream lacks the model) names the virtual model,
 // the missing model and the command that pulls it, in Ollama's shape; any
 // other error is the upstream's.
-func (m *modelHandlers) missing(name string, vm route.VirtualModel, err error) error {
+func (h *handlers) missing(name string, vm route.VirtualModel, err error) error {
 	if apierr.From(err).Status() != http.StatusNotFound {
 		return err
 	}
-	m.seen(vm, false)
-	fix := "ollama pull " + vm.Upstream
-	if m.s.watch != nil {
-		fix = m.s.watch.fix(vm.Upstream)
-	}
+	h.m.set(vm, false)
 	return &apierr.Error{Code: http.StatusNotFound, Err: err,
-		Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull it through the gateway with %s", name, vm.Upstream, fix)}
+		Msg: fmt.Sprintf("%s is a virtual model of the gateway over %s, which the upstream does not have: pull it through the gateway with %s", name, vm.Upstream, h.m.fix(vm.Upstream))}
 }
 
 // refuse answers a request that would change a virtual model (delete,
 // copy, create) with 400; keys are the members that name models.
-func (m *modelHandlers) refuse(keys ...string) echo.HandlerFunc {
+func (h *handlers) refuse(keys ...string) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		_, body, err := m.readName(c, "model", "name", "source", "destination")
+		_, body, err := h.readName(c, "model", "name", "source", "destination")
 		if err != nil {
 			return err
 		}
 		if body != nil {
 			for _, k := range keys {
 				name, _ := body.Get(k).AsString()
-				if vm, ok := m.virtual(name); ok {
+				if vm, ok := h.m.virtual(name); ok {
 					return &apierr.Error{Code: http.StatusBadRequest,
 						Msg: fmt.Sprintf("%s is a virtual model of the gateway (contract %s over %s): it cannot be deleted, copied or created; change the gateway's routes instead", name, vm.Contract, vm.Upstream)}
 				}
 			}
 		}
-		return m.pass(c)
+		return h.pass(c)
 	}
 }

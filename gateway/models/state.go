@@ -1,11 +1,9 @@
-package gateway
+package models
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/contractgateway/gateway/middleware/apierr"
@@ -39,53 +37,32 @@ type RouteState struct {
 	Fix      string `json:"fix,omitempty"`
 }
 
-// routeWatch keeps the state of every route from what the upstream's
-// model list last said, and says aloud when a route's upstream model is
-// missing: an operator whose config names a model the upstream lacks
-// would otherwise see the virtual model vanish from /api/tags without a
-// word. Every read of the list updates it: the one at start, each
-// /api/tags and /v1/models a client asks through the gateway, each
-// /admin/stats; /api/show and /api/pull of a virtual model update its
-// route alone.
-type routeWatch struct {
-	list func() []route.VirtualModel
-	log  *slog.Logger
-
-	mu      sync.Mutex
-	gateway string            // the gateway's address, for the fix
-	state   map[string]string // route.ModelKey(route name) → state
-}
-
-func newRouteWatch(list func() []route.VirtualModel, log *slog.Logger, listen string) *routeWatch {
-	return &routeWatch{list: list, log: log, gateway: listen, state: map[string]string{}}
-}
-
 // setAddress records the address the gateway serves on, once known.
-func (w *routeWatch) setAddress(addr string) {
-	w.mu.Lock()
-	w.gateway = addr
-	w.mu.Unlock()
+func (m *Models) setAddress(addr string) {
+	m.mu.Lock()
+	m.gateway = addr
+	m.mu.Unlock()
 }
 
 // fix is the command that gives the upstream a model: ollama pull through
 // the gateway, which passes a pull of any model but a virtual one on to
 // the upstream.
-func (w *routeWatch) fix(model string) string {
-	w.mu.Lock()
-	addr := w.gateway
-	w.mu.Unlock()
+func (m *Models) fix(model string) string {
+	m.mu.Lock()
+	addr := m.gateway
+	m.mu.Unlock()
 	return "OLLAMA_HOST=http://" + addr + " ollama pull " + model
 }
 
 // observe sets the state of every route from names, the upstream's whole
 // model list.
-func (w *routeWatch) observe(names []string) {
+func (m *Models) observe(names []string) {
 	have := map[string]bool{}
 	for _, n := range names {
 		have[route.ModelKey(n)] = true
 	}
-	for _, vm := range w.list() {
-		w.set(vm, have[route.ModelKey(vm.Upstream)])
+	for _, vm := range m.list() {
+		m.set(vm, have[route.ModelKey(vm.Upstream)])
 	}
 }
 
@@ -93,40 +70,40 @@ func (w *routeWatch) observe(names []string) {
 // route whose model went missing (or was missing at the first look) is a
 // warning naming the route, the model and the fix; one that became ready
 // is news.
-func (w *routeWatch) set(vm route.VirtualModel, present bool) {
+func (m *Models) set(vm route.VirtualModel, present bool) {
 	state := RouteModelMissing
 	if present {
 		state = RouteReady
 	}
 	key := route.ModelKey(vm.Name)
-	w.mu.Lock()
-	old := w.state[key]
-	w.state[key] = state
-	w.mu.Unlock()
+	m.mu.Lock()
+	old := m.state[key]
+	m.state[key] = state
+	m.mu.Unlock()
 	if old == state {
 		return
 	}
 	if present {
-		w.log.Info("route ready", "route", vm.Name, "upstream_model", vm.Upstream, "contract", vm.Contract)
+		m.log.Info("route ready", "route", vm.Name, "upstream_model", vm.Upstream, "contract", vm.Contract)
 		return
 	}
-	w.log.Warn("route's upstream model missing: the upstream does not have it, so requests to the route fail",
-		"route", vm.Name, "upstream_model", vm.Upstream, "contract", vm.Contract, "fix", w.fix(vm.Upstream))
+	m.log.Warn("route's upstream model missing: the upstream does not have it, so requests to the route fail",
+		"route", vm.Name, "upstream_model", vm.Upstream, "contract", vm.Contract, "fix", m.fix(vm.Upstream))
 }
 
 // states lists every route with its state, in configuration order.
-func (w *routeWatch) states() []RouteState {
+func (m *Models) states() []RouteState {
 	out := []RouteState{}
-	for _, vm := range w.list() {
-		w.mu.Lock()
-		st := w.state[route.ModelKey(vm.Name)]
-		w.mu.Unlock()
+	for _, vm := range m.list() {
+		m.mu.Lock()
+		st := m.state[route.ModelKey(vm.Name)]
+		m.mu.Unlock()
 		if st == "" {
 			st = RouteUnknown
 		}
 		rs := RouteState{Model: vm.Name, Upstream: vm.Upstream, Contract: vm.Contract, State: st}
 		if st == RouteModelMissing {
-			rs.Fix = w.fix(vm.Upstream)
+			rs.Fix = m.fix(vm.Upstream)
 		}
 		out = append(out, rs)
 	}
@@ -147,15 +124,12 @@ func modelNames(list *strictjson.Value, array, key string) []string {
 	return out
 }
 
-// refreshModels reads the upstream's model list and updates the routes'
+// refresh reads the upstream's model list and updates the routes'
 // states from it. An upstream that does not answer leaves them as they
 // were, and is logged at the first look only (readiness is /readyz's to
 // report).
-func (s *Server) refreshModels(ctx context.Context) error {
-	if s.watch == nil {
-		return nil
-	}
-	reply, err := s.up.Get(ctx, "/api/tags", nil)
+func (m *Models) refresh(ctx context.Context) error {
+	reply, err := m.up.Get(ctx, "/api/tags", nil)
 	if err != nil {
 		return err
 	}
@@ -163,42 +137,39 @@ func (s *Server) refreshModels(ctx context.Context) error {
 	if err != nil || list.Kind != strictjson.KindObject {
 		return &apierr.Error{Code: http.StatusBadGateway, Msg: "upstream model list unreadable", Err: err}
 	}
-	s.watch.observe(modelNames(list, "models", "name"))
+	m.observe(modelNames(list, "models", "name"))
 	return nil
 }
 
-// RouteStates reads the upstream's model list (within readyTimeout, as
-// /readyz asks: /admin/stats must stay quick with the upstream down) and
-// returns every route's state; when the upstream does not answer, the
-// states it last gave.
-func (s *Server) RouteStates(ctx context.Context) []RouteState {
-	if s.watch == nil {
+// States reads the upstream's model list within ctx and returns every
+// route's state; when the upstream does not answer, the states it last
+// gave. Without virtual models it returns none.
+func (m *Models) States(ctx context.Context) []RouteState {
+	if m == nil {
 		return []RouteState{}
 	}
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
-	defer cancel()
-	_ = s.refreshModels(ctx)
-	return s.watch.states()
+	_ = m.refresh(ctx)
+	return m.states()
 }
 
-// checkModelsAtStart reads the model list once as serving begins, so that
-// a route over a missing model is said aloud at start; the caller waits
-// on the returned channel before it returns.
-func (s *Server) checkModelsAtStart(base context.Context, addr string) <-chan struct{} {
+// CheckAtStart reads the model list once as serving begins on addr, so
+// that a route over a missing model is said aloud at start; the caller
+// waits on the returned channel before it returns.
+func (m *Models) CheckAtStart(base context.Context, addr string) <-chan struct{} {
 	done := make(chan struct{})
-	if s.watch == nil {
+	if m == nil {
 		close(done)
 		return done
 	}
 	if !strings.HasPrefix(addr, ":") && addr != "" {
-		s.watch.setAddress(addr)
+		m.setAddress(addr)
 	}
 	go func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(base, modelCheckTimeout)
 		defer cancel()
-		if err := s.refreshModels(ctx); err != nil {
-			s.log.Warn("could not read the upstream's model list to check the routes' models", "error", apierr.From(err).Message())
+		if err := m.refresh(ctx); err != nil {
+			m.log.Warn("could not read the upstream's model list to check the routes' models", "error", apierr.From(err).Message())
 		}
 	}()
 	return done
