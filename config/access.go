@@ -79,13 +79,7 @@ func (a Access) validate(add func(key, format string, args ...any)) {
 	names, sums := map[string]int{}, map[string]int{}
 	for i, k := range a.Keys {
 		key := fmt.Sprintf("access.keys[%d]", i)
-		if strings.TrimSpace(k.Name) == "" {
-			add(key+".name", "%s.name: required (it names the key in logs, metrics and stats)", key)
-		} else if j, dup := names[k.Name]; dup {
-			add(key+".name", "%s.name %q: duplicate of access.keys[%d]", key, k.Name, j)
-		} else {
-			names[k.Name] = i
-		}
+		uniqueName(add, names, "access.keys", i, "name", k.Name, "it names the key in logs, metrics and stats")
 		sum := strings.ToLower(k.SHA256)
 		if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
 			add(key+".sha256", "%s.sha256: want the 64 hex digits of the key's SHA-256 (gateway keys new NAME prints it)", key)
@@ -106,6 +100,21 @@ func (a Access) validate(add func(key, format string, args ...any)) {
 	}
 	if a.Anonymous != nil {
 		validGlobs("access.anonymous.models", a.Anonymous.Models, add)
+	}
+}
+
+// uniqueName reports through add the field of item i of a list (a name
+// the list's items are told apart by) when it is empty, with required
+// saying what it is for, or when an earlier item has it (seen maps each
+// name to the first item that has it); else it records it in seen.
+func uniqueName(add func(key, format string, args ...any), seen map[string]int, list string, i int, field, name, required string) {
+	key := fmt.Sprintf("%s[%d].%s", list, i, field)
+	if strings.TrimSpace(name) == "" {
+		add(key, "%s: required (%s)", key, required)
+	} else if j, dup := seen[name]; dup {
+		add(key, "%s %q: duplicate of %s[%d]", key, name, list, j)
+	} else {
+		seen[name] = i
 	}
 }
 

@@ -85,13 +85,7 @@ func (cfg Config) Validate() error {
 	first := map[string]int{}
 	for i, r := range cfg.Routes {
 		key := fmt.Sprintf("routes[%d]", i)
-		if strings.TrimSpace(r.Model) == "" {
-			add(key+".model", "%s.model: required (the virtual model name clients send)", key)
-		} else if j, dup := first[r.Model]; dup {
-			add(key+".model", "%s.model %q: duplicate of routes[%d]", key, r.Model, j)
-		} else {
-			first[r.Model] = i
-		}
+		uniqueName(add, first, "routes", i, "model", r.Model, "the virtual model name clients send")
 		if strings.TrimSpace(r.Contract) == "" {
 			add(key+".contract", "%s.contract: required", key)
 		}

@@ -396,15 +396,7 @@ func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int, 
 	if !ok {
 		return attempt{}, false
 	}
-	val, ok := parseReply(reply, true)
-	if !ok {
-		return attempt{}, false
-	}
-	repl, ok := scopedItems(l.array, val, indices, len(arr.Items))
-	if !ok {
-		return attempt{}, false
-	}
-	doc, ok := splice(l.array, base.doc, repl)
+	doc, ok := spliceReply(l.array, base.doc, reply, true, indices, len(arr.Items), scopedItems)
 	if !ok {
 		return attempt{}, false
 	}
@@ -485,21 +477,30 @@ func (l *ladder) regenerate(ctx context.Context, base attempt, indices []int) (a
 	if !ok {
 		return attempt{}, false
 	}
-	val, ok := parseReply(reply, l.job.Validator.Contract.ExpectsContainer())
-	if !ok {
-		return attempt{}, false
-	}
-	repl, ok := replacementItems(l.array, val, indices, len(arr.Items))
-	if !ok {
-		return attempt{}, false
-	}
-	doc, ok := splice(l.array, base.doc, repl)
+	doc, ok := spliceReply(l.array, base.doc, reply, l.job.Validator.Contract.ExpectsContainer(), indices, len(arr.Items), replacementItems)
 	if !ok {
 		return attempt{}, false
 	}
 	// The other items are still those of base, and so are its local
 	// fixes: its change log carries over.
 	return l.recheck(doc, slices.Clone(base.changes)), true
+}
+
+// spliceReply reads a model's reply about the items at indices of doc's
+// array of n items (parseReply, container as there), picks its
+// replacement items with pick and returns doc with them in place of its
+// own; false when the reply cannot be read or mapped onto the items.
+func spliceReply(array string, doc *strictjson.Value, reply string, container bool, indices []int, n int,
+	pick func(array string, reply *strictjson.Value, indices []int, n int) (map[int]*strictjson.Value, bool)) (*strictjson.Value, bool) {
+	val, ok := parseReply(reply, container)
+	if !ok {
+		return nil, false
+	}
+	repl, ok := pick(array, val, indices, n)
+	if !ok {
+		return nil, false
+	}
+	return splice(array, doc, repl)
 }
 
 // parseReply reads the JSON value of a regeneration reply, which need not

@@ -78,6 +78,13 @@ func touchedItems(array string, r validators.Report) (map[int]bool, bool) {
 // (it sits in meta, on the array itself, or in parsing): partial
 // regeneration can only replace items.
 func itemErrors(array string, r validators.Report) ([]int, bool) {
+	return errorItems(array, r, func(validators.Violation) bool { return false })
+}
+
+// errorItems returns the sorted indices of the items that hold the error
+// violations of r, and false when no error sits in an item or when an
+// error outside every item is not one that outside lets pass.
+func errorItems(array string, r validators.Report, outside func(validators.Violation) bool) ([]int, bool) {
 	seen := map[int]bool{}
 	var out []int
 	for _, v := range r.Violations {
@@ -86,15 +93,21 @@ func itemErrors(array string, r validators.Report) ([]int, bool) {
 		}
 		i, ok := itemIndex(array, v)
 		if !ok {
-			return nil, false
+			if !outside(v) {
+				return nil, false
+			}
+			continue
 		}
 		if !seen[i] {
 			seen[i] = true
 			out = append(out, i)
 		}
 	}
+	if len(out) == 0 {
+		return nil, false
+	}
 	sort.Ints(out)
-	return out, len(out) > 0
+	return out, true
 }
 
 // violationsIn returns the violations of r inside the given items, in report

@@ -2,7 +2,6 @@ package repair
 
 import (
 	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -24,29 +23,9 @@ func itemKey(name string, i int) string {
 // violation of the item array itself (the caller's question count) is not
 // derived: it needs items added or removed.
 func scopedIndices(val *validators.Validator, array string, r validators.Report) ([]int, bool) {
-	seen := map[int]bool{}
-	var out []int
-	for _, v := range r.Violations {
-		if v.Severity != validators.SeverityError {
-			continue
-		}
-		i, ok := itemIndex(array, v)
-		if !ok {
-			if v.Class == validators.ClassParse || v.Pointer == array || !val.FixScope(v.Code).Derived {
-				return nil, false
-			}
-			continue
-		}
-		if !seen[i] {
-			seen[i] = true
-			out = append(out, i)
-		}
-	}
-	if len(out) == 0 {
-		return nil, false
-	}
-	sort.Ints(out)
-	return out, true
+	return errorItems(array, r, func(v validators.Violation) bool {
+		return v.Class != validators.ClassParse && v.Pointer != array && val.FixScope(v.Code).Derived
+	})
 }
 
 // scopedReport is the report a scoped call shows: the violations inside the

@@ -7,7 +7,4 @@ if command -v haproxy >/dev/null 2>&1; then
 	echo "[install-haproxy] haproxy already installed" >&2
 	exit 0
 fi
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-$SUDO apt-get update
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy
+exec bash "$(dirname "$0")/apt-install.sh" haproxy

@@ -7,7 +7,4 @@ if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb
 	echo "[install-postgres] postgresql already installed" >&2
 	exit 0
 fi
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-$SUDO apt-get update
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends postgresql
+exec bash "$(dirname "$0")/apt-install.sh" postgresql

@@ -274,23 +274,17 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 	case *kind.MultipleOf:
 		emitSchema(e, doc, loc, "", "SCHEMA_RANGE", "multiple of "+rat(k.Want), numberOf(val), "Make %s a multiple of "+rat(k.Want)+".", nil)
 	case *kind.MinLength:
-		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf(">= %d", k.Want), k.Got,
-			fmt.Sprintf("Make %%s at least %d characters long.", k.Want), nil)
+		emitLength(e, doc, loc, ">=", k.Got, k.Want, "Make %%s at least %d characters long.")
 	case *kind.MaxLength:
-		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
-			fmt.Sprintf("Shorten %%s to at most %d characters.", k.Want), nil)
+		emitLength(e, doc, loc, "<=", k.Got, k.Want, "Shorten %%s to at most %d characters.")
 	case *kind.MinItems:
-		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf(">= %d", k.Want), k.Got,
-			fmt.Sprintf("Give %%s at least %d items.", k.Want), nil)
+		emitLength(e, doc, loc, ">=", k.Got, k.Want, "Give %%s at least %d items.")
 	case *kind.MaxItems:
-		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
-			fmt.Sprintf("Reduce %%s to at most %d items.", k.Want), nil)
+		emitLength(e, doc, loc, "<=", k.Got, k.Want, "Reduce %%s to at most %d items.")
 	case *kind.MinProperties:
-		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf(">= %d", k.Want), k.Got,
-			fmt.Sprintf("Give %%s at least %d properties.", k.Want), nil)
+		emitLength(e, doc, loc, ">=", k.Got, k.Want, "Give %%s at least %d properties.")
 	case *kind.MaxProperties:
-		emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("<= %d", k.Want), k.Got,
-			fmt.Sprintf("Reduce %%s to at most %d properties.", k.Want), nil)
+		emitLength(e, doc, loc, "<=", k.Got, k.Want, "Reduce %%s to at most %d properties.")
 	case *kind.Pattern:
 		emitSchema(e, doc, loc, "", "SCHEMA_PATTERN", k.Want, k.Got, "Change %s to match the pattern "+pct(strconv.Quote(k.Want))+".", nil)
 	case *kind.Format:
@@ -315,6 +309,13 @@ func mapLeaf(ve *jsonschema.ValidationError, doc *strictjson.Value, e *Emitter) 
 		emitSchema(e, doc, loc, "", "SCHEMA_OTHER", strings.Join(ve.ErrorKind.KeywordPath(), "/"), msg,
 			"Fix %s: "+pct(msg)+".", nil)
 	}
+}
+
+// emitLength emits a SCHEMA_LENGTH violation: a length or count got
+// that breaks op ("<=" or ">=") want; hint is a format with %%s for the
+// member and %d for want.
+func emitLength(e *Emitter, doc *strictjson.Value, loc []string, op string, got, want int, hint string) {
+	emitSchema(e, doc, loc, "", "SCHEMA_LENGTH", fmt.Sprintf("%s %d", op, want), got, fmt.Sprintf(hint, want), nil)
 }
 
 // emitSchema records a SCHEMA violation at the instance location loc. hint

@@ -14,16 +14,12 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/gateway"
 	"github.com/contractgateway/gateway/gateway/access"
+	"github.com/contractgateway/gateway/internal/benchgateway"
 	"github.com/contractgateway/gateway/internal/benchload"
 )
 
@@ -33,9 +29,7 @@ const answer = `{"model":"m","created_at":"2025-01-01T00:00:00Z","response":"{\"
 const body = `{"model":"llama3.2","prompt":"Give me a small JSON document.","stream":false,"options":{"temperature":0}}`
 
 func main() {
-	n := flag.Int("n", 3000, "sequential requests per target at c=1")
-	c := flag.Int("c", 16, "connections for the throughput figure")
-	d := flag.Duration("d", 5*time.Second, "duration of the throughput run per target")
+	load := benchload.LoadFlags()
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -77,9 +71,9 @@ func main() {
 	}
 	var rows []row
 	for _, t := range targets {
-		rows = append(rows, row{t.name, benchload.Measure(*n, *c, *d, func(cl *http.Client) { send(cl, t.url, t.header) })})
+		rows = append(rows, row{t.name, load.Measure(func(cl *http.Client) { send(cl, t.url, t.header) })})
 	}
-	fmt.Printf("%-12s %10s %10s %10s %12s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(*c), "added p50 ms", "p50 ratio", "rps ratio")
+	fmt.Printf("%-12s %10s %10s %10s %12s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(load.C), "added p50 ms", "p50 ratio", "rps ratio")
 	base := rows[0]
 	for _, r := range rows {
 		fmt.Printf("%-12s %10.3f %10.3f %10.0f %12.3f %10.2f %10.2f\n", r.name, r.P50, r.P99, r.RPS, r.P50-base.P50, r.P50/base.P50, r.RPS/base.RPS)
@@ -87,19 +81,14 @@ func main() {
 	fmt.Println("ratios and added latency are to \"no access\" (same pass-through request, upstream answering at once)")
 }
 
-func startGateway(upstream, redisURL string, key *config.AccessKey) *httptest.Server {
+func startGateway(upstream, redisURL string, key *config.AccessKey) *benchgateway.Gateway {
 	cfg := config.Default()
 	cfg.Upstream = upstream
 	cfg.Cache.Redis = redisURL
 	if key != nil {
 		cfg.Access.Keys = []config.AccessKey{*key}
 	}
-	// One line per request is the production default; the figure includes it.
-	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		log.Fatal(err)
-	}
-	return httptest.NewServer(srv.Handler())
+	return benchgateway.Start(cfg)
 }
 
 // send sends the benchmark's request.

@@ -11,15 +11,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/internal/benchgateway"
 	"github.com/contractgateway/gateway/internal/benchload"
 )
 
@@ -30,9 +26,7 @@ const answer = `{"model":"m","created_at":"2025-01-01T00:00:00Z","response":"{\"
 const body = `{"model":"m","prompt":"Give me a small JSON document.","stream":false,"options":{"temperature":0}}`
 
 func main() {
-	n := flag.Int("n", 3000, "sequential requests per target at c=1")
-	c := flag.Int("c", 16, "connections for the throughput figure")
-	d := flag.Duration("d", 5*time.Second, "duration of the throughput run per target")
+	load := benchload.LoadFlags()
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -72,9 +66,9 @@ func main() {
 				log.Fatalf("%s: X-Cache %q after the first request, want hit", t.name, got)
 			}
 		}
-		rows = append(rows, row{t.name, benchload.Measure(*n, *c, *d, func(cl *http.Client) { send(cl, t.url, t.header) })})
+		rows = append(rows, row{t.name, load.Measure(func(cl *http.Client) { send(cl, t.url, t.header) })})
 	}
-	fmt.Printf("%-14s %10s %10s %10s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(*c), "p50 ratio", "rps ratio")
+	fmt.Printf("%-14s %10s %10s %10s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(load.C), "p50 ratio", "rps ratio")
 	base := rows[0]
 	for _, r := range rows {
 		fmt.Printf("%-14s %10.3f %10.3f %10.0f %10.2f %10.2f\n", r.name, r.P50, r.P99, r.RPS, r.P50/base.P50, r.RPS/base.RPS)
@@ -82,7 +76,7 @@ func main() {
 	fmt.Println("ratios are to pass-through (same request, unguarded, upstream answering at once)")
 }
 
-func startGateway(upstream, redisURL string) *httptest.Server {
+func startGateway(upstream, redisURL string) *benchgateway.Gateway {
 	cfg := config.Default()
 	cfg.Upstream = upstream
 	if redisURL != "" {
@@ -90,12 +84,7 @@ func startGateway(upstream, redisURL string) *httptest.Server {
 		// memory tier, repeated hits are memory hits).
 		cfg.Cache.Redis, cfg.Cache.MaxBytes = redisURL, -1
 	}
-	// One line per request is the production default; the figure includes it.
-	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		log.Fatal(err)
-	}
-	return httptest.NewServer(srv.Handler())
+	return benchgateway.Start(cfg)
 }
 
 // send sends the benchmark's request and returns its X-Cache.

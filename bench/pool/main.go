@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,7 +25,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/internal/benchgateway"
 	"github.com/contractgateway/gateway/internal/benchload"
 )
 
@@ -41,15 +40,15 @@ func main() {
 	one := []*httptest.Server{paced(*d)}
 	two := []*httptest.Server{paced(*d), paced(*d)}
 	defer closeAll(one, two)
-	gwOne, stopOne := gatewayOver(one)
-	defer stopOne()
-	gwTwo, stopTwo := gatewayOver(two)
-	defer stopTwo()
+	gwOne := gatewayOver(one)
+	defer gwOne.Close()
+	gwTwo := gatewayOver(two)
+	defer gwTwo.Close()
 
 	fmt.Printf("%d clients, a generation holds its upstream's one slot for %v, %v per run\n\n", *c, *d, *t)
 	fmt.Printf("%-34s %12s %10s %10s %8s\n", "", "requests/s", "p50", "p99", "errors")
-	rOne := run(gwOne, *c, *t, nil)
-	rTwo := run(gwTwo, *c, *t, nil)
+	rOne := run(gwOne.URL, *c, *t, nil)
+	rTwo := run(gwTwo.URL, *c, *t, nil)
 	rOne.print("one upstream")
 	rTwo.print("pool of two")
 	fmt.Printf("\nthroughput, pool of two / one upstream: %.2f×; p99 %.2f×\n", rTwo.rps/rOne.rps, rTwo.p99/rOne.p99)
@@ -57,9 +56,9 @@ func main() {
 	// One upstream of a fresh pool dies halfway through the run.
 	killed := []*httptest.Server{paced(*d), paced(*d)}
 	defer closeAll(killed)
-	gwKill, stopKill := gatewayOver(killed)
-	defer stopKill()
-	rKill := run(gwKill, *c, *t, func() {
+	gwKill := gatewayOver(killed)
+	defer gwKill.Close()
+	rKill := run(gwKill.URL, *c, *t, func() {
 		killed[0].Listener.Close()
 		killed[0].CloseClientConnections()
 	})
@@ -107,7 +106,8 @@ func closeAll(lists ...[]*httptest.Server) {
 	}
 }
 
-func gatewayOver(ups []*httptest.Server) (string, func()) {
+// gatewayOver starts a gateway over the pool of ups.
+func gatewayOver(ups []*httptest.Server) *benchgateway.Gateway {
 	cfg := config.Default()
 	cfg.Upstream = ""
 	for _, u := range ups {
@@ -115,12 +115,7 @@ func gatewayOver(ups []*httptest.Server) (string, func()) {
 	}
 	cfg.UpstreamHealthInterval = 500 * time.Millisecond
 	cfg.Cache.MaxBytes = -1 // every guarded request asks an upstream
-	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		log.Fatal(err)
-	}
-	gw := httptest.NewServer(srv.Handler())
-	return gw.URL, func() { gw.Close(); srv.Close() }
+	return benchgateway.Start(cfg)
 }
 
 var guardEvery int

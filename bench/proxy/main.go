@@ -37,13 +37,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/contractgateway/gateway/internal/benchload"
 	"github.com/contractgateway/gateway/internal/benchupstream"
 )
 
@@ -177,24 +177,16 @@ func (b *bench) run(ctx context.Context) error {
 	fmt.Printf("== one request at a time (Go client, %d requests each): latency in ms\n", b.seq)
 	for _, sc := range []scenario{nonStream, stream} {
 		fmt.Printf("-- %s, whole response\n", sc.name)
-		res := map[string]seqResult{}
-		for _, t := range targets {
-			r, err := sequential(ctx, t, sc, b.seq)
-			if err != nil {
-				return err
-			}
-			res[t.name] = r
+		res, err := sequentialEach(ctx, targets, sc, b.seq)
+		if err != nil {
+			return err
 		}
 		printSeq(res, func(r seqResult) []time.Duration { return r.total })
 	}
 	fmt.Printf("-- stream, time to first byte (httptrace GotFirstResponseByte)\n")
-	res := map[string]seqResult{}
-	for _, t := range targets {
-		r, err := sequential(ctx, t, stream, b.seq)
-		if err != nil {
-			return err
-		}
-		res[t.name] = r
+	res, err := sequentialEach(ctx, targets, stream, b.seq)
+	if err != nil {
+		return err
 	}
 	printSeq(res, func(r seqResult) []time.Duration { return r.ttfb })
 	fmt.Println()
@@ -440,6 +432,20 @@ type seqResult struct {
 
 // sequential sends n requests one at a time and records each one's total
 // time and time to its first response byte.
+// sequentialEach runs sequential against each target in turn and returns
+// their results by target name.
+func sequentialEach(ctx context.Context, targets []target, sc scenario, n int) (map[string]seqResult, error) {
+	res := map[string]seqResult{}
+	for _, t := range targets {
+		r, err := sequential(ctx, t, sc, n)
+		if err != nil {
+			return nil, err
+		}
+		res[t.name] = r
+	}
+	return res, nil
+}
+
 func sequential(ctx context.Context, t target, sc scenario, n int) (seqResult, error) {
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 4}}
 	defer client.CloseIdleConnections()
@@ -477,18 +483,10 @@ func sequential(ctx context.Context, t target, sc scenario, n int) (seqResult, e
 	return r, nil
 }
 
-func percentile(ds []time.Duration, p float64) float64 {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return float64(s[i]) / float64(time.Millisecond)
-}
-
 func printSeq(res map[string]seqResult, get func(seqResult) []time.Duration) {
 	ps := []float64{50, 90, 99}
 	fmt.Printf("%-8s %9s %9s %9s\n", "", "p50", "p90", "p99")
-	val := func(name string, p float64) float64 { return percentile(get(res[name]), p) }
+	val := func(name string, p float64) float64 { return benchload.Percentile(get(res[name]), p) }
 	for _, name := range []string{"direct", "bare", "gateway"} {
 		fmt.Printf("%-8s", name)
 		for _, p := range ps {

@@ -19,9 +19,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,7 +27,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/internal/benchgateway"
 )
 
 func main() {
@@ -85,11 +83,7 @@ func main() {
 	cfg := config.Default()
 	cfg.Upstream = up.URL
 	cfg.StreamKeepAlive = *keepAlive
-	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		log.Fatal(err)
-	}
-	gw := httptest.NewServer(srv.Handler())
+	gw := benchgateway.Start(cfg)
 	defer gw.Close()
 
 	free := `{"model":"m","prompt":"quiz"}`

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"time"
 
 	"github.com/contractgateway/gateway/config"
-	"github.com/contractgateway/gateway/gateway"
+	"github.com/contractgateway/gateway/internal/benchgateway"
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/middleware/progressive"
 )
@@ -54,11 +53,7 @@ func printWire(tps, reps int, keepAlive time.Duration) {
 	cfg.Upstream = up.URL
 	cfg.StreamKeepAlive = keepAlive
 	cfg.Cache.MaxBytes = -1 // each run asks the model: a hit would time nothing
-	srv, err := gateway.Build(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		log.Fatal(err)
-	}
-	gw := httptest.NewServer(srv.Handler())
+	gw := benchgateway.Start(cfg)
 	defer gw.Close()
 
 	fmt.Printf("\non the wire: guarded progressive stream vs the same stream unguarded, the model writing %d tokens/s, p50 of %d runs\n", tps, reps)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/packs"
@@ -78,7 +79,7 @@ func lint(dir string, stdout io.Writer) error {
 	}
 	cs, loadErr := contracts.LoadPath(dir)
 	failed := 0
-	for _, err := range joined(loadErr) {
+	for _, err := range config.Problems(loadErr) {
 		fmt.Fprintf(stdout, "FAIL %v\n", err)
 		failed++
 	}
@@ -106,20 +107,4 @@ func lint(dir string, stdout io.Writer) error {
 		return &exitError{code: 1}
 	}
 	return nil
-}
-
-// joined lists the errors err joins (errors.Join), one per problem; nil
-// for nil.
-func joined(err error) []error {
-	if err == nil {
-		return nil
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		var out []error
-		for _, e := range j.Unwrap() {
-			out = append(out, joined(e)...)
-		}
-		return out
-	}
-	return []error{err}
 }

@@ -82,6 +82,21 @@ func (f *contractFlags) validator() (*validators.Validator, validators.Params, e
 	return v, params, nil
 }
 
+// input resolves the flags to a validator and the merged parameters,
+// then reads the document from FILE, or standard input for "-" or no
+// argument: what validate and repair both start with.
+func (f *contractFlags) input(args []string, stdin io.Reader) (*validators.Validator, validators.Params, []byte, error) {
+	v, params, err := f.validator()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in, err := readInput(args, stdin)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return v, params, in, nil
+}
+
 // readInput reads FILE, or standard input for "-" or no argument.
 func readInput(args []string, stdin io.Reader) ([]byte, error) {
 	switch len(args) {

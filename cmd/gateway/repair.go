@@ -39,11 +39,7 @@ func cmdRepair(ctx context.Context, args []string, getenv func(string) string, s
 	if !*offline && (*ollamaURL == "" || *model == "") {
 		return usageError("repair needs --offline, or --ollama URL and --model M for the full ladder")
 	}
-	v, params, err := cf.validator()
-	if err != nil {
-		return err
-	}
-	in, err := readInput(pos, stdin)
+	v, params, in, err := cf.input(pos, stdin)
 	if err != nil {
 		return err
 	}

@@ -16,11 +16,7 @@ func cmdValidate(args []string, getenv func(string) string, stdin io.Reader, std
 	if err != nil {
 		return err
 	}
-	v, params, err := cf.validator()
-	if err != nil {
-		return err
-	}
-	in, err := readInput(pos, stdin)
+	v, params, in, err := cf.input(pos, stdin)
 	if err != nil {
 		return err
 	}

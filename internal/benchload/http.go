@@ -1,6 +1,7 @@
 package benchload
 
 import (
+	"flag"
 	"io"
 	"log"
 	"net/http"
@@ -46,16 +47,34 @@ type Figures struct {
 	P50, P99, RPS float64
 }
 
-// Measure times do with n calls one after another (p50 and p99), then
-// counts its calls a second from c goroutines for d. Each phase has a
+// Load is the load Measure puts on one target: N calls one after
+// another, then calls from C goroutines for D.
+type Load struct {
+	N, C int
+	D    time.Duration
+}
+
+// LoadFlags registers -n, -c and -d on the program's flags, with the
+// defaults the side-by-side programs share (3000 calls, 16 connections,
+// 5s), and returns the Load that flag.Parse fills in.
+func LoadFlags() *Load {
+	l := &Load{}
+	flag.IntVar(&l.N, "n", 3000, "sequential requests per target at c=1")
+	flag.IntVar(&l.C, "c", 16, "connections for the throughput figure")
+	flag.DurationVar(&l.D, "d", 5*time.Second, "duration of the throughput run per target")
+	return l
+}
+
+// Measure times do with l.N calls one after another (p50 and p99), then
+// counts its calls a second from l.C goroutines for l.D. Each phase has a
 // client of its own, with idle connections enough for its concurrency,
 // closed at its end.
-func Measure(n, c int, d time.Duration, do func(*http.Client)) Figures {
+func (l Load) Measure(do func(*http.Client)) Figures {
 	seq := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	lat := Sequential(n, func() { do(seq) })
+	lat := Sequential(l.N, func() { do(seq) })
 	seq.CloseIdleConnections()
-	par := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: c}}
-	rps := Throughput(c, d, func() { do(par) })
+	par := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: l.C}}
+	rps := Throughput(l.C, l.D, func() { do(par) })
 	par.CloseIdleConnections()
 	return Figures{P50: Percentile(lat, 50), P99: Percentile(lat, 99), RPS: rps}
 }

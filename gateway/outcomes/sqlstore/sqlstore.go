@@ -71,21 +71,12 @@ type migration struct {
 	stmts   []string
 }
 
-// migrations are the schema's versions, in order; a released one is never
-// edited, a change is a new version.
-//
-// Time is a BIGINT of microseconds since the epoch in UTC on both
-// databases: the same SQL runs on both, buckets of a trend are integer
-// arithmetic, and keyset comparisons are exact.
-//
-// Violation codes live in a child table, outcome_codes, one row per
-// record, stage and code, besides the JSON lists in the record itself: a
-// filter by code is then an indexed lookup instead of a LIKE over every
-// row, and trends by code are one GROUP BY; the JSON lists keep each
-// list's order (and repeats) for the listing.
-var migrations = []migration{
-	{version: 1, stmts: []string{
-		`CREATE TABLE IF NOT EXISTS outcomes (
+// outcomeColumns and codeColumns are the columns of the two tables as
+// version 1 created them; version 2 keeps them and changes only the
+// primary keys. A later change of columns is a new migration, never an
+// edit of these.
+const (
+	outcomeColumns = `
 			id TEXT NOT NULL,
 			ts BIGINT NOT NULL,
 			route TEXT NOT NULL,
@@ -106,18 +97,36 @@ var migrations = []migration{
 			latency_ms DOUBLE PRECISION NOT NULL,
 			cache TEXT NOT NULL,
 			first_text TEXT NOT NULL,
-			final_text TEXT NOT NULL,
+			final_text TEXT NOT NULL,`
+	codeColumns = `
+			id TEXT NOT NULL,
+			ts BIGINT NOT NULL,
+			stage TEXT NOT NULL,
+			code TEXT NOT NULL,`
+)
+
+// migrations are the schema's versions, in order; a released one is never
+// edited, a change is a new version.
+//
+// Time is a BIGINT of microseconds since the epoch in UTC on both
+// databases: the same SQL runs on both, buckets of a trend are integer
+// arithmetic, and keyset comparisons are exact.
+//
+// Violation codes live in a child table, outcome_codes, one row per
+// record, stage and code, besides the JSON lists in the record itself: a
+// filter by code is then an indexed lookup instead of a LIKE over every
+// row, and trends by code are one GROUP BY; the JSON lists keep each
+// list's order (and repeats) for the listing.
+var migrations = []migration{
+	{version: 1, stmts: []string{
+		`CREATE TABLE IF NOT EXISTS outcomes (` + outcomeColumns + `
 			PRIMARY KEY (id, ts)
 		)`,
 		`CREATE INDEX IF NOT EXISTS outcomes_ts ON outcomes (ts, id)`,
 		`CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status, ts)`,
 		`CREATE INDEX IF NOT EXISTS outcomes_contract ON outcomes (contract, ts)`,
 		`CREATE INDEX IF NOT EXISTS outcomes_model ON outcomes (model, ts)`,
-		`CREATE TABLE IF NOT EXISTS outcome_codes (
-			id TEXT NOT NULL,
-			ts BIGINT NOT NULL,
-			stage TEXT NOT NULL,
-			code TEXT NOT NULL,
+		`CREATE TABLE IF NOT EXISTS outcome_codes (` + codeColumns + `
 			PRIMARY KEY (id, ts, stage, code)
 		)`,
 		`CREATE INDEX IF NOT EXISTS outcome_codes_code ON outcome_codes (code, ts)`,
@@ -139,28 +148,7 @@ var migrations = []migration{
 	// of version 1), the second run copies the new table into another new
 	// one and ends in the same schema.
 	{version: 2, stmts: []string{
-		`CREATE TABLE IF NOT EXISTS outcomes_v2 (
-			id TEXT NOT NULL,
-			ts BIGINT NOT NULL,
-			route TEXT NOT NULL,
-			contract TEXT NOT NULL,
-			model TEXT NOT NULL,
-			upstream TEXT NOT NULL,
-			access_key TEXT NOT NULL,
-			status TEXT NOT NULL,
-			codes_before TEXT NOT NULL,
-			codes_after TEXT NOT NULL,
-			rungs TEXT NOT NULL,
-			llm_calls INTEGER NOT NULL,
-			local_fixes INTEGER NOT NULL,
-			first_prompt_tokens INTEGER NOT NULL,
-			first_output_tokens INTEGER NOT NULL,
-			repair_prompt_tokens INTEGER NOT NULL,
-			repair_output_tokens INTEGER NOT NULL,
-			latency_ms DOUBLE PRECISION NOT NULL,
-			cache TEXT NOT NULL,
-			first_text TEXT NOT NULL,
-			final_text TEXT NOT NULL,
+		`CREATE TABLE IF NOT EXISTS outcomes_v2 (` + outcomeColumns + `
 			PRIMARY KEY (ts, id)
 		)`,
 		`INSERT INTO outcomes_v2 (` + recordColumns + `) SELECT ` + recordColumns + ` FROM outcomes ORDER BY ts, id`,
@@ -169,11 +157,7 @@ var migrations = []migration{
 		`CREATE INDEX IF NOT EXISTS outcomes_status ON outcomes (status, ts)`,
 		`CREATE INDEX IF NOT EXISTS outcomes_contract ON outcomes (contract, ts)`,
 		`CREATE INDEX IF NOT EXISTS outcomes_model ON outcomes (model, ts)`,
-		`CREATE TABLE IF NOT EXISTS outcome_codes_v2 (
-			id TEXT NOT NULL,
-			ts BIGINT NOT NULL,
-			stage TEXT NOT NULL,
-			code TEXT NOT NULL,
+		`CREATE TABLE IF NOT EXISTS outcome_codes_v2 (` + codeColumns + `
 			PRIMARY KEY (ts, id, stage, code)
 		)`,
 		`INSERT INTO outcome_codes_v2 (id, ts, stage, code) SELECT id, ts, stage, code FROM outcome_codes ORDER BY ts, id, stage, code`,

@@ -61,26 +61,37 @@ func (s *sqlStore) window(q outcomes.SummaryQuery, col string) (string, []any) {
 
 func (s *sqlStore) groups(ctx context.Context, q outcomes.SummaryQuery) ([]outcomes.Group, error) {
 	where, args := s.window(q, "ts")
-	r, err := s.db.query(ctx, `SELECT route, contract, model, status, cache, rungs, COUNT(*),
-		SUM(CASE WHEN llm_calls = 0 THEN 1 ELSE 0 END), SUM(llm_calls), SUM(local_fixes),
-		SUM(first_prompt_tokens), SUM(first_output_tokens), SUM(repair_prompt_tokens), SUM(repair_output_tokens)
-		FROM outcomes WHERE `+where+` GROUP BY route, contract, model, status, cache, rungs`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("outcomes: summary: %w", err)
-	}
-	defer r.Close()
-	var out []outcomes.Group
-	for r.Next() {
+	return summaryRows(ctx, s.db, nil, func(r rows) (outcomes.Group, error) {
 		var g outcomes.Group
 		var rungs string
 		var fp, fo, rp, ro int64
 		if err := r.Scan(&g.Route, &g.Contract, &g.Model, &g.Status, &g.Cache, &rungs, &g.N,
 			&g.NoLLMCalls, &g.LLMCalls, &g.LocalFixes, &fp, &fo, &rp, &ro); err != nil {
-			return nil, fmt.Errorf("outcomes: summary: %w", err)
+			return g, err
 		}
 		g.Rungs = parseList(rungs)
 		g.Tokens = outcomes.Tokens{FirstPrompt: int(fp), FirstOutput: int(fo), RepairPrompt: int(rp), RepairOutput: int(ro)}
-		out = append(out, g)
+		return g, nil
+	}, `SELECT route, contract, model, status, cache, rungs, COUNT(*),
+		SUM(CASE WHEN llm_calls = 0 THEN 1 ELSE 0 END), SUM(llm_calls), SUM(local_fixes),
+		SUM(first_prompt_tokens), SUM(first_output_tokens), SUM(repair_prompt_tokens), SUM(repair_output_tokens)
+		FROM outcomes WHERE `+where+` GROUP BY route, contract, model, status, cache, rungs`, args...)
+}
+
+// summaryRows runs one query of a Summary and appends each row of its
+// answer, read by scan, to out; any error is the summary's.
+func summaryRows[T any](ctx context.Context, db backend, out []T, scan func(rows) (T, error), q string, args ...any) ([]T, error) {
+	r, err := db.query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("outcomes: summary: %w", err)
+	}
+	defer r.Close()
+	for r.Next() {
+		v, err := scan(r)
+		if err != nil {
+			return nil, fmt.Errorf("outcomes: summary: %w", err)
+		}
+		out = append(out, v)
 	}
 	if err := r.Err(); err != nil {
 		return nil, fmt.Errorf("outcomes: summary: %w", err)
@@ -90,25 +101,13 @@ func (s *sqlStore) groups(ctx context.Context, q outcomes.SummaryQuery) ([]outco
 
 func (s *sqlStore) codes(ctx context.Context, q outcomes.SummaryQuery) ([]outcomes.CodeCount, error) {
 	where, args := s.window(q, "c.ts")
-	r, err := s.db.query(ctx, `SELECT o.route, o.contract, o.model, o.status, c.code, COUNT(*)
+	return summaryRows(ctx, s.db, nil, func(r rows) (outcomes.CodeCount, error) {
+		var c outcomes.CodeCount
+		err := r.Scan(&c.Route, &c.Contract, &c.Model, &c.Status, &c.Code, &c.N)
+		return c, err
+	}, `SELECT o.route, o.contract, o.model, o.status, c.code, COUNT(*)
 		FROM outcome_codes c JOIN outcomes o ON o.id = c.id AND o.ts = c.ts
 		WHERE c.stage = 'before' AND `+where+` GROUP BY o.route, o.contract, o.model, o.status, c.code`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("outcomes: summary: %w", err)
-	}
-	defer r.Close()
-	var out []outcomes.CodeCount
-	for r.Next() {
-		var c outcomes.CodeCount
-		if err := r.Scan(&c.Route, &c.Contract, &c.Model, &c.Status, &c.Code, &c.N); err != nil {
-			return nil, fmt.Errorf("outcomes: summary: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("outcomes: summary: %w", err)
-	}
-	return out, nil
 }
 
 // latency reads the percentiles by nearest rank, one ordered lookup each:
@@ -151,24 +150,9 @@ func (s *sqlStore) failures(ctx context.Context, q outcomes.SummaryQuery) ([]out
 		args = append(args, st)
 		marks[i] = s.db.placeholder(len(args))
 	}
-	r, err := s.db.query(ctx, `SELECT `+recordColumns+` FROM outcomes WHERE `+where+
+	// An empty list, not nil: a summary without failures lists none.
+	return summaryRows(ctx, s.db, []outcomes.Record{}, scanRecord, `SELECT `+recordColumns+` FROM outcomes WHERE `+where+
 		` AND status IN (`+strings.Join(marks, ", ")+`) ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(outcomes.SummaryFailures), args...)
-	if err != nil {
-		return nil, fmt.Errorf("outcomes: summary: %w", err)
-	}
-	defer r.Close()
-	out := []outcomes.Record{}
-	for r.Next() {
-		rec, err := scanRecord(r)
-		if err != nil {
-			return nil, fmt.Errorf("outcomes: summary: %w", err)
-		}
-		out = append(out, rec)
-	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("outcomes: summary: %w", err)
-	}
-	return out, nil
 }
 
 func (s *sqlStore) oldest(ctx context.Context) (time.Time, error) {
