@@ -1,8 +1,6 @@
 package middleware
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -13,21 +11,6 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec/apis"
 	"github.com/contractgateway/gateway/middleware/codec/frame"
 )
-
-// fromEcho maps echo's own errors (its router's 404 and 405, a bound
-// body's 400) to the request path's error type, and leaves every other
-// error to apierr.From, the one mapper.
-func fromEcho(err error) *apierr.Error {
-	var ehe *echo.HTTPError
-	if errors.As(err, &ehe) && !errors.As(err, new(*apierr.Error)) {
-		msg := fmt.Sprint(ehe.Message)
-		if msg == http.StatusText(ehe.Code) {
-			msg = strings.ToLower(msg)
-		}
-		return &apierr.Error{Code: ehe.Code, Msg: msg, Err: ehe.Internal}
-	}
-	return apierr.From(err)
-}
 
 // ctxKeyCodec is where the guard leaves the request's codec (setCodec),
 // for Write.
@@ -108,7 +91,7 @@ func LoggedError(c echo.Context) *apierr.Error {
 // API's error event), as Ollama does; anything else, and an error of a
 // client that left, is only logged.
 func ErrorHandler(err error, c echo.Context) {
-	he := fromEcho(err)
+	he := apierr.From(err)
 	c.Set(ctxKeyError, he)
 	res := c.Response()
 	if res.Committed {

@@ -366,7 +366,7 @@ func fillEvent(ev *Event, res *result) {
 	}
 	if out != nil && !ev.Coalesced {
 		ev.Rungs, ev.LLMCalls, ev.LocalFixes = out.Rungs, out.LLMCalls, len(out.Changes)
-		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), parseClass(out.Before)
+		ev.CodesBefore, ev.CodesAfter, ev.ParseError = out.Before.Codes(), out.Report.Codes(), out.Before.ParseCode()
 		ev.RepairTokens = out.Tokens
 	}
 	if !ev.Coalesced && ev.Cache != cacheHit {
@@ -570,7 +570,7 @@ func (g *guard) settle(x *exchange, first *codec.Answer, out *repair.Outcome) *r
 	}
 	res.text = render(x.route.OutputMode(), out.Doc, first.Text)
 	res.obj = x.codec.WithText(first.Obj, res.text)
-	sum := summary(out)
+	sum := out.Summary()
 	// An answer brought into contract is whole, however the model's own
 	// text ended: the client gets the API's normal stop, and the summary
 	// keeps the upstream's reason when it was another.
@@ -603,7 +603,7 @@ func (g *guard) encode(c echo.Context, x *exchange, res *result, cacheStatus str
 	setHeader(resp, "X-Contract-Status", res.status)
 	setHeader(resp, "X-Contract-Repairs", strconv.Itoa(res.repairs))
 	if res.report != nil {
-		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
+		return apierr.ContractFailure(res.report)
 	}
 	if x.stream != nil && g.replay(x, res, cacheStatus) {
 		return nil
@@ -659,53 +659,4 @@ func render(mode string, doc *strictjson.Value, first string) string {
 	// A model that wrote the document canonically gets its own text back,
 	// with no copy made.
 	return strictjson.MarshalLike(doc, strings.TrimSpace(first))
-}
-
-// summary is the `contract` member added to the final response object.
-func summary(out *repair.Outcome) *strictjson.Value {
-	codes := func(cs []string) *strictjson.Value {
-		items := make([]*strictjson.Value, len(cs))
-		for i, c := range cs {
-			items[i] = strictjson.String(c)
-		}
-		return strictjson.Array(items...)
-	}
-	return strictjson.Object(
-		codec.Member("id", strictjson.String(out.Report.Contract)),
-		codec.Member("status", strictjson.String(out.Status)),
-		codec.Member("llm_calls", strictjson.Int(int64(out.LLMCalls))),
-		codec.Member("local_fixes", strictjson.Int(int64(len(out.Changes)))),
-		codec.Member("violations_before", codes(out.Before.Codes())),
-		codec.Member("violations_after", codes(out.Report.Codes())),
-		codec.Member("repair_tokens", strictjson.Object(
-			codec.Member("prompt", strictjson.Int(int64(out.Tokens.PromptTokens))),
-			codec.Member("output", strictjson.Int(int64(out.Tokens.OutputTokens))),
-		)),
-	)
-}
-
-func failureMessage(r validators.Report) string {
-	n := 0
-	first := ""
-	for _, v := range r.Violations {
-		if v.Severity == validators.SeverityError {
-			if n == 0 {
-				first = v.Code
-				if v.Path != "" {
-					first += " at " + v.Path
-				}
-			}
-			n++
-		}
-	}
-	return fmt.Sprintf("model output violates contract %s: %d violation(s), first %s", r.Contract, n, first)
-}
-
-func parseClass(r validators.Report) string {
-	for _, v := range r.Violations {
-		if v.Class == validators.ClassParse {
-			return v.Code
-		}
-	}
-	return ""
 }

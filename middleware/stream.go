@@ -250,7 +250,7 @@ func (g *guard) endStream(c echo.Context, x *exchange, res *result, cacheStatus 
 	setHeader(resp, "X-Contract-Status", res.status)
 	setHeader(resp, "X-Contract-Repairs", fmt.Sprint(res.repairs))
 	if res.report != nil {
-		return &apierr.Error{Code: http.StatusUnprocessableEntity, Msg: failureMessage(*res.report), Report: res.report}
+		return apierr.ContractFailure(res.report)
 	}
 	rest, ok := strings.CutPrefix(res.text, s.sent.String())
 	if !ok {

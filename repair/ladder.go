@@ -189,6 +189,34 @@ type Outcome struct {
 	Err error
 }
 
+// Summary is o as the `contract` member of a guarded answer: the
+// contract, the status, the model calls and local fixes made, the codes
+// before and after, and the repair calls' tokens.
+func (o *Outcome) Summary() *strictjson.Value {
+	member := func(key string, v *strictjson.Value) strictjson.Member {
+		return strictjson.Member{Key: key, KeyOffset: -1, Value: v}
+	}
+	codes := func(cs []string) *strictjson.Value {
+		items := make([]*strictjson.Value, len(cs))
+		for i, c := range cs {
+			items[i] = strictjson.String(c)
+		}
+		return strictjson.Array(items...)
+	}
+	return strictjson.Object(
+		member("id", strictjson.String(o.Report.Contract)),
+		member("status", strictjson.String(o.Status)),
+		member("llm_calls", strictjson.Int(int64(o.LLMCalls))),
+		member("local_fixes", strictjson.Int(int64(len(o.Changes)))),
+		member("violations_before", codes(o.Before.Codes())),
+		member("violations_after", codes(o.Report.Codes())),
+		member("repair_tokens", strictjson.Object(
+			member("prompt", strictjson.Int(int64(o.Tokens.PromptTokens))),
+			member("output", strictjson.Int(int64(o.Tokens.OutputTokens))),
+		)),
+	)
+}
+
 // RungKind is the family of a rung as Outcome.Rungs names it: llm_repair
 // for either kind of repair call, regeneration for partial regeneration,
 // rerun for a re-run at any temperature; any other rung is its own.

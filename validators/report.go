@@ -120,6 +120,17 @@ func (r *Report) finish() {
 	}
 }
 
+// ParseCode is the code of r's parse violation (JSON_SYNTAX,
+// NO_JSON_BLOCK, …), "" when the document parsed.
+func (r *Report) ParseCode() string {
+	for _, v := range r.Violations {
+		if v.Class == ClassParse {
+			return v.Code
+		}
+	}
+	return ""
+}
+
 // Codes returns the violation codes in report order, for logs and metrics.
 func (r *Report) Codes() []string {
 	out := make([]string, len(r.Violations))

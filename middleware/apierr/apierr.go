@@ -14,6 +14,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/labstack/echo/v4"
+
 	"github.com/contractgateway/gateway/validators"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -114,7 +116,8 @@ func (e *Error) WithReport(obj *strictjson.Value) *strictjson.Value {
 }
 
 // From maps any error of the request path to what the client sees: an
-// *Error as it is; an *http.MaxBytesError as 413; context.Canceled as 499
+// *Error as it is; echo's own errors (its router's 404 and 405, a bound
+// body's 400) by their status and message; an *http.MaxBytesError as 413; context.Canceled as 499
 // (the client left); context.DeadlineExceeded as 504. Anything else is a
 // 500 whose message says nothing of the cause. It is the one place these
 // statuses are decided: layers below wrap the context's error rather than
@@ -122,6 +125,7 @@ func (e *Error) WithReport(obj *strictjson.Value) *strictjson.Value {
 func From(err error) *Error {
 	var (
 		e   *Error
+		ehe *echo.HTTPError
 		mbe *http.MaxBytesError
 	)
 	switch {
@@ -129,6 +133,12 @@ func From(err error) *Error {
 		return nil
 	case errors.As(err, &e) && e != nil:
 		return e
+	case errors.As(err, &ehe):
+		msg := fmt.Sprint(ehe.Message)
+		if msg == http.StatusText(ehe.Code) {
+			msg = strings.ToLower(msg)
+		}
+		return &Error{Code: ehe.Code, Msg: msg, Err: ehe.Internal}
 	case errors.As(err, &mbe):
 		return &Error{Code: http.StatusRequestEntityTooLarge,
 			Msg: fmt.Sprintf("request body too large: the limit is %d bytes", mbe.Limit), Err: err}
@@ -172,4 +182,26 @@ func BodyRead(err error) error {
 		return &Error{Code: http.StatusRequestTimeout, Msg: "request body timeout: the client stopped sending", Err: err}
 	}
 	return &Error{Code: http.StatusBadRequest, Msg: "reading request body failed", Err: err}
+}
+
+// ContractFailure is the answer to a guarded request whose answer the
+// ladder could not bring into contract: a 422 that counts the error
+// violations of r and names the first, with r as the "contract" member of
+// the body, never a silent pass.
+func ContractFailure(r *validators.Report) *Error {
+	n, first := 0, ""
+	for _, v := range r.Violations {
+		if v.Severity != validators.SeverityError {
+			continue
+		}
+		if n == 0 {
+			first = v.Code
+			if v.Path != "" {
+				first += " at " + v.Path
+			}
+		}
+		n++
+	}
+	msg := fmt.Sprintf("model output violates contract %s: %d violation(s), first %s", r.Contract, n, first)
+	return &Error{Code: http.StatusUnprocessableEntity, Msg: msg, Report: r}
 }

@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/contractgateway/gateway/validators"
 )
 
 func TestCauseSaysItOnce(t *testing.T) {
@@ -40,6 +44,8 @@ func TestFrom(t *testing.T) {
 		{"client left", fmt.Errorf("read: %w", context.Canceled), StatusClientClosedRequest, "client closed request"},
 		{"deadline", fmt.Errorf("read: %w", context.DeadlineExceeded), http.StatusGatewayTimeout, "deadline exceeded"},
 		{"anything else says nothing of its cause", errors.New("open /etc/secret: denied"), http.StatusInternalServerError, "internal server error"},
+		{"echo's router", echo.ErrMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed"},
+		{"echo's error with its own message", echo.NewHTTPError(http.StatusBadRequest, "bad header"), http.StatusBadRequest, "bad header"},
 	}
 	for _, tt := range tests {
 		got := From(tt.err)
@@ -105,3 +111,18 @@ type timeoutError struct{}
 
 func (timeoutError) Error() string { return "i/o timeout" }
 func (timeoutError) Timeout() bool { return true }
+
+// TestContractFailure: a contract failure is a 422 that counts the error
+// violations, names the first with its path, and carries the report.
+func TestContractFailure(t *testing.T) {
+	r := &validators.Report{Contract: "mcq@1", Violations: []validators.Violation{
+		{Code: "STYLE", Severity: validators.SeverityWarning},
+		{Code: "ANSWER_RANGE", Severity: validators.SeverityError, Path: "/questions/2/answer"},
+		{Code: "COUNT", Severity: validators.SeverityError},
+	}}
+	got := ContractFailure(r)
+	want := "model output violates contract mcq@1: 2 violation(s), first ANSWER_RANGE at /questions/2/answer"
+	if got.Status() != http.StatusUnprocessableEntity || got.Message() != want || got.Report != r {
+		t.Errorf("ContractFailure() = %d %q (report %p), want 422 %q (report %p)", got.Status(), got.Message(), got.Report, want, r)
+	}
+}
