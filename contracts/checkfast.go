@@ -1,6 +1,7 @@
 package contracts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -1708,7 +1709,7 @@ func compareNumbers(a, b ref.Val) (int, bool) {
 	case types.Int:
 		switch y := b.(type) {
 		case types.Int:
-			return cmpInt(int64(x), int64(y)), true
+			return cmp.Compare(int64(x), int64(y)), true
 		case types.Double:
 			if math.IsNaN(float64(y)) {
 				return 0, false
@@ -1720,16 +1721,6 @@ func compareNumbers(a, b ref.Val) (int, bool) {
 }
 
 func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt(a, b int64) int {
 	switch {
 	case a < b:
 		return -1

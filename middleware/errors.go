@@ -41,7 +41,7 @@ const ctxKeyStream = "contractgateway.stream"
 // setStream tells ErrorHandler the writer of c's guarded stream: an error
 // after its first frame ends it with the writer's Fail, the API's error
 // frame in the stream's own sequence.
-func setStream(c echo.Context, w streamWriter) { c.Set(ctxKeyStream, w) }
+func setStream(c echo.Context, w codec.StreamWriter) { c.Set(ctxKeyStream, w) }
 
 // streamError returns the frame that ends c's started stream with he: the
 // codec's (see codec.Codec.StreamError) on a guarded API's path, else
@@ -98,7 +98,7 @@ func ErrorHandler(err error, c echo.Context) {
 		if he.Status() == apierr.StatusClientClosedRequest {
 			return // nobody is listening
 		}
-		if w, ok := c.Get(ctxKeyStream).(streamWriter); ok {
+		if w, ok := c.Get(ctxKeyStream).(codec.StreamWriter); ok {
 			_ = w.Fail(he) // the guard's stream, in its own sequence
 			return
 		}

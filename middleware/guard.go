@@ -130,7 +130,7 @@ type GuardConfig struct {
 
 	// newStreamWriter makes the writer of a progressive stream, item by
 	// item in the client's stream format: the codec's own, or a test's.
-	newStreamWriter func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) streamWriter
+	newStreamWriter func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) codec.StreamWriter
 }
 
 // DefaultGuardConfig holds the defaults; a Resolver and an Upstream must
@@ -209,7 +209,7 @@ func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 		config.MaxLLMCalls = DefaultMaxLLMCalls
 	}
 	if config.newStreamWriter == nil {
-		config.newStreamWriter = func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) streamWriter {
+		config.newStreamWriter = func(cd codec.Codec, w http.ResponseWriter, r *codec.Request) codec.StreamWriter {
 			return cd.NewStreamWriter(w, r)
 		}
 	}

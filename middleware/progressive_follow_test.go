@@ -39,7 +39,7 @@ func newFollowApp(t *testing.T, up Upstream) *followApp {
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.Observe = func(ev Event) { a.mu.Lock(); a.logged = append(a.logged, ev); a.mu.Unlock() }
 	start := time.Now()
-	cfg.newStreamWriter = func(_ codec.Codec, w http.ResponseWriter, _ *codec.Request) streamWriter {
+	cfg.newStreamWriter = func(_ codec.Codec, w http.ResponseWriter, _ *codec.Request) codec.StreamWriter {
 		fs := &fakeStream{w: w, start: start}
 		a.mu.Lock()
 		a.streams = append(a.streams, fs)

@@ -105,7 +105,7 @@ func (u *itemUpstream) Do(req *http.Request) (*http.Response, error) {
 		Body: pr, ContentLength: -1, Request: req}, nil
 }
 
-// fakeStream is a streamWriter that records what it was asked to write
+// fakeStream is a codec.StreamWriter that records what it was asked to write
 // and when, and writes a line of each to the response so that the stream
 // is committed as a codec's writer commits it.
 type fakeStream struct {
@@ -224,7 +224,7 @@ func serveStreamOn(t *testing.T, routes *route.Routes, contract string, up Upstr
 	cfg.Observe = func(ev Event) { mu.Lock(); logged = append(logged, ev); mu.Unlock() }
 	fs := &fakeStream{start: time.Now(), first: make(chan struct{})}
 	first := fs.first
-	cfg.newStreamWriter = func(_ codec.Codec, w http.ResponseWriter, _ *codec.Request) streamWriter {
+	cfg.newStreamWriter = func(_ codec.Codec, w http.ResponseWriter, _ *codec.Request) codec.StreamWriter {
 		fs.w = w
 		return fs
 	}

@@ -17,18 +17,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/progressive"
 	"github.com/contractgateway/gateway/middleware/release"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators/strictjson"
 )
-
-// streamWriter is the client's stream as its codec writes it: the first
-// Text sends the headers (unless keep-alives sent them) and the stream's
-// opening frames, End the final frames with the answer object as Encode
-// gets it (text is every delta), Fail the API's own error event.
-type streamWriter interface {
-	Text(delta string) error
-	End(obj *strictjson.Value, text string) error
-	Fail(e *apierr.Error) error
-}
 
 // progressiveStream is the state of a stream whose items are written as
 // they validate. follow is its place in the feed of the run that releases
@@ -37,7 +26,7 @@ type streamWriter interface {
 // when the feed has deltas for it. The request's goroutine writes (w,
 // sent, wrote).
 type progressiveStream struct {
-	w      streamWriter
+	w      codec.StreamWriter
 	ready  chan struct{}
 	follow atomic.Pointer[release.Follower]
 	// sent is the answer's text written so far.

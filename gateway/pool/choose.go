@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -81,21 +82,11 @@ func choose(cs []candidate, model string, turn uint64) ([]int, verdict) {
 			}
 			return 1
 		case ca.InFlight != cb.InFlight:
-			return cmpInt(ca.InFlight, cb.InFlight)
+			return cmp.Compare(ca.InFlight, cb.InFlight)
 		case ca.Weight != cb.Weight:
-			return cmpInt(cb.Weight, ca.Weight)
+			return cmp.Compare(cb.Weight, ca.Weight)
 		}
-		return cmpInt(rank(a), rank(b))
+		return cmp.Compare(rank(a), rank(b))
 	})
 	return up, chosen
-}
-
-func cmpInt[T int | int64 | uint64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -3,6 +3,7 @@ package pool
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -311,7 +312,7 @@ func compareVersions(a, b string) int {
 		if i < len(bs) {
 			y, _ = strconv.Atoi(bs[i])
 		}
-		if c := cmpInt(x, y); c != 0 {
+		if c := cmp.Compare(x, y); c != 0 {
 			return c
 		}
 	}
