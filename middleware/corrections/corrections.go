@@ -105,11 +105,12 @@ func diffValues(path string, a, b *strictjson.Value, fn func(path string, before
 	case a == nil || b == nil:
 		fn(path, a, b)
 	case a.Kind == strictjson.KindObject && b.Kind == strictjson.KindObject:
+		inA, inB := byKey(a), byKey(b)
 		for _, m := range a.Members {
-			diffValues(joinKey(path, m.Key), m.Value, b.Get(m.Key), fn)
+			diffValues(joinKey(path, m.Key), m.Value, inB[m.Key], fn)
 		}
 		for _, m := range b.Members {
-			if a.Get(m.Key) == nil {
+			if _, ok := inA[m.Key]; !ok {
 				fn(joinKey(path, m.Key), nil, m.Value)
 			}
 		}
@@ -129,6 +130,18 @@ func diffValues(path string, a, b *strictjson.Value, fn func(path string, before
 			fn(path, a, b)
 		}
 	}
+}
+
+// byKey is obj's members by key, the first of a repeated one: a lookup
+// per member of a large object without walking its members each time.
+func byKey(obj *strictjson.Value) map[string]*strictjson.Value {
+	m := make(map[string]*strictjson.Value, len(obj.Members))
+	for _, mem := range obj.Members {
+		if _, ok := m[mem.Key]; !ok {
+			m[mem.Key] = mem.Value
+		}
+	}
+	return m
 }
 
 func joinKey(path, key string) string {
