@@ -282,7 +282,13 @@ type aligner struct {
 	sk     int
 	toks   []tok
 	failed map[[2]int]bool // (token, input offset) states that failed
-	why    string
+	// from is where the token being found may start: the end of the
+	// previous token's text, the closing quote of a previous string
+	// (afterStr), which is never the first of three quotes opening the
+	// next one.
+	from     int
+	afterStr bool
+	why      string
 }
 
 // pastStripped returns the end of the stripped region (prose, think
@@ -359,7 +365,7 @@ func (a *aligner) align(k, p int) bool {
 		return false
 	}
 	tk := a.toks[k]
-	if e, ok := a.find(tk, p); ok && a.align(k+1, e) {
+	if e, ok := a.find(tk, p, k > 0 && a.toks[k-1].kind == 's'); ok && a.align(k+1, e) {
 		return true
 	}
 	if tk.kind == 'l' && tk.text == "null" && a.align(k+1, p) {
@@ -379,8 +385,8 @@ func (a *aligner) fail(msg string) {
 // find looks for the token at p and at each place after it that the syntax
 // before it allows, the earliest first (a string may start with a quote
 // the syntax could take), and returns the end of the match.
-func (a *aligner) find(tk tok, p int) (int, bool) {
-	a.p, a.sk = p, 0
+func (a *aligner) find(tk tok, p int, afterStr bool) (int, bool) {
+	a.p, a.sk, a.from, a.afterStr = p, 0, p, afterStr
 	for {
 		a.p = a.pastStripped(a.p)
 		if e, ok := a.matchAt(tk, a.p); ok {
@@ -392,6 +398,13 @@ func (a *aligner) find(tk tok, p int) (int, bool) {
 		e := a.skippable(a.p)
 		if e == a.p {
 			break
+		}
+		if t := fenceTagStart(a.src, a.p); t > a.p && t < e {
+			// What follows the backticks may be the value's text, a code
+			// block as a value (```00```), not a fence's tag.
+			if m, ok := a.matchAt(tk, t); ok {
+				return m, true
+			}
 		}
 		a.p = e
 	}
@@ -468,11 +481,28 @@ func (a *aligner) matchString(s string, p int) (int, bool) {
 	// delimiter (""" or its single-quoted form), never a quote and two
 	// quotes of text.
 	for _, q := range []byte{'"', '\''} {
-		if d1, c1 := runBack(src, p0, q), runFwd(src, p0, e, q); c1 > 0 && d1+c1 >= 3 && d1 < 3 && tokenStarts(src, p0-d1) {
+		d1, c1 := runBack(src, p0, q), runFwd(src, p0, e, q)
+		if a.afterStr && d1 > 0 && p0-d1 == a.from {
+			d1-- // the previous string's closing quote
+		}
+		if c1 > 0 && d1+c1 >= 3 && d1 < 3 && tokenStarts(src, p0-d1) {
 			return p, false
 		}
 	}
 	return e, true
+}
+
+// fenceTagStart returns where the tag of a fence at p would start, past
+// its backticks, or p when no fence starts there.
+func fenceTagStart(src []byte, p int) int {
+	if !bytes.HasPrefix(src[p:], []byte("```")) {
+		return p
+	}
+	t := p + 3
+	for t < len(src) && src[t] == '`' {
+		t++
+	}
+	return t
 }
 
 // tokenStarts reports whether a token may start at i: what precedes it,
