@@ -366,79 +366,26 @@ func (p *parser) value() (*Value, *SyntaxError) {
 
 func (p *parser) object(off int) (*Value, *SyntaxError) {
 	v, err := p.objectBody(off)
-	return v, p.noteUnclosed(err, '}')
-}
-
-// noteUnclosed returns err and, when it is a truncation, records close as
-// one the document left open: the caller's container was open where the
-// document ended.
-func (p *parser) noteUnclosed(err *SyntaxError, close byte) *SyntaxError {
 	if err != nil && err.Truncated {
-		p.unclosed = append(p.unclosed, close)
+		p.unclosed = append(p.unclosed, '}')
 	}
-	return err
-}
-
-// open enters the array or object (kind) whose opening bracket is at off
-// and skips the whitespace after it; empty is true when close follows at
-// once, and then the container is already left again.
-func (p *parser) open(kind Kind, off int, close byte) (v *Value, empty bool, err *SyntaxError) {
-	p.depth++
-	if p.depth > MaxDepth {
-		return nil, false, p.fail(off, ReasonDepth, expMaxDepth, "the document nests deeper than 10000 arrays and objects")
-	}
-	v = p.newValue(kind, off)
-	p.pos++
-	p.skipWS()
-	if p.pos < len(p.data) && p.data[p.pos] == close {
-		p.pos++
-		p.depth--
-		return v, true, nil
-	}
-	return v, false, nil
-}
-
-// next reads what follows a member or an item of the container that close
-// ends, after whitespace: a comma and another element (more), or close;
-// anything else is an error, a comma before close among them.
-func (p *parser) next(close byte) (more bool, err *SyntaxError) {
-	p.skipWS()
-	data := p.data
-	if p.pos >= len(data) {
-		if close == '}' {
-			return false, p.fail(p.pos, ReasonTruncated, expObjNext, "the document ends inside an object")
-		}
-		return false, p.fail(p.pos, ReasonTruncated, expArrNext, "the document ends inside an array")
-	}
-	c := data[p.pos]
-	if c == ',' {
-		comma := p.pos
-		p.pos++
-		p.skipWS()
-		if p.pos < len(data) && data[p.pos] == close {
-			if close == '}' {
-				return false, p.fail(comma, ReasonTrailingComma, "'}'", "trailing comma before '}'")
-			}
-			return false, p.fail(comma, ReasonTrailingComma, "']'", "trailing comma before ']'")
-		}
-		return true, nil
-	}
-	if c == close {
-		p.pos++
-		return false, nil
-	}
-	if close == '}' {
-		return false, p.afterValueErr(p.pos, expObjNext, "object member")
-	}
-	return false, p.afterValueErr(p.pos, expArrNext, "array item")
+	return v, err
 }
 
 func (p *parser) objectBody(off int) (*Value, *SyntaxError) {
-	v, empty, err := p.open(KindObject, off, '}')
-	if err != nil || empty {
-		return v, err
+	p.depth++
+	if p.depth > MaxDepth {
+		return nil, p.fail(off, ReasonDepth, expMaxDepth, "the document nests deeper than 10000 arrays and objects")
 	}
+	v := p.newValue(KindObject, off)
 	data := p.data
+	p.pos++
+	p.skipWS()
+	if p.pos < len(data) && data[p.pos] == '}' {
+		p.pos++
+		p.depth--
+		return v, nil
+	}
 	base := len(p.members)
 	var seen map[string]int // index into p.members, built for large objects only
 	for {
@@ -467,13 +414,25 @@ func (p *parser) objectBody(off int) (*Value, *SyntaxError) {
 			seen[key] = len(p.members)
 		}
 		p.members = append(p.members, Member{Key: key, KeyOffset: keyOff, Value: child})
-		more, err := p.next('}')
-		if err != nil {
-			return nil, err
+		p.skipWS()
+		if p.pos >= len(data) {
+			return nil, p.fail(p.pos, ReasonTruncated, expObjNext, "the document ends inside an object")
 		}
-		if !more {
+		c := data[p.pos]
+		if c == ',' {
+			comma := p.pos
+			p.pos++
+			p.skipWS()
+			if p.pos < len(data) && data[p.pos] == '}' {
+				return nil, p.fail(comma, ReasonTrailingComma, "'}'", "trailing comma before '}'")
+			}
+			continue
+		}
+		if c == '}' {
+			p.pos++
 			break
 		}
+		return nil, p.afterValueErr(p.pos, expObjNext, "object member")
 	}
 	v.Members = p.memberSlice(p.members[base:])
 	p.members = p.members[:base]
@@ -510,13 +469,25 @@ func (p *parser) findKey(base int, key string, seen *map[string]int) int {
 
 func (p *parser) array(off int) (*Value, *SyntaxError) {
 	v, err := p.arrayBody(off)
-	return v, p.noteUnclosed(err, ']')
+	if err != nil && err.Truncated {
+		p.unclosed = append(p.unclosed, ']')
+	}
+	return v, err
 }
 
 func (p *parser) arrayBody(off int) (*Value, *SyntaxError) {
-	v, empty, err := p.open(KindArray, off, ']')
-	if err != nil || empty {
-		return v, err
+	p.depth++
+	if p.depth > MaxDepth {
+		return nil, p.fail(off, ReasonDepth, expMaxDepth, "the document nests deeper than 10000 arrays and objects")
+	}
+	v := p.newValue(KindArray, off)
+	data := p.data
+	p.pos++
+	p.skipWS()
+	if p.pos < len(data) && data[p.pos] == ']' {
+		p.pos++
+		p.depth--
+		return v, nil
 	}
 	base := len(p.items)
 	for {
@@ -525,13 +496,25 @@ func (p *parser) arrayBody(off int) (*Value, *SyntaxError) {
 			return nil, err
 		}
 		p.items = append(p.items, child)
-		more, err := p.next(']')
-		if err != nil {
-			return nil, err
+		p.skipWS()
+		if p.pos >= len(data) {
+			return nil, p.fail(p.pos, ReasonTruncated, expArrNext, "the document ends inside an array")
 		}
-		if !more {
+		c := data[p.pos]
+		if c == ',' {
+			comma := p.pos
+			p.pos++
+			p.skipWS()
+			if p.pos < len(data) && data[p.pos] == ']' {
+				return nil, p.fail(comma, ReasonTrailingComma, "']'", "trailing comma before ']'")
+			}
+			continue
+		}
+		if c == ']' {
+			p.pos++
 			break
 		}
+		return nil, p.afterValueErr(p.pos, expArrNext, "array item")
 	}
 	v.Items = p.itemSlice(p.items[base:])
 	p.items = p.items[:base]
