@@ -185,7 +185,12 @@ type Event struct {
 	Key string
 }
 
-// ToMiddleware checks the config and returns the middleware.
+// ToMiddleware checks the config and returns the middleware. The
+// middleware returns its errors, a guarded stream's failure after its
+// first item included: the echo instance must have ErrorHandler as its
+// HTTPErrorHandler, which writes them in the request's API shape and ends
+// a started stream with the API's error frame (echo's own handler writes
+// nothing once a response is under way).
 func (config GuardConfig) ToMiddleware() (echo.MiddlewareFunc, error) {
 	if config.Resolver == nil {
 		return nil, errors.New("guard: Resolver is required")
