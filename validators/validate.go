@@ -299,3 +299,22 @@ func ParseParams(s string) (Params, error) {
 	}
 	return p, nil
 }
+
+// CompileAll builds a validator for every contract of reg, reporting every
+// contract that cannot be built at once.
+func CompileAll(reg *contracts.Registry, packs map[string]RulePack) (map[string]*Validator, error) {
+	out := map[string]*Validator{}
+	var errs []string
+	for _, c := range reg.List() {
+		v, err := New(c, packs)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		out[c.ID()] = v
+	}
+	if len(errs) > 0 {
+		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return out, nil
+}

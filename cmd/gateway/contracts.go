@@ -10,6 +10,7 @@ import (
 	"github.com/contractgateway/gateway/config"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/lint"
 	"github.com/contractgateway/gateway/validators/packs"
 )
 
@@ -61,7 +62,7 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 		if len(pos) != 1 {
 			return usageError("contracts lint DIR")
 		}
-		return lint(pos[0], stdout)
+		return lintContracts(pos[0], stdout)
 	}
 	return usageError("unknown contracts subcommand %q (list, show NAME, lint DIR)", sub)
 }
@@ -71,7 +72,7 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 // fixture. A contract that does not load is reported with every problem
 // it has, and the others are linted all the same: one run shows all that
 // is wrong. Exit 1 when anything fails.
-func lint(dir string, stdout io.Writer) error {
+func lintContracts(dir string, stdout io.Writer) error {
 	if fi, err := os.Stat(dir); err != nil {
 		return usageError("contracts lint: %v", err)
 	} else if !fi.IsDir() {
@@ -94,7 +95,7 @@ func lint(dir string, stdout io.Writer) error {
 			failed++
 			continue
 		}
-		for _, r := range v.Lint() {
+		for _, r := range lint.Fixtures(v) {
 			fixtures++
 			fmt.Fprintln(stdout, r)
 			if !r.OK {

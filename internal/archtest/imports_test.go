@@ -48,6 +48,7 @@ var ranks = map[string]int{
 	"validators/packs/extraction":  310,
 	"validators/packs/planning":    310,
 	"validators/internal/packtest": 310,
+	"validators/lint":              310,
 	"validators/packs":             320,
 
 	// Repair and the cache.

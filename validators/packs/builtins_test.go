@@ -13,6 +13,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
+	"github.com/contractgateway/gateway/validators/lint"
 	"github.com/contractgateway/gateway/validators/packs/extraction"
 	"github.com/contractgateway/gateway/validators/packs/oraclescore"
 	"github.com/contractgateway/gateway/validators/packs/planning"
@@ -52,7 +53,7 @@ func TestBuiltinFixtures(t *testing.T) {
 				t.Fatalf("New(%s) = %v", c.ID(), err)
 			}
 			kinds := map[bool]int{}
-			for _, r := range v.Lint() {
+			for _, r := range lint.Fixtures(v) {
 				kinds[r.Want == "valid"]++
 				if !r.OK {
 					t.Errorf("%s", r)

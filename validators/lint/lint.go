@@ -1,4 +1,8 @@
-package validators
+// Package lint checks a contract's fixtures: every file named
+// valid_<desc>.* must validate, every invalid_<CODE>_<desc>.* must report
+// CODE — what `gateway contracts lint` runs, so that a contract's author
+// sees the fixtures the contract promises hold.
+package lint
 
 import (
 	"fmt"
@@ -7,11 +11,11 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators"
 )
 
-// FixtureResult is the outcome of checking one fixture of a contract.
-type FixtureResult struct {
+// Result is the outcome of checking one fixture of a contract.
+type Result struct {
 	Contract string `json:"contract"`
 	Fixture  string `json:"fixture"`
 	// Want is "valid" or the code the fixture's name promises.
@@ -21,25 +25,26 @@ type FixtureResult struct {
 	Got []string `json:"got"`
 }
 
-// Lint checks that every fixture of c validates as its file name says:
-// valid_<desc>.* must be valid, invalid_<CODE>_<desc>.* must report CODE.
-// Files named otherwise are ignored. params are the merged parameters.
-func (v *Validator) Lint() []FixtureResult {
+// Fixtures checks that every fixture of v's contract validates as its
+// file name says: valid_<desc>.* must be valid, invalid_<CODE>_<desc>.*
+// must report CODE. Files named otherwise are ignored. The contract's own
+// parameters apply.
+func Fixtures(v *validators.Validator) []Result {
 	params, _ := v.Params(nil)
 	names := make([]string, 0, len(v.Contract.Fixtures))
 	for n := range v.Contract.Fixtures {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	var out []FixtureResult
+	var out []Result
 	for _, name := range names {
-		want, ok := FixtureExpectation(name)
+		want, ok := Expectation(name)
 		if !ok {
 			continue
 		}
 		res := v.Validate(string(v.Contract.Fixtures[name]), params)
 		codes := errorCodes(res.Report)
-		r := FixtureResult{Contract: v.Contract.ID(), Fixture: name, Want: want, Got: codes}
+		r := Result{Contract: v.Contract.ID(), Fixture: name, Want: want, Got: codes}
 		if want == "valid" {
 			r.OK = res.Report.Valid
 		} else {
@@ -50,21 +55,21 @@ func (v *Validator) Lint() []FixtureResult {
 	return out
 }
 
-func errorCodes(r Report) []string {
+func errorCodes(r validators.Report) []string {
 	out := []string{}
 	for _, v := range r.Violations {
-		if v.Severity == SeverityError {
+		if v.Severity == validators.SeverityError {
 			out = append(out, v.Code)
 		}
 	}
 	return out
 }
 
-// FixtureExpectation reads what a fixture's file name promises: "valid" for
+// Expectation reads what a fixture's file name promises: "valid" for
 // valid_…, the code for invalid_CODE_… (the code is the run of upper-case
 // words after "invalid_"; a word of digits only, as in "_2_options",
 // belongs to the description).
-func FixtureExpectation(name string) (string, bool) {
+func Expectation(name string) (string, bool) {
 	base, _, _ := strings.Cut(name, ".")
 	switch {
 	case strings.HasPrefix(base, "valid_") || base == "valid":
@@ -86,7 +91,7 @@ func FixtureExpectation(name string) (string, bool) {
 }
 
 // String formats a result as one line of `gateway contracts lint` output.
-func (r FixtureResult) String() string {
+func (r Result) String() string {
 	status := "ok  "
 	if !r.OK {
 		status = "FAIL"
@@ -96,23 +101,4 @@ func (r FixtureResult) String() string {
 		got = strings.Join(r.Got, ",")
 	}
 	return fmt.Sprintf("%s %s %s: want %s, got %s", status, r.Contract, r.Fixture, r.Want, got)
-}
-
-// CompileAll builds a validator for every contract of reg, reporting every
-// contract that cannot be built at once.
-func CompileAll(reg *contracts.Registry, packs map[string]RulePack) (map[string]*Validator, error) {
-	out := map[string]*Validator{}
-	var errs []string
-	for _, c := range reg.List() {
-		v, err := New(c, packs)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		out[c.ID()] = v
-	}
-	if len(errs) > 0 {
-		return out, fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return out, nil
 }

@@ -1,8 +1,8 @@
-package validators
+package lint
 
 import "testing"
 
-func TestFixtureExpectation(t *testing.T) {
+func TestExpectation(t *testing.T) {
 	tests := []struct {
 		name string
 		want string
@@ -20,9 +20,9 @@ func TestFixtureExpectation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := FixtureExpectation(tt.name)
+			got, ok := Expectation(tt.name)
 			if got != tt.want || ok != tt.ok {
-				t.Errorf("FixtureExpectation(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
+				t.Errorf("Expectation(%q) = %q, %v; want %q, %v", tt.name, got, ok, tt.want, tt.ok)
 			}
 		})
 	}
