@@ -13,6 +13,7 @@ import (
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
+	"github.com/contractgateway/gateway/validators/celdoc"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -91,10 +92,10 @@ func FuzzFastRule(f *testing.F) {
 // doc, as runChecks binds its variables, and fails on a difference.
 func compareFast(t *testing.T, checks []contracts.Check, doc *strictjson.Value, rule string) {
 	t.Helper()
-	vals, _, _ := newDocVals(doc)
-	act := &checkActivation{root: vals.root, params: paramsVal(Params{"options": "B"})}
+	vals, _, _ := celdoc.New(doc)
+	act := &checkActivation{root: vals.Root(), params: paramsVal(Params{"options": "B"})}
 	if act.root == nil {
-		act.root = vals.slot(-1, doc)
+		act.root = vals.Slot(-1, doc)
 	}
 	act.vars = &contracts.CheckVars{Root: act.root, Params: act.params}
 	for i := range checks {
@@ -122,9 +123,9 @@ func compareFast(t *testing.T, checks []contracts.Check, doc *strictjson.Value, 
 		if err != nil || arr.Kind != strictjson.KindArray {
 			continue
 		}
-		l := vals.listAt(act.root, c.ForEach, arr)
+		l := vals.ListAt(act.root, c.ForEach, arr)
 		for j := range arr.Items {
-			act.self, act.index = l.at(j), types.Int(j)
+			act.self, act.index = l.At(j), types.Int(j)
 			both(c.ForEach)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators/celdoc"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -27,10 +27,10 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 	if len(checks) == 0 {
 		return
 	}
-	vals, maxList, maxString := newDocVals(doc)
-	act := &checkActivation{root: vals.root, params: paramsVal(params)}
+	vals, maxList, maxString := celdoc.New(doc)
+	act := &checkActivation{root: vals.Root(), params: paramsVal(params)}
 	if act.root == nil {
-		act.root = vals.slot(-1, doc)
+		act.root = vals.Slot(-1, doc)
 	}
 	maxList = max(maxList, len(params))
 	for k, v := range params {
@@ -70,7 +70,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 			continue
 		}
 		for j, it := range arr.Items {
-			act.self, act.index = l.at(j), types.Int(j)
+			act.self, act.index = l.At(j), types.Int(j)
 			runCheck(c, it, c.ForEach, j, act, schemaFound, e)
 		}
 	}
@@ -82,7 +82,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 // followed once, not once per check.
 type forEachArrays struct {
 	doc  *strictjson.Value
-	vals *docVals
+	vals *celdoc.Doc
 	root ref.Val
 	seen []forEachArray
 }
@@ -90,12 +90,12 @@ type forEachArrays struct {
 type forEachArray struct {
 	ptr  string
 	arr  *strictjson.Value
-	list *jsonList
+	list *celdoc.List
 }
 
 // at is the array at the JSON Pointer ptr and its view; nil when the
 // document has no array there.
-func (a *forEachArrays) at(ptr string) (*strictjson.Value, *jsonList) {
+func (a *forEachArrays) at(ptr string) (*strictjson.Value, *celdoc.List) {
 	for _, s := range a.seen {
 		if s.ptr == ptr {
 			return s.arr, s.list
@@ -103,7 +103,7 @@ func (a *forEachArrays) at(ptr string) (*strictjson.Value, *jsonList) {
 	}
 	s := forEachArray{ptr: ptr}
 	if arr, err := a.doc.At(ptr); err == nil && arr.Kind == strictjson.KindArray {
-		s.arr, s.list = arr, a.vals.listAt(a.root, ptr, arr)
+		s.arr, s.list = arr, a.vals.ListAt(a.root, ptr, arr)
 	}
 	a.seen = append(a.seen, s)
 	return s.arr, s.list
@@ -277,10 +277,10 @@ func celToJSON(v ref.Val, depth int) (any, error) {
 			return nil, errors.New("not a JSON number")
 		}
 		return Quantity(float64(x)), nil
-	case *jsonList:
-		return x.v.Interface(), nil
-	case *jsonObject:
-		return x.v.Interface(), nil
+	case *celdoc.List:
+		return x.JSONValue().Interface(), nil
+	case *celdoc.Object:
+		return x.JSONValue().Interface(), nil
 	case traits.Lister:
 		var out []any
 		for it := x.Iterator(); it.HasNext() == types.True; {
@@ -347,452 +347,3 @@ func (a *checkActivation) ResolveName(name string) (any, bool) {
 }
 
 func (a *checkActivation) Parent() interpreter.Activation { return nil }
-
-// docVals makes the CEL values of one document, each once: the checks
-// of a contract read the same members again and again (every check over
-// the questions reads each question), and a string or a view made once
-// is not made again for the next check. The views of every object and
-// array are made up front in two slabs, and each value has a slot in a
-// third that its container's view indexes, so that a member read is a
-// slice index, not a map lookup, and the document costs three
-// allocations plus one per string or unusual number it is read for.
-type docVals struct {
-	slots []ref.Val
-	objs  []jsonObject
-	lists []jsonList
-	root  ref.Val
-}
-
-// newDocVals makes the views of doc and returns them with the sizes of
-// sizesOf, from the same walk.
-func newDocVals(doc *strictjson.Value) (d *docVals, maxList, maxString int) {
-	var n docCount
-	n.walk(doc, 0)
-	d = &docVals{
-		slots: make([]ref.Val, 0, n.slots),
-		objs:  make([]jsonObject, 0, n.objs),
-		lists: make([]jsonList, 0, n.lists),
-	}
-	if n.deep {
-		// A document nested deeper than the walk goes counts as too
-		// large for every size class, and its values are made as they
-		// are read, without slots below the walk's depth.
-		n.maxList, n.maxString = math.MaxInt, math.MaxInt
-	}
-	d.root = d.view(doc, 0)
-	return d, n.maxList, n.maxString
-}
-
-// docCount is the first walk of newDocVals: how many slots and views
-// the document needs and the sizes that pick its class.
-type docCount struct {
-	slots, objs, lists int
-	maxList, maxString int
-	deep               bool
-}
-
-// maxViewDepth is the depth below which newDocVals makes views; deeper
-// values are made when read.
-const maxViewDepth = 256
-
-func (n *docCount) walk(v *strictjson.Value, depth int) {
-	if depth > maxViewDepth {
-		n.deep = true
-		return
-	}
-	switch v.Kind {
-	case strictjson.KindString:
-		n.maxString = max(n.maxString, len(v.Str))
-	case strictjson.KindArray:
-		n.lists++
-		n.slots += len(v.Items)
-		n.maxList = max(n.maxList, len(v.Items))
-		for _, it := range v.Items {
-			n.walk(it, depth+1)
-		}
-	case strictjson.KindObject:
-		n.objs++
-		n.slots += len(v.Members)
-		n.maxList = max(n.maxList, len(v.Members))
-		for _, m := range v.Members {
-			n.maxString = max(n.maxString, len(m.Key))
-			n.walk(m.Value, depth+1)
-		}
-	}
-}
-
-// view is the CEL value of v: for an object or array its view from the
-// slabs (made now, with the views of its containers' members), else
-// nil for a scalar, which slot makes when it is read.
-func (d *docVals) view(v *strictjson.Value, depth int) ref.Val {
-	switch v.Kind {
-	case strictjson.KindArray:
-		if depth > maxViewDepth || len(d.lists) == cap(d.lists) || cap(d.slots)-len(d.slots) < len(v.Items) {
-			return &jsonList{v: v, d: d, base: -1}
-		}
-		d.lists = append(d.lists, jsonList{v: v, d: d, base: len(d.slots)})
-		l := &d.lists[len(d.lists)-1]
-		d.slots = d.slots[:len(d.slots)+len(v.Items)]
-		for i, it := range v.Items {
-			d.slots[l.base+i] = d.view(it, depth+1)
-		}
-		return l
-	case strictjson.KindObject:
-		if depth > maxViewDepth || len(d.objs) == cap(d.objs) || cap(d.slots)-len(d.slots) < len(v.Members) {
-			return &jsonObject{v: v, d: d, base: -1}
-		}
-		d.objs = append(d.objs, jsonObject{v: v, d: d, base: len(d.slots)})
-		o := &d.objs[len(d.objs)-1]
-		d.slots = d.slots[:len(d.slots)+len(v.Members)]
-		for i, m := range v.Members {
-			d.slots[o.base+i] = d.view(m.Value, depth+1)
-		}
-		return o
-	}
-	return nil
-}
-
-// listAt is the view of arr, the array at the JSON Pointer ptr of the
-// document whose view is root, so that the items a for_each check runs
-// on are the values every other rule reads.
-func (d *docVals) listAt(root ref.Val, ptr string, arr *strictjson.Value) *jsonList {
-	cur := root
-	toks, err := strictjson.ParsePointer(ptr)
-	for _, t := range toks {
-		if err != nil {
-			break
-		}
-		switch x := cur.(type) {
-		case *jsonObject:
-			if cur, _ = x.member(t); cur == nil {
-				err = errNoValue
-			}
-		case *jsonList:
-			n, aerr := strconv.Atoi(t)
-			if aerr != nil || n < 0 || n >= len(x.v.Items) {
-				err = errNoValue
-				break
-			}
-			cur = x.at(n)
-		default:
-			err = errNoValue
-		}
-	}
-	if l, ok := cur.(*jsonList); ok && err == nil && l.v == arr {
-		return l
-	}
-	return &jsonList{v: arr, d: d, base: -1}
-}
-
-// slot is the CEL value of v, the value in slot i (i < 0: a value
-// without a slot), made on its first read.
-func (d *docVals) slot(i int, v *strictjson.Value) ref.Val {
-	if i >= 0 {
-		if x := d.slots[i]; x != nil {
-			return x
-		}
-	}
-	x := d.scalar(v)
-	if x == nil {
-		return d.view(v, maxViewDepth+1)
-	}
-	if i >= 0 {
-		d.slots[i] = x
-	}
-	return x
-}
-
-// scalar is v as a CEL value when it is not an object or array (nil
-// then): numbers are doubles (as CEL reads JSON), so that 1 and 1.0 are
-// the same number.
-func (d *docVals) scalar(v *strictjson.Value) ref.Val {
-	switch v.Kind {
-	case strictjson.KindNull:
-		return types.NullValue
-	case strictjson.KindBool:
-		return types.Bool(v.Bool)
-	case strictjson.KindNumber:
-		if n, ok := smallWhole(v.Num); ok {
-			return smallDoubles[n]
-		}
-		f, err := strconv.ParseFloat(v.Num, 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return types.NewErr("number %s: %v", v.Num, err)
-		}
-		return types.Double(f)
-	case strictjson.KindString:
-		return types.String(v.Str)
-	}
-	return nil
-}
-
-// smallDoubles are the whole numbers 0 to len-1 as CEL values, made
-// once: counts, weights and indices, the numbers rules read most, then
-// cost no allocation.
-var smallDoubles = func() [1024]ref.Val {
-	var out [1024]ref.Val
-	for i := range out {
-		out[i] = types.Double(i)
-	}
-	return out
-}()
-
-// smallWhole reports whether the number literal lit is a whole number
-// with an entry in smallDoubles ("3", not "3.0" or "-3"), and which.
-func smallWhole(lit string) (int, bool) {
-	if len(lit) == 0 || len(lit) > 3 || (len(lit) > 1 && lit[0] == '0') {
-		return 0, false
-	}
-	n := 0
-	for i := 0; i < len(lit); i++ {
-		if lit[i] < '0' || lit[i] > '9' {
-			return 0, false
-		}
-		n = 10*n + int(lit[i]-'0')
-	}
-	return n, true
-}
-
-// jsonList is a JSON array as a CEL list; its element i is in slot
-// base+i of d (base < 0: no slots).
-type jsonList struct {
-	v    *strictjson.Value
-	d    *docVals
-	base int
-}
-
-// Item is element i as a CEL value, for the rules compiled into Go.
-func (l *jsonList) Item(i int) ref.Val { return l.at(i) }
-
-// at is element i as a CEL value.
-func (l *jsonList) at(i int) ref.Val {
-	if l.base < 0 {
-		return l.d.slot(-1, l.v.Items[i])
-	}
-	return l.d.slot(l.base+i, l.v.Items[i])
-}
-
-func (l *jsonList) native() ref.Val {
-	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
-}
-func (l *jsonList) ConvertToNative(t reflect.Type) (any, error) { return l.native().ConvertToNative(t) }
-func (l *jsonList) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.ListType:
-		return l
-	case types.TypeType:
-		return types.ListType
-	}
-	return types.NewErr("type conversion error from list to '%s'", t)
-}
-func (l *jsonList) Equal(other ref.Val) ref.Val {
-	if o, ok := other.(*jsonList); ok && o.v == l.v {
-		return types.True
-	}
-	o, ok := other.(traits.Lister)
-	if !ok {
-		return types.False
-	}
-	if o.Size() != types.Int(len(l.v.Items)) {
-		return types.False
-	}
-	for i := range l.v.Items {
-		if l.at(i).Equal(o.Get(types.Int(i))) != types.True {
-			return types.False
-		}
-	}
-	return types.True
-}
-func (l *jsonList) Type() ref.Type { return types.ListType }
-func (l *jsonList) Value() any     { return l.v }
-func (l *jsonList) Add(other ref.Val) ref.Val {
-	vals := make([]ref.Val, len(l.v.Items))
-	for i := range l.v.Items {
-		vals[i] = l.at(i)
-	}
-	return types.NewRefValList(types.DefaultTypeAdapter, vals).(traits.Adder).Add(other)
-}
-func (l *jsonList) Contains(x ref.Val) ref.Val {
-	for i := range l.v.Items {
-		if l.at(i).Equal(x) == types.True {
-			return types.True
-		}
-	}
-	return types.False
-}
-func (l *jsonList) Get(index ref.Val) ref.Val {
-	i, err := types.GetOrError(index)
-	if err != nil {
-		return types.ValOrErr(index, "%v", err)
-	}
-	if i < 0 || i >= len(l.v.Items) {
-		return types.NewErr("index '%d' out of range in list size '%d'", i, len(l.v.Items))
-	}
-	return l.at(i)
-}
-func (l *jsonList) Iterator() traits.Iterator { return &jsonListIter{l: l} }
-func (l *jsonList) Size() ref.Val             { return types.Int(len(l.v.Items)) }
-
-// Fold hands each element to f, so that a comprehension over the list
-// needs no iterator.
-func (l *jsonList) Fold(f traits.Folder) {
-	for i := range l.v.Items {
-		if !f.FoldEntry(i, l.at(i)) {
-			break
-		}
-	}
-}
-
-// iterValue is what the iterators of lists and objects share: the parts
-// of a CEL value an iterator must have and never uses as one.
-type iterValue struct{}
-
-func (iterValue) ConvertToNative(reflect.Type) (any, error) {
-	return nil, errors.New("an iterator is not a value")
-}
-func (iterValue) ConvertToType(ref.Type) ref.Val {
-	return types.NewErr("an iterator is not a value")
-}
-func (iterValue) Equal(ref.Val) ref.Val { return types.False }
-func (iterValue) Type() ref.Type        { return types.IteratorType }
-func (iterValue) Value() any            { return nil }
-
-type jsonListIter struct {
-	iterValue
-	l *jsonList
-	i int
-}
-
-func (it *jsonListIter) HasNext() ref.Val { return types.Bool(it.i < len(it.l.v.Items)) }
-func (it *jsonListIter) Next() ref.Val {
-	if it.i >= len(it.l.v.Items) {
-		return nil
-	}
-	it.i++
-	return it.l.at(it.i - 1)
-}
-
-// jsonObject is a JSON object as a CEL map from strings; its member i
-// is in slot base+i of d (base < 0: no slots).
-type jsonObject struct {
-	v    *strictjson.Value
-	d    *docVals
-	base int
-}
-
-// FieldAt is Field that tries the member at position hint first and
-// returns the position it found name at: the objects of an array mostly
-// have their members in one order, so that a rule reading q.weight of
-// every question finds it at once.
-func (o *jsonObject) FieldAt(name string, hint int) (ref.Val, int, bool) {
-	if hint >= 0 && hint < len(o.v.Members) && o.v.Members[hint].Key == name {
-		if o.base < 0 {
-			return o.d.slot(-1, o.v.Members[hint].Value), hint, true
-		}
-		return o.d.slot(o.base+hint, o.v.Members[hint].Value), hint, true
-	}
-	for i := range o.v.Members {
-		if o.v.Members[i].Key == name {
-			if o.base < 0 {
-				return o.d.slot(-1, o.v.Members[i].Value), i, true
-			}
-			return o.d.slot(o.base+i, o.v.Members[i].Value), i, true
-		}
-	}
-	return nil, hint, false
-}
-
-// member is the value of the member named name as a CEL value, if the
-// object has it.
-func (o *jsonObject) member(name string) (ref.Val, bool) {
-	for i := range o.v.Members {
-		if o.v.Members[i].Key == name {
-			if o.base < 0 {
-				return o.d.slot(-1, o.v.Members[i].Value), true
-			}
-			return o.d.slot(o.base+i, o.v.Members[i].Value), true
-		}
-	}
-	return nil, false
-}
-
-func (o *jsonObject) ConvertToNative(t reflect.Type) (any, error) {
-	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
-}
-func (o *jsonObject) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.MapType:
-		return o
-	case types.TypeType:
-		return types.MapType
-	}
-	return types.NewErr("type conversion error from map to '%s'", t)
-}
-func (o *jsonObject) Equal(other ref.Val) ref.Val {
-	m, ok := other.(traits.Mapper)
-	if !ok || m.Size() != o.Size() {
-		return types.False
-	}
-	for _, mem := range o.v.Members {
-		ov, found := m.Find(types.String(mem.Key))
-		if !found {
-			return types.False
-		}
-		if mv, _ := o.member(mem.Key); mv.Equal(ov) != types.True {
-			return types.False
-		}
-	}
-	return types.True
-}
-func (o *jsonObject) Type() ref.Type { return types.MapType }
-
-// Value is the object itself: a rule typed by the contract's schema
-// reads its fields through Field and JSONValue.
-func (o *jsonObject) Value() any { return o }
-
-// JSONValue is the object in the parsed document.
-func (o *jsonObject) JSONValue() *strictjson.Value { return o.v }
-
-// Field is the member name as a CEL value, if the object has it.
-func (o *jsonObject) Field(name string) (ref.Val, bool) { return o.member(name) }
-func (o *jsonObject) Contains(key ref.Val) ref.Val {
-	_, found := o.Find(key)
-	return types.Bool(found)
-}
-func (o *jsonObject) Get(key ref.Val) ref.Val {
-	v, found := o.Find(key)
-	if !found {
-		return types.ValOrErr(v, "no such key: %v", key)
-	}
-	return v
-}
-func (o *jsonObject) Find(key ref.Val) (ref.Val, bool) {
-	k, ok := key.(types.String)
-	if !ok {
-		return nil, false
-	}
-	return o.member(string(k))
-}
-func (o *jsonObject) Iterator() traits.Iterator {
-	keys := make([]string, len(o.v.Members))
-	for i, m := range o.v.Members {
-		keys[i] = m.Key
-	}
-	return &jsonKeyIter{keys: keys}
-}
-func (o *jsonObject) Size() ref.Val { return types.Int(len(o.v.Members)) }
-
-type jsonKeyIter struct {
-	iterValue
-	keys []string
-	i    int
-}
-
-func (it *jsonKeyIter) HasNext() ref.Val { return types.Bool(it.i < len(it.keys)) }
-func (it *jsonKeyIter) Next() ref.Val {
-	if it.i >= len(it.keys) {
-		return nil
-	}
-	it.i++
-	return types.String(it.keys[it.i-1])
-}

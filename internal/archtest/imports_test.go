@@ -36,6 +36,7 @@ var ranks = map[string]int{
 	"internal/codeline":     100,
 	"validators/extract":    100,
 	"validators/strictjson": 110,
+	"validators/celdoc":     120,
 
 	// Contracts and configuration: files → compiled values.
 	"config":    200,

@@ -1,0 +1,77 @@
+package celdoc
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+
+	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/validators/strictjson"
+)
+
+func TestSizesOf(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	tests := []struct {
+		doc       string
+		list, str int
+		class     int
+		sized     bool
+	}{
+		{`{"a":[1,2],"b":"x"}`, 2, 1, 0, true},
+		{`[` + strings.TrimSuffix(strings.Repeat("1,", 9), ",") + `]`, 9, 0, 5, true},
+		{`{"a":{"b":["` + long + `"]}}`, 1, 300, 3, true},
+		{`{"` + long + `":1}`, 1, 300, 3, true},
+		{`[` + strings.TrimSuffix(strings.Repeat("1,", contracts.CheckAssumedListSize+1), ",") + `]`, contracts.CheckAssumedListSize + 1, 0, 0, false},
+		{`["` + strings.Repeat("x", contracts.CheckAssumedStringSize+1) + `"]`, 1, contracts.CheckAssumedStringSize + 1, 0, false},
+		{strings.Repeat("[", 300) + strings.Repeat("]", 300), math.MaxInt, math.MaxInt, 0, false},
+	}
+	for _, tt := range tests {
+		doc, err := strictjson.ParseString(tt.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, l, s := New(doc)
+		class, sized := contracts.CheckSizeClass(l, s)
+		if l != tt.list || s != tt.str || class != tt.class || sized != tt.sized {
+			t.Errorf("New(%.40s…) = %d, %d (class %d, %v), want %d, %d (class %d, %v)", tt.doc, l, s, class, sized, tt.list, tt.str, tt.class, tt.sized)
+		}
+	}
+}
+
+// TestDocValsStrings checks that the values a document's views make on
+// first read read as the document's, and again the same after a
+// collection.
+func TestDocValsStrings(t *testing.T) {
+	doc, err := strictjson.ParseString(`{"a":"x","l":["y","zz",{"b":"w"}],"n":1.5}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := New(doc)
+	root := d.Root().(*Object)
+	l, _ := root.Member("l")
+	tests := []struct {
+		get  func() ref.Val
+		want ref.Val
+	}{
+		{func() ref.Val { v, _ := root.Member("a"); return v }, types.String("x")},
+		{func() ref.Val { return l.(*List).At(0) }, types.String("y")},
+		{func() ref.Val { return l.(*List).At(1) }, types.String("zz")},
+		{func() ref.Val { v, _ := l.(*List).At(2).(*Object).Member("b"); return v }, types.String("w")},
+		{func() ref.Val { v, _ := root.Member("n"); return v }, types.Double(1.5)},
+	}
+	first := make([]ref.Val, len(tests))
+	for i, tt := range tests {
+		first[i] = tt.get()
+	}
+	runtime.GC()
+	for i, tt := range tests {
+		got := tt.get()
+		if got.Equal(tt.want) != types.True || got.Type() != tt.want.Type() || first[i].Equal(tt.want) != types.True {
+			t.Errorf("value %d = %v (%v), want %v", i, got, got.Type(), tt.want)
+		}
+	}
+}
