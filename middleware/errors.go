@@ -20,14 +20,19 @@ const ctxKeyCodec = "contractgateway.codec"
 // API's shape, whatever the path.
 func setCodec(c echo.Context, cd codec.Codec) { c.Set(ctxKeyCodec, cd) }
 
-// errorBody is the body of an error answer to c, in the shape of the
-// request's codec: the guard's when the guard saw the request, else the
-// standard codec of its path; Ollama's shape on every other path.
-func errorBody(c echo.Context, he *apierr.Error) []byte {
-	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
-	if !ok {
-		cd = apis.ForPath(c.Request().URL.Path)
+// codecOf is the codec of c's request: the guard's when the guard saw the
+// request, else the standard codec of its path; nil on every other path.
+func codecOf(c echo.Context) codec.Codec {
+	if cd, ok := c.Get(ctxKeyCodec).(codec.Codec); ok {
+		return cd
 	}
+	return apis.ForPath(c.Request().URL.Path)
+}
+
+// errorBody is the body of an error answer to c, in the shape of the
+// request's codec (codecOf); Ollama's shape on every other path.
+func errorBody(c echo.Context, he *apierr.Error) []byte {
+	cd := codecOf(c)
 	if cd == nil {
 		return he.Body()
 	}
@@ -53,10 +58,7 @@ func streamError(c echo.Context, he *apierr.Error) []byte {
 	if !ndjson && !sse {
 		return nil
 	}
-	cd, ok := c.Get(ctxKeyCodec).(codec.Codec)
-	if !ok {
-		cd = apis.ForPath(c.Request().URL.Path)
-	}
+	cd := codecOf(c)
 	switch {
 	case cd != nil:
 		return cd.StreamError(he)
