@@ -42,6 +42,11 @@ type Event struct {
 // that much before its JSON gets its answer validated whole.
 const maxPreamble = 64 << 10
 
+// maxFenceLine bounds the last line of the preamble that the splitter
+// reads again byte by byte to learn whether a brace in it opens a fence's
+// content (see documentStart).
+const maxFenceLine = 1 << 10
+
 // Splitter follows a model's answer as it arrives and reports each item
 // of the item array the moment it closes. The document must be an
 // object; the array is the member the pointer names (nested members
@@ -63,6 +68,9 @@ type Splitter struct {
 	// doc is the document's text from its '{'.
 	doc     strings.Builder
 	started bool
+	// recheck says the preamble's end leaves open where the document
+	// starts, so the next piece is read with it even without a brace.
+	recheck bool
 	end     strictjson.ValueEnd
 	// levels are the states of the objects on the path, by depth-1;
 	// level len(path) is the item array.
@@ -118,31 +126,13 @@ func (s *Splitter) Feed(delta string) []Event {
 	if s.done || s.failed {
 		return nil
 	}
-	var out []Event
 	if !s.started {
-		s.pre.WriteString(delta)
-		if !strings.Contains(delta, "{") {
-			// No document starts before its brace: a long think section
-			// written token by token is not read again for each token.
-			if s.pre.Len() > maxPreamble {
-				return s.giveUp(out, "no document within the first 64 KiB")
-			}
-			return nil
+		var reason string
+		if delta, reason = s.preamble(delta); reason != "" {
+			return s.giveUp(nil, reason)
 		}
-		start, ok, reason := documentStart(s.pre.String())
-		if reason != "" {
-			return s.giveUp(out, reason)
-		}
-		if !ok {
-			if s.pre.Len() > maxPreamble {
-				return s.giveUp(out, "no document within the first 64 KiB")
-			}
-			return nil
-		}
-		s.started = true
-		delta = s.pre.String()[start:]
-		s.pre.Reset()
 	}
+	var out []Event
 	for i := 0; i < len(delta); i++ {
 		out = s.step(delta[i], out)
 		if s.done || s.failed {
@@ -150,6 +140,47 @@ func (s *Splitter) Feed(delta string) []Event {
 		}
 	}
 	return out
+}
+
+// preamble reads delta before the document and returns the document's
+// text in it once it starts ("" before that), or why it gave up.
+//
+// Where the document starts is asked at fixed points of the text, never
+// where a piece happens to end, so that the answer is the same however
+// the model's text is cut into pieces: after each '{' (no document starts
+// before its brace, so a long think section written token by token is not
+// read again for each token), and after each byte while documentStart
+// says the bytes to come may still move the start to a brace read before.
+func (s *Splitter) preamble(delta string) (doc, reason string) {
+	for len(delta) > 0 {
+		n := len(delta)
+		if s.recheck {
+			n = 1
+		} else if i := strings.IndexByte(delta, '{'); i >= 0 {
+			n = i + 1
+		}
+		asked := s.recheck || delta[n-1] == '{'
+		s.pre.WriteString(delta[:n])
+		delta = delta[n:]
+		if s.pre.Len() > maxPreamble {
+			return "", "no document within the first 64 KiB"
+		}
+		if !asked {
+			continue
+		}
+		start, ok, again, reason := documentStart(s.pre.String())
+		if reason != "" {
+			return "", reason
+		}
+		s.recheck = again
+		if ok {
+			s.started = true
+			doc = s.pre.String()[start:] + delta
+			s.pre.Reset()
+			return doc, ""
+		}
+	}
+	return "", ""
 }
 
 // Close says the answer has ended: a document that did not close (cut
@@ -168,44 +199,56 @@ func (s *Splitter) giveUp(out []Event, reason string) []Event {
 
 // documentStart finds where the document starts in the text before it:
 // ok false while it cannot tell yet, reason set when the text is not one
-// the splitter follows.
-func documentStart(pre string) (start int, ok bool, reason string) {
+// the splitter follows. again says that what comes next may move the
+// start to a brace already read, so the next piece must be read with
+// this text even if it has no brace of its own.
+func documentStart(pre string) (start int, ok, again bool, reason string) {
 	base := 0
 	if sections := extract.ThinkSections(pre); len(sections) > 0 {
 		last := sections[len(sections)-1]
 		if last.End == len(pre) {
-			return 0, false, "" // still thinking, or a closing tag to come
+			// Still thinking, or a closing tag to come. A "</think>" at
+			// the very end may close a section that has no opening tag,
+			// and only the next byte says whether it does.
+			return 0, false, strings.HasSuffix(pre, extract.ThinkClose), ""
 		}
 		base = last.End
 	}
 	rest := pre[base:]
 	body := strings.TrimLeft(rest, " \t\r\n")
 	if body == "" {
-		return 0, false, ""
+		return 0, false, false, ""
 	}
 	switch body[0] {
 	case '{':
-		return base + len(rest) - len(body), true, ""
+		return base + len(rest) - len(body), true, false, ""
 	case '[':
-		return 0, false, "the answer is an array, not an object holding the item array"
+		return 0, false, false, "the answer is an array, not an object holding the item array"
 	}
+	// Fences are read by lines: while the last line is incomplete, a
+	// brace in it may yet turn out to open a fence's content, whatever
+	// the line reads as so far (a tag, prose, nothing).
+	// A line longer than maxFenceLine is prose, not a fence's: reading
+	// the text again for each of its bytes would cost its length squared.
+	line := rest[strings.LastIndexByte(rest, '\n')+1:]
+	again = len(line) <= maxFenceLine && strings.Contains(line, "{")
 	for _, f := range extract.Fences(rest) {
 		if f.Tag != "" && !strings.EqualFold(f.Tag, "json") {
 			continue
 		}
 		if f.Close == len(rest) && f.Start == f.End && !strings.Contains(rest[f.Open:], "\n") {
-			return 0, false, "" // the fence's info line is not complete yet
+			return 0, false, again, "" // the fence's info line is not complete yet
 		}
 		content := strings.TrimLeft(rest[f.Start:], " \t\r\n")
 		if content == "" {
-			return 0, false, ""
+			return 0, false, again, ""
 		}
 		if content[0] != '{' {
-			return 0, false, "the fenced block does not start with an object"
+			return 0, false, false, "the fenced block does not start with an object"
 		}
-		return base + len(rest) - len(content), true, ""
+		return base + len(rest) - len(content), true, false, ""
 	}
-	return 0, false, ""
+	return 0, false, again, ""
 }
 
 // step reads one byte of the document.

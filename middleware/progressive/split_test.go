@@ -93,6 +93,13 @@ func FuzzSplitter(f *testing.F) {
 	f.Add("```json\n{\"questions\":[\"a\",{}]}\n```", 9)
 	f.Add(`{"questions":[]}`, 3)
 	f.Add(`{"q":1,"questions":[{"a":[{"b":[]}]}],"r":"]}"}`, 11)
+	// Preambles whose reading depends on what follows a piece's end: a
+	// "</think>" that may close a section with no opening tag, and a
+	// fence's opening line with a brace in it.
+	f.Add(`{"questions":[{}]}</think>json]]`, 0)
+	f.Add("\"questions\"\n```{\"questions\":[\"questions\"]},```]\"", 0)
+	f.Add(",```{\"questions\":[\"questions\"]}}```\"questions\"x", 0)
+	f.Add("{</think>\n{\"questions\":[\"questions\"]}{", 0)
 	f.Fuzz(func(t *testing.T, text string, cut int) {
 		whole, closed, _ := splitAll(t, "/questions", text, 0)
 		if !closed {
