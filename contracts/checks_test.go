@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"cel.dev/cel-go/cel"
+
+	"github.com/contractgateway/gateway/contracts/celenv"
 )
 
 const invoiceSchema = `{"type":"object","properties":{
@@ -170,15 +172,15 @@ func TestPlainStringsAgreeWithCEL(t *testing.T) {
 		{"self.s == string(self.s) + 'x'", map[string]any{"s": "a"}},
 	}
 	for _, tt := range tests {
-		ast, iss := checkEnv.Compile(strings.ReplaceAll(strings.ReplaceAll(tt.rule, "string(int(self.n))", "string(int(self.n))"), "self.t", "string(self.t)"))
+		ast, iss := celenv.Env.Compile(strings.ReplaceAll(strings.ReplaceAll(tt.rule, "string(int(self.n))", "string(int(self.n))"), "self.t", "string(self.t)"))
 		if iss != nil && iss.Err() != nil {
-			ast, iss = checkEnv.Compile(tt.rule)
+			ast, iss = celenv.Env.Compile(tt.rule)
 			if iss != nil && iss.Err() != nil {
 				t.Fatalf("compile %q: %v", tt.rule, iss.Err())
 			}
 		}
 		eval := func(opts ...cel.ProgramOption) string {
-			prg, err := checkEnv.Program(ast, opts...)
+			prg, err := celenv.Env.Program(ast, opts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,10 +191,10 @@ func TestPlainStringsAgreeWithCEL(t *testing.T) {
 			return fmt.Sprint(out)
 		}
 		want := eval()
-		if got := eval(checkStrings); got != want {
+		if got := eval(celenv.Strings); got != want {
 			t.Errorf("%q on %v = %s, want %s", tt.rule, tt.self, got, want)
 		}
-		if got := eval(checkStrings, cel.CostLimit(CheckRuntimeCostLimit)); got != want {
+		if got := eval(celenv.Strings, cel.CostLimit(CheckRuntimeCostLimit)); got != want {
 			t.Errorf("%q on %v with a cost limit = %s, want %s", tt.rule, tt.self, got, want)
 		}
 	}
@@ -214,11 +216,11 @@ func TestCountMacro(t *testing.T) {
 	}
 	self := map[string]any{"l": []any{map[string]any{"w": 1}, map[string]any{"w": 2}, map[string]any{"w": 1.0}}}
 	for _, tt := range tests {
-		ast, iss := checkEnv.Compile(tt.rule)
+		ast, iss := celenv.Env.Compile(tt.rule)
 		if iss != nil && iss.Err() != nil {
 			t.Fatalf("compile %q: %v", tt.rule, iss.Err())
 		}
-		prg, err := checkEnv.Program(ast)
+		prg, err := celenv.Env.Program(ast)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -233,7 +235,7 @@ func TestCountMacro(t *testing.T) {
 			t.Errorf("%s = %s, want %s", tt.rule, got, tt.want)
 		}
 	}
-	if _, iss := checkEnv.Compile("[1].count(@result, true)"); iss == nil || iss.Err() == nil {
+	if _, iss := celenv.Env.Compile("[1].count(@result, true)"); iss == nil || iss.Err() == nil {
 		t.Errorf("count over the accumulator's name compiled, want an error")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 
+	"github.com/contractgateway/gateway/contracts/celenv"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -167,13 +168,13 @@ func (p *schemaProvider) FindStructFieldType(name, field string) (*types.FieldTy
 	return p.Provider.FindStructFieldType(name, field)
 }
 
-// typedEnv is checkEnv with self and root declared as the schema's types:
+// typedEnv is celenv.Env with self and root declared as the schema's types:
 // root as the document, self as the element of the for_each array (the
 // document without one). Without a schema, or where the schema is not
 // simple, they stay dyn.
 func typedEnv(st *schemaTypes, forEach string) (*cel.Env, error) {
 	if st == nil {
-		return checkEnv, nil
+		return celenv.Env, nil
 	}
 	rootType := st.typeOf(st.root, 0)
 	selfType := rootType
@@ -188,10 +189,10 @@ func typedEnv(st *schemaTypes, forEach string) (*cel.Env, error) {
 		}
 	}
 	if rootType == cel.DynType && selfType == cel.DynType {
-		return checkEnv, nil
+		return celenv.Env, nil
 	}
-	return checkBase.Extend(
-		cel.CustomTypeProvider(&schemaProvider{Provider: checkBase.CELTypeProvider(), st: st}),
+	return celenv.Base.Extend(
+		cel.CustomTypeProvider(&schemaProvider{Provider: celenv.Base.CELTypeProvider(), st: st}),
 		cel.Variable("self", selfType),
 		cel.Variable("root", rootType),
 	)

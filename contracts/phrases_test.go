@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contractgateway/gateway/contracts/celenv"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
@@ -14,7 +15,7 @@ import (
 func evalCheckExpr(t *testing.T, src string, self any, tracked bool) any {
 	t.Helper()
 	var errs []error
-	prg, untracked, _, _, _ := compileExpr(checkEnv, 0, "rule", src, nil, nil, func(int, string) *strictjson.Value { return nil }, "t", &errs)
+	prg, untracked, _, _, _ := compileExpr(celenv.Env, 0, "rule", src, nil, nil, func(int, string) *strictjson.Value { return nil }, "t", &errs)
 	if len(errs) > 0 {
 		t.Fatalf("compile %q: %v", src, errs)
 	}

@@ -12,13 +12,14 @@ import (
 	"cel.dev/cel-go/common/types/ref"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/contracts/celfast"
 	"github.com/contractgateway/gateway/internal/mcqgen"
 	"github.com/contractgateway/gateway/validators/celdoc"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
 
 // FuzzFastRule compiles arbitrary rule text and evaluates it on
-// arbitrary documents both ways, compiled into Go (contracts.FastRule)
+// arbitrary documents both ways, compiled into Go (celfast.Rule)
 // and by cel-go (the program without cost tracking): wherever the rule
 // compiles into Go, both give the same value or the same error, at the
 // document's root and on every item of its arrays, without a schema
@@ -88,7 +89,7 @@ func FuzzFastRule(f *testing.F) {
 	})
 }
 
-// compareFast evaluates every check that has a FastRule both ways on
+// compareFast evaluates every check that has a celfast.Rule both ways on
 // doc, as runChecks binds its variables, and fails on a difference.
 func compareFast(t *testing.T, checks []contracts.Check, doc *strictjson.Value, rule string) {
 	t.Helper()
@@ -97,7 +98,7 @@ func compareFast(t *testing.T, checks []contracts.Check, doc *strictjson.Value, 
 	if act.root == nil {
 		act.root = vals.Slot(-1, doc)
 	}
-	act.vars = &contracts.CheckVars{Root: act.root, Params: act.params}
+	act.vars = &celfast.Vars{Root: act.root, Params: act.params}
 	for i := range checks {
 		c := &checks[i]
 		if c.Fast == nil || c.Untracked == nil {

@@ -14,6 +14,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/contractgateway/gateway/contracts"
+	"github.com/contractgateway/gateway/contracts/celfast"
 	"github.com/contractgateway/gateway/validators/celdoc"
 	"github.com/contractgateway/gateway/validators/strictjson"
 )
@@ -37,7 +38,7 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		maxString = max(maxString, len(k), len(v))
 	}
 	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
-	act.vars = checkVarsPool.Get().(*contracts.CheckVars)
+	act.vars = checkVarsPool.Get().(*celfast.Vars)
 	act.vars.Root, act.vars.Params = act.root, act.params
 	defer func() {
 		act.vars.Reset()
@@ -111,7 +112,7 @@ func (a *forEachArrays) at(ptr string) (*strictjson.Value, *celdoc.List) {
 
 // checkVarsPool holds the variables and scratch space of compiled
 // rules between documents, so that a document does not make them again.
-var checkVarsPool = sync.Pool{New: func() any { return new(contracts.CheckVars) }}
+var checkVarsPool = sync.Pool{New: func() any { return new(celfast.Vars) }}
 
 // paramsVal is the bound parameters as a CEL map whose values are made
 // once, so that a rule reading params.options on every item does not
@@ -324,7 +325,7 @@ type checkActivation struct {
 	index      types.Int
 	params     ref.Val
 	// vars are the same variables for a rule compiled into Go.
-	vars *contracts.CheckVars
+	vars *celfast.Vars
 	// class is the size class (contracts.CheckSizeClass) of the
 	// document and the parameters; sized is false when they are larger
 	// than every class.

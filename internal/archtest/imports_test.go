@@ -38,9 +38,13 @@ var ranks = map[string]int{
 	"validators/strictjson": 110,
 	"validators/celdoc":     120,
 
-	// Contracts and configuration: files → compiled values.
-	"config":    200,
-	"contracts": 200,
+	// Contracts and configuration: files → compiled values. A check's
+	// CEL environment and its rules compiled into Go sit beneath the
+	// contract that compiles them.
+	"contracts/celenv":  180,
+	"contracts/celfast": 190,
+	"config":            200,
+	"contracts":         200,
 
 	// Validators: text → report, and the rule packs.
 	"validators":                   300,

@@ -1,4 +1,8 @@
-package contracts
+// Package celfast compiles a check's rule, once cel-go has checked it,
+// into Go closures that evaluate it as cel-go's interpreter would, step
+// for step and error for error, at a fraction of its cost: the rules
+// that every item of every answer runs are the guard's hottest code.
+package celfast
 
 import (
 	"cmp"
@@ -16,19 +20,21 @@ import (
 	"cel.dev/cel-go/common/types/traits"
 	"cel.dev/cel-go/interpreter"
 	"cel.dev/cel-go/interpreter/functions"
+
+	"github.com/contractgateway/gateway/contracts/celenv"
 )
 
-// FastRule is a rule compiled into Go closures over its variables: the
-// same steps cel-go's interpreter takes (the same functions, the same
-// order, the same errors), without its per-step dispatch, name lookups
-// and attribute machinery, which cost most of a check's time. It does
-// not count cost, so a check has one only where the load-time estimate
-// shows that the rule cannot reach CheckRuntimeCostLimit (the classes
-// of Check.UntrackedWithin); every other document is evaluated by
-// Program. A rule using a part of CEL the compiler does not know (map
-// or message literals, two-variable comprehensions, optional steps)
-// has none.
-type FastRule struct {
+// Rule is a rule compiled into Go closures over its variables: the same
+// steps cel-go's interpreter takes (the same functions, the same order,
+// the same errors), without its per-step dispatch, name lookups and
+// attribute machinery, which cost most of a check's time. It does not
+// count cost, so a check has one only where the load-time estimate shows
+// that the rule cannot reach contracts.CheckRuntimeCostLimit (the
+// classes of contracts.Check.UntrackedWithin); every other document is
+// evaluated by the check's Program. A rule using a part of CEL the
+// compiler does not know (map or message literals, two-variable
+// comprehensions, optional steps) has none.
+type Rule struct {
 	eval   fastExpr
 	slots  int
 	folds  int
@@ -37,10 +43,10 @@ type FastRule struct {
 	groups int
 }
 
-// CheckVars are the variables of one evaluation of a FastRule, and the
+// Vars are the variables of one evaluation of a Rule, and the
 // scratch space its comprehensions use; a caller reuses one across
 // evaluations so that an evaluation allocates nothing of its own.
-type CheckVars struct {
+type Vars struct {
 	Self, Root, Params ref.Val
 	Index              types.Int
 	slots              []ref.Val
@@ -63,7 +69,7 @@ type CheckVars struct {
 
 // Reset drops every value v holds, keeping its scratch space, so that
 // v can serve another document without keeping this one alive.
-func (v *CheckVars) Reset() {
+func (v *Vars) Reset() {
 	v.Self, v.Root, v.Params, v.Index = nil, nil, nil, 0
 	clear(v.slots)
 	clear(v.kept)
@@ -76,7 +82,7 @@ var errBail = types.NewErr("evaluated by cel-go")
 // Eval evaluates the rule with the variables v; false when the rule
 // must be evaluated by cel-go instead. A function that panics is an
 // error, as cel-go's Eval makes it.
-func (r *FastRule) Eval(v *CheckVars) (out ref.Val, ok bool) {
+func (r *Rule) Eval(v *Vars) (out ref.Val, ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, ok = types.WrapErr(fmt.Errorf("internal error: %v", p)), true
@@ -104,18 +110,18 @@ func (r *FastRule) Eval(v *CheckVars) (out ref.Val, ok bool) {
 	return out, !v.bail
 }
 
-type fastExpr func(*CheckVars) ref.Val
+type fastExpr func(*Vars) ref.Val
 
 // errNotFast is returned by the compiler for a part of CEL it leaves to
 // cel-go.
 var errNotFast = errors.New("not compiled to Go")
 
-// fastOverloads are the implementations of every function of checkBase,
+// fastOverloads are the implementations of every function of celenv.Base,
 // by overload id and by function name, as cel-go's dispatcher holds
 // them.
 var fastOverloads = func() map[string]*functions.Overload {
 	out := map[string]*functions.Overload{}
-	for _, fn := range checkBase.Functions() {
+	for _, fn := range celenv.Base.Functions() {
 		bs, err := fn.Bindings()
 		if err != nil {
 			continue
@@ -146,19 +152,19 @@ type fastCompiler struct {
 	paths map[string]int
 	// phraseGroups are the containsPhrase calls on each member path,
 	// groupSlots their number.
-	phraseGroups map[string]*phraseGroupSets
+	phraseGroups map[string]*phraseGroup
 	groupSlots   int
 }
 
-// compileFast compiles a checked (and folded) rule; errNotFast when it
+// Compile compiles a checked (and folded) rule; errNotFast when it
 // uses a part of CEL the compiler leaves to cel-go.
-func compileFast(a *celast.AST, prov types.Provider) (r *FastRule, err error) {
-	c := &fastCompiler{ast: a, prov: prov, paths: map[string]int{}, phraseGroups: map[string]*phraseGroupSets{}}
+func Compile(a *celast.AST, prov types.Provider) (r *Rule, err error) {
+	c := &fastCompiler{ast: a, prov: prov, paths: map[string]int{}, phraseGroups: map[string]*phraseGroup{}}
 	e, err := c.expr(a.Expr())
 	if err != nil {
 		return nil, err
 	}
-	return &FastRule{eval: e, slots: c.slots, folds: c.folds, hints: c.hints, kept: len(c.paths), groups: c.groupSlots}, nil
+	return &Rule{eval: e, slots: c.slots, folds: c.folds, hints: c.hints, kept: len(c.paths), groups: c.groupSlots}, nil
 }
 
 func (c *fastCompiler) lookup(name string) (fastLocal, bool) {
@@ -174,7 +180,7 @@ func (c *fastCompiler) expr(e celast.Expr) (fastExpr, error) {
 	switch e.Kind() {
 	case celast.LiteralKind:
 		v := e.AsLiteral()
-		return func(*CheckVars) ref.Val { return v }, nil
+		return func(*Vars) ref.Val { return v }, nil
 	case celast.IdentKind:
 		if r, ok := c.ast.ReferenceMap()[e.ID()]; ok {
 			return c.ident(e.ID(), r.Name, r)
@@ -197,22 +203,22 @@ func (c *fastCompiler) expr(e celast.Expr) (fastExpr, error) {
 func (c *fastCompiler) ident(id int64, name string, r *celast.ReferenceInfo) (fastExpr, error) {
 	if r != nil && r.Value != nil {
 		v := r.Value
-		return func(*CheckVars) ref.Val { return v }, nil
+		return func(*Vars) ref.Val { return v }, nil
 	}
 	if t := c.ast.GetType(id); r != nil && t != nil && t.Kind() == types.TypeKind {
 		v, ok := c.prov.FindIdent(r.Name)
 		if !ok {
 			return nil, errNotFast
 		}
-		return func(*CheckVars) ref.Val { return v }, nil
+		return func(*Vars) ref.Val { return v }, nil
 	}
 	if l, ok := c.lookup(name); ok {
 		s := l.slot
 		if l.init == nil {
-			return func(v *CheckVars) ref.Val { return v.slots[s] }, nil
+			return func(v *Vars) ref.Val { return v.slots[s] }, nil
 		}
 		init := l.init
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			if v.slots[s] == nil {
 				v.slots[s] = init(v)
 			}
@@ -221,13 +227,13 @@ func (c *fastCompiler) ident(id int64, name string, r *celast.ReferenceInfo) (fa
 	}
 	switch name {
 	case "self":
-		return func(v *CheckVars) ref.Val { return v.Self }, nil
+		return func(v *Vars) ref.Val { return v.Self }, nil
 	case "root":
-		return func(v *CheckVars) ref.Val { return v.Root }, nil
+		return func(v *Vars) ref.Val { return v.Root }, nil
 	case "index":
-		return func(v *CheckVars) ref.Val { return v.Index }, nil
+		return func(v *Vars) ref.Val { return v.Index }, nil
 	case "params":
-		return func(v *CheckVars) ref.Val { return v.Params }, nil
+		return func(v *Vars) ref.Val { return v.Params }, nil
 	}
 	return nil, errNotFast
 }
@@ -252,14 +258,14 @@ type fielder interface {
 }
 
 // hintedFielder is a fielder that reads a member faster at the position
-// it was last found at (see CheckVars.hints).
+// it was last found at (see Vars.hints).
 type hintedFielder interface {
 	FieldAt(name string, hint int) (ref.Val, int, bool)
 }
 
 // field is the member name of f, using and updating the hint in slot h
 // of v.
-func field(v *CheckVars, h int, f fielder, name string) (ref.Val, bool) {
+func field(v *Vars, h int, f fielder, name string) (ref.Val, bool) {
 	if hf, ok := f.(hintedFielder); ok {
 		x, at, found := hf.FieldAt(name, v.hints[h])
 		v.hints[h] = at
@@ -290,7 +296,7 @@ func (c *fastCompiler) selectExpr(e celast.Expr) (fastExpr, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		if x := v.kept[k]; x != nil {
 			return x
 		}
@@ -354,7 +360,7 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 			// The schema's object type: cel-go reads the field through
 			// the type's GetFrom and IsSet, whatever the value is.
 			if sel.IsTestOnly() {
-				return func(v *CheckVars) ref.Val {
+				return func(v *Vars) ref.Val {
 					x := op(v)
 					if types.IsUnknownOrError(x) {
 						return x
@@ -362,7 +368,7 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 					return types.Bool(ft.IsSet(x.Value()))
 				}, nil
 			}
-			return func(v *CheckVars) ref.Val {
+			return func(v *Vars) ref.Val {
 				x := op(v)
 				if types.IsUnknownOrError(x) {
 					return x
@@ -395,7 +401,7 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 		}
 	}
 	if sel.IsTestOnly() {
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			x := op(v)
 			switch m := x.(type) {
 			case *types.Err, *types.Unknown:
@@ -417,7 +423,7 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 			return types.Bool(found)
 		}, nil
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := op(v)
 		switch m := x.(type) {
 		case *types.Err, *types.Unknown:
@@ -561,7 +567,7 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 		return nil, errNotFast
 	case operators.NotStrictlyFalse:
 		a := args[0]
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			if b, ok := a(v).(types.Bool); ok {
 				return b
 			}
@@ -571,11 +577,11 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 	switch {
 	case oID == "int64_to_string" && len(args) == 1:
 		a := args[0]
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			x := a(v)
 			if n, ok := x.(types.Int); ok {
-				if n >= 0 && int(n) < len(smallInts) {
-					return smallInts[n]
+				if n >= 0 && int(n) < len(celenv.SmallInts) {
+					return celenv.SmallInts[n]
 				}
 				return n.ConvertToType(types.StringType)
 			}
@@ -635,7 +641,7 @@ func (c *fastCompiler) call(e celast.Expr) (fastExpr, error) {
 			return nil, errNotFast
 		}
 		f := impl.Function
-		return func(*CheckVars) ref.Val { return f() }, nil
+		return func(*Vars) ref.Val { return f() }, nil
 	case 1:
 		if impl != nil && impl.Unary == nil && impl.Function != nil {
 			return varArgs(fn, oID, impl, args), nil
@@ -670,7 +676,7 @@ func logical(terms []fastExpr, or bool) fastExpr {
 	if len(terms) == 2 {
 		// The common case, a || b: both bools or the first one stop.
 		a, b := terms[0], terms[1]
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			x := a(v)
 			xb, xok := x.(types.Bool)
 			if xok && xb == stop {
@@ -687,7 +693,7 @@ func logical(terms []fastExpr, or bool) fastExpr {
 			return logical2(x, y, stop)
 		}
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		var err ref.Val
 		var unk *types.Unknown
 		for _, t := range terms {
@@ -697,30 +703,16 @@ func logical(terms []fastExpr, or bool) fastExpr {
 				return stop
 			}
 			if !ok {
-				if u, isUnk := x.(*types.Unknown); isUnk {
-					if unk == nil {
-						unk = u
-					} else {
-						unk = types.MergeUnknowns(unk, u)
-					}
-				} else if err == nil {
-					err = types.MaybeNoSuchOverloadErr(x)
-				}
+				unk, err = nonBool(x, unk, err)
 			}
 		}
-		if unk != nil {
-			return unk
-		}
-		if err != nil {
-			return err
-		}
-		return !stop
+		return noStop(unk, err, stop)
 	}
 }
 
 // conditional is c ? t : f as cel-go's conditional attribute.
 func conditional(cond, t, f fastExpr) fastExpr {
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := cond(v)
 		if b, ok := x.(types.Bool); ok {
 			if b {
@@ -737,7 +729,7 @@ func conditional(cond, t, f fastExpr) fastExpr {
 
 // equality is == (or != when ne) as cel-go's evalEq and evalNe.
 func equality(l, r fastExpr, ne bool) fastExpr {
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		lv := l(v)
 		if _, ok := lv.(*types.Err); ok {
 			return lv
@@ -785,7 +777,7 @@ func (c *fastCompiler) index(e celast.Expr, args []fastExpr) (fastExpr, error) {
 		return nil, errNotFast
 	}
 	op := args[0]
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := op(v)
 		if types.IsUnknownOrError(x) {
 			return x
@@ -809,7 +801,7 @@ func unary(fn, oID string, impl *functions.Overload, arg fastExpr) fastExpr {
 	if impl != nil {
 		f, trait, strict = impl.Unary, impl.OperandTrait, !impl.NonStrict
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := arg(v)
 		if strict && types.IsUnknownOrError(x) {
 			return x
@@ -831,7 +823,7 @@ func binary(fn, oID string, impl *functions.Overload, lhs, rhs fastExpr) fastExp
 	if impl != nil {
 		f, trait, strict = impl.Binary, impl.OperandTrait, !impl.NonStrict
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		l := lhs(v)
 		if strict {
 			switch l.(type) {
@@ -866,27 +858,10 @@ func varArgs(fn, oID string, impl *functions.Overload, args []fastExpr) fastExpr
 	if impl != nil {
 		f, trait, strict = impl.Function, impl.OperandTrait, !impl.NonStrict
 	}
-	return func(v *CheckVars) ref.Val {
-		vals := make([]ref.Val, len(args))
-		var unk *types.Unknown
-		for i, a := range args {
-			x := a(v)
-			if strict {
-				switch u := x.(type) {
-				case *types.Err:
-					return u
-				case *types.Unknown:
-					if unk == nil {
-						unk = u
-					} else {
-						unk = types.MergeUnknowns(unk, u)
-					}
-				}
-			}
-			vals[i] = x
-		}
-		if strict && unk != nil {
-			return unk
+	return func(v *Vars) ref.Val {
+		vals, stop := evalAll(v, args, strict)
+		if stop != nil {
+			return stop
 		}
 		if f != nil && matchTrait(trait, strict, vals[0]) {
 			return f(vals...)
@@ -919,7 +894,7 @@ func (c *fastCompiler) list(e celast.Expr) (fastExpr, error) {
 	}
 	if consts != nil || len(l.Elements()) == 0 {
 		lv := types.NewRefValList(types.DefaultTypeAdapter, consts)
-		return func(*CheckVars) ref.Val { return lv }, nil
+		return func(*Vars) ref.Val { return lv }, nil
 	}
 	elems := make([]fastExpr, len(l.Elements()))
 	for i, el := range l.Elements() {
@@ -929,28 +904,38 @@ func (c *fastCompiler) list(e celast.Expr) (fastExpr, error) {
 		}
 		elems[i] = x
 	}
-	return func(v *CheckVars) ref.Val {
-		vals := make([]ref.Val, len(elems))
-		var unk *types.Unknown
-		for i, el := range elems {
-			x := el(v)
-			switch u := x.(type) {
-			case *types.Err:
-				return u
-			case *types.Unknown:
-				if unk == nil {
-					unk = u
-				} else {
-					unk = types.MergeUnknowns(unk, u)
-				}
-			}
-			vals[i] = x
-		}
-		if unk != nil {
-			return unk
+	return func(v *Vars) ref.Val {
+		vals, stop := evalAll(v, elems, true)
+		if stop != nil {
+			return stop
 		}
 		return types.NewRefValList(types.DefaultTypeAdapter, vals)
 	}, nil
+}
+
+// evalAll evaluates exprs in order, as cel-go evaluates a call's
+// arguments or a list's elements. When strict, an error ends it and is
+// stop, and the unknowns met are stop once all are evaluated; stop is
+// nil when the values stand.
+func evalAll(v *Vars, exprs []fastExpr, strict bool) (vals []ref.Val, stop ref.Val) {
+	vals = make([]ref.Val, len(exprs))
+	var unk *types.Unknown
+	for i, e := range exprs {
+		x := e(v)
+		if strict {
+			switch u := x.(type) {
+			case *types.Err:
+				return nil, u
+			case *types.Unknown:
+				unk = mergeUnknown(unk, u)
+			}
+		}
+		vals[i] = x
+	}
+	if unk != nil {
+		return nil, unk
+	}
+	return vals, nil
 }
 
 // constList is the list a compiled constant list literal gives, if e is
@@ -980,7 +965,7 @@ func (c *fastCompiler) phrases(e celast.Expr, args []fastExpr) fastExpr {
 	if !ok {
 		return nil
 	}
-	set, ok := newPhraseSet(l)
+	set, ok := celenv.NewPhraseSet(l)
 	if !ok {
 		return nil
 	}
@@ -988,13 +973,13 @@ func (c *fastCompiler) phrases(e celast.Expr, args []fastExpr) fastExpr {
 	if path, ok := c.varPath(call.Target()); ok {
 		return c.phraseGroup(path, set, arg)
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := arg(v)
 		switch x.(type) {
 		case *types.Err, *types.Unknown:
 			return x
 		}
-		return set.holds(x)
+		return set.Holds(x)
 	}
 }
 
@@ -1018,7 +1003,7 @@ func (c *fastCompiler) matches(e celast.Expr, args []fastExpr) (fastExpr, error)
 		return nil, errNotFast
 	}
 	arg := args[0]
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := arg(v)
 		if types.IsUnknownOrError(x) {
 			return x
@@ -1063,7 +1048,7 @@ func (c *fastCompiler) joinedCompare(e celast.Expr, args []fastExpr, prefix bool
 		generic = equality(args[0], args[1], false)
 	}
 	x := args[0]
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		xv := x(v)
 		xs, ok := xv.(types.String)
 		if !ok {
@@ -1090,7 +1075,7 @@ func (c *fastCompiler) joinedCompare(e celast.Expr, args []fastExpr, prefix bool
 // the loop condition before each step, stopping when it is not true,
 // the result with the iteration variable out of scope.
 type fastFolder struct {
-	v                *CheckVars
+	v                *Vars
 	iter, accu       int
 	cond, step       fastExpr
 	listV1           bool
@@ -1138,7 +1123,7 @@ func (f *fastFolder) appendStep() {
 
 // appendElement is appendStep's work: the list and the error it has
 // become, if any, after the element in the iteration variable.
-func appendElement(v *CheckVars, keep, elem fastExpr, list []ref.Val, failed ref.Val) ([]ref.Val, ref.Val) {
+func appendElement(v *Vars, keep, elem fastExpr, list []ref.Val, failed ref.Val) ([]ref.Val, ref.Val) {
 	if keep != nil {
 		p := keep(v)
 		b, ok := p.(types.Bool)
@@ -1212,7 +1197,7 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 		return nil, err
 	}
 	c.scope = c.scope[:len(c.scope)-1]
-	generic := func(v *CheckVars) ref.Val {
+	generic := func(v *Vars) ref.Val {
 		v.slots[accu.slot] = nil
 		r := rng(v)
 		if types.IsUnknownOrError(r) {
@@ -1253,7 +1238,7 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 		// cel.bind(x, init, result): a loop over no elements, whose
 		// result reads x, evaluated on first read.
 		slot := accu.slot
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			v.slots[slot] = nil
 			return result(v)
 		}, nil
@@ -1331,7 +1316,7 @@ func quantifierOf(fold celast.ComprehensionExpr) (quantifier, celast.Expr) {
 // them, stopping where the macro's loop condition stops. A range that
 // is not a list goes to generic.
 func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fastExpr {
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		r := rng(v)
 		l, ok := r.(traits.Lister)
 		if !ok {
@@ -1392,26 +1377,43 @@ func logical2(accu, p, stop ref.Val) ref.Val {
 	var err ref.Val
 	var unk *types.Unknown
 	for _, x := range [2]ref.Val{accu, p} {
-		if _, ok := x.(types.Bool); ok {
-			continue
-		}
-		if u, ok := x.(*types.Unknown); ok {
-			if unk == nil {
-				unk = u
-			} else {
-				unk = types.MergeUnknowns(unk, u)
-			}
-		} else if err == nil {
-			err = types.MaybeNoSuchOverloadErr(x)
+		if _, ok := x.(types.Bool); !ok {
+			unk, err = nonBool(x, unk, err)
 		}
 	}
+	return noStop(unk, err, stop.(types.Bool))
+}
+
+// nonBool notes x, a term of && or || that is not a bool, as cel-go's
+// evalAnd and evalOr do: unknowns merge, and the first error is kept.
+func nonBool(x ref.Val, unk *types.Unknown, err ref.Val) (*types.Unknown, ref.Val) {
+	if u, ok := x.(*types.Unknown); ok {
+		return mergeUnknown(unk, u), err
+	}
+	if err == nil {
+		err = types.MaybeNoSuchOverloadErr(x)
+	}
+	return unk, err
+}
+
+// mergeUnknown adds u to the unknowns met so far, unk (nil for none).
+func mergeUnknown(unk, u *types.Unknown) *types.Unknown {
+	if unk == nil {
+		return u
+	}
+	return types.MergeUnknowns(unk, u)
+}
+
+// noStop is the value of && or || when no term was stop: the unknowns
+// met, else the first error, else !stop.
+func noStop(unk *types.Unknown, err ref.Val, stop types.Bool) ref.Val {
 	if unk != nil {
 		return unk
 	}
 	if err != nil {
 		return err
 	}
-	return !stop.(types.Bool)
+	return !stop
 }
 
 // result is the comprehension's result once the loop is done.
@@ -1504,7 +1506,7 @@ func scalarKind(v ref.Val) int {
 // arguments go to the dispatcher, as in cel-go. nil when fn is not
 // dispatched that way.
 func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExpr {
-	decl, ok := checkBase.Functions()[fn]
+	decl, ok := celenv.Base.Functions()[fn]
 	if !ok || impl.Function == nil || impl.NonStrict || impl.OperandTrait != 0 {
 		return nil
 	}
@@ -1558,7 +1560,7 @@ func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExp
 	if n == 1 {
 		if lists := listDispatch(decl); lists != nil {
 			a := args[0]
-			return func(v *CheckVars) ref.Val {
+			return func(v *Vars) ref.Val {
 				x := a(v)
 				if kind := scalarKind(x); kind >= 0 {
 					if t := table[kind]; t.unary != nil {
@@ -1581,7 +1583,7 @@ func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExp
 			}
 		}
 	}
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		var vals [3]ref.Val
 		k, scale := 0, 1
 		for i, a := range args {
@@ -1624,7 +1626,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 	switch {
 	case fn == "type" && len(args) == 1 && impl.Unary != nil:
 		a := args[0]
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			x := a(v)
 			if types.IsUnknownOrError(x) {
 				return x
@@ -1633,7 +1635,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 		}
 	case fn == operators.LogicalNot && len(args) == 1 && impl.Unary != nil:
 		a, generic := args[0], unary(fn, "", impl, args[0])
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			x := a(v)
 			if b, ok := x.(types.Bool); ok {
 				return !b
@@ -1645,7 +1647,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 		}
 	case fn == "size" && len(args) == 1 && impl.Unary != nil && impl.OperandTrait == traits.SizerType:
 		a, generic := args[0], unary(fn, "", impl, args[0])
-		return func(v *CheckVars) ref.Val {
+		return func(v *Vars) ref.Val {
 			x := a(v)
 			switch s := x.(type) {
 			case types.String, traits.Lister, traits.Mapper:
@@ -1675,7 +1677,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 	}
 	l, r := args[0], args[1]
 	generic := binary(fn, "", impl, l, r)
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		lv := l(v)
 		if types.IsUnknownOrError(lv) {
 			return generic(v)
@@ -1777,7 +1779,7 @@ func (c *fastCompiler) equalityConst(e celast.Expr, l fastExpr, ne bool) fastExp
 	}
 	ks, kIsString := k.(types.String)
 	kt, kIsType := k.(*types.Type)
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := l(v)
 		var eq ref.Val
 		switch y := x.(type) {
@@ -1808,32 +1810,26 @@ func (c *fastCompiler) equalityConst(e celast.Expr, l fastExpr, ne bool) fastExp
 // words once and looks for every set of the group in them (a rule that
 // looks for catch-all phrases and then for "both" reads the options
 // once), and the other calls take their answer from it.
-func (c *fastCompiler) phraseGroup(path string, set phraseSet, arg fastExpr) fastExpr {
+func (c *fastCompiler) phraseGroup(path string, set celenv.PhraseSet, arg fastExpr) fastExpr {
 	g := c.phraseGroups[path]
 	if g == nil {
-		g = &phraseGroupSets{first: map[string][]phraseRest{}, slot: c.groupSlots}
+		g = &phraseGroup{slot: c.groupSlots}
 		c.groupSlots++
 		c.phraseGroups[path] = g
 	}
-	bit := len(g.sets)
-	if bit >= 63 {
-		return func(v *CheckVars) ref.Val {
+	bit, ok := g.sets.Add(set)
+	if !ok {
+		return func(v *Vars) ref.Val {
 			x := arg(v)
 			switch x.(type) {
 			case *types.Err, *types.Unknown:
 				return x
 			}
-			return set.holds(x)
-		}
-	}
-	g.sets = append(g.sets, set)
-	for w, rests := range set {
-		for _, r := range rests {
-			g.first[w] = append(g.first[w], phraseRest{words: r, bit: bit})
+			return set.Holds(x)
 		}
 	}
 	slot := g.slot
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := arg(v)
 		switch x.(type) {
 		case *types.Err, *types.Unknown:
@@ -1842,7 +1838,7 @@ func (c *fastCompiler) phraseGroup(path string, set phraseSet, arg fastExpr) fas
 		found, done := v.groups[slot], v.groupDone[slot]
 		if !done {
 			var ok bool
-			if found, ok = g.holds(x); !ok {
+			if found, ok = g.sets.Holds(x); !ok {
 				return types.MaybeNoSuchOverloadErr(x)
 			}
 			v.groups[slot], v.groupDone[slot] = found, true
@@ -1851,66 +1847,11 @@ func (c *fastCompiler) phraseGroup(path string, set phraseSet, arg fastExpr) fas
 	}
 }
 
-// phraseGroupSets are the phrase sets one rule looks for in one value,
-// indexed together by their phrases' first words.
-type phraseGroupSets struct {
-	sets  []phraseSet
-	first map[string][]phraseRest
-	slot  int
-}
-
-// phraseRest is the words of a phrase after its first, and the bit of
-// its set.
-type phraseRest struct {
-	words []string
-	bit   int
-}
-
-// holds is phraseSet.holds for every set of the group at once: bit k of
-// found is set when set k holds; false when x is neither a string nor
-// a list.
-func (g *phraseGroupSets) holds(x ref.Val) (found uint64, ok bool) {
-	all := uint64(1)<<len(g.sets) - 1
-	switch y := x.(type) {
-	case types.String:
-		return g.contains(string(y)), true
-	case traits.Lister:
-		n, _ := y.Size().(types.Int)
-		for i := types.Int(0); i < n && found != all; i++ {
-			if s, ok := y.Get(i).(types.String); ok {
-				found |= g.contains(string(s))
-			}
-		}
-		return found, true
-	}
-	return 0, false
-}
-
-// contains is phraseSet.contains for every set of the group at once.
-func (g *phraseGroupSets) contains(s string) uint64 {
-	var stack [256]byte
-	var spanStack [32][2]int
-	buf, spans := appendWords(s, stack[:0], spanStack[:0])
-	var found uint64
-	for i, sp := range spans {
-		for _, rest := range g.first[string(buf[sp[0]:sp[1]])] {
-			if found&(1<<rest.bit) != 0 || len(spans)-i-1 < len(rest.words) {
-				continue
-			}
-			match := true
-			for j, p := range rest.words {
-				n := spans[i+1+j]
-				if string(buf[n[0]:n[1]]) != p {
-					match = false
-					break
-				}
-			}
-			if match {
-				found |= 1 << rest.bit
-			}
-		}
-	}
-	return found
+// phraseGroup is the phrase sets one rule looks for in one value, and
+// the slot of Vars.groups that holds what an evaluation found.
+type phraseGroup struct {
+	sets celenv.PhraseGroup
+	slot int
 }
 
 // unguarded are the functions of this package the checks bind with one
@@ -1922,14 +1863,14 @@ var unguarded = map[string]struct {
 	fn   func(ref.Val) ref.Val
 	list bool
 }{
-	"list_sum":                 {listSum, true},
-	"list_unique":              {listUnique, true},
-	"list_unique_text":         {listUniqueText, true},
-	"list_number_code_lines":   {listNumberCodeLines, true},
-	"string_number_code_lines": {stringNumberCodeLines, false},
-	"string_code_blocks":       {stringCodeBlocks, false},
-	"string_unfenced_text":     {stringUnfencedText, false},
-	"string_words":             {stringWords, false},
+	"list_sum":                 {celenv.ListSum, true},
+	"list_unique":              {celenv.ListUnique, true},
+	"list_unique_text":         {celenv.ListUniqueText, true},
+	"list_number_code_lines":   {celenv.ListNumberCodeLines, true},
+	"string_number_code_lines": {celenv.StringNumberCodeLines, false},
+	"string_code_blocks":       {celenv.StringCodeBlocks, false},
+	"string_unfenced_text":     {celenv.StringUnfencedText, false},
+	"string_words":             {celenv.StringWords, false},
 }
 
 // guardOnce calls raw.fn on the value of arg when it is of raw's type
@@ -1939,7 +1880,7 @@ func guardOnce(fn string, raw struct {
 	fn   func(ref.Val) ref.Val
 	list bool
 }, arg fastExpr, guarded functions.UnaryOp) fastExpr {
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		x := arg(v)
 		if types.IsUnknownOrError(x) {
 			return x
@@ -1972,7 +1913,7 @@ func (c *fastCompiler) stringTest(e celast.Expr, oID string, args []fastExpr, te
 		return nil
 	}
 	x, guarded := args[0], impl.Binary
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		s := x(v)
 		if str, ok := s.(types.String); ok {
 			return types.Bool(test(string(str), string(k)))
@@ -1988,7 +1929,7 @@ func (c *fastCompiler) stringTest(e celast.Expr, oID string, args []fastExpr, te
 // built as cel-go builds it (see fastFolder.appendStep); a range that
 // is not a list goes to generic.
 func appendAll(rng, keep, elem fastExpr, iter int, generic fastExpr) fastExpr {
-	return func(v *CheckVars) ref.Val {
+	return func(v *Vars) ref.Val {
 		r := rng(v)
 		l, ok := r.(traits.Lister)
 		if !ok {

@@ -1,4 +1,4 @@
-package contracts
+package celenv
 
 import (
 	"strings"
@@ -12,21 +12,21 @@ import (
 	"golang.org/x/text/cases"
 )
 
-// phraseSet is a list of phrases made ready for containsPhrase: each
+// PhraseSet is a list of phrases made ready for containsPhrase: each
 // phrase as its words (words() of it), indexed by its first word.
-type phraseSet map[string][][]string
+type PhraseSet map[string][][]string
 
-// newPhraseSet builds the set of the phrases of a CEL list; ok is false
+// NewPhraseSet builds the set of the phrases of a CEL list; ok is false
 // when an element is not a string.
-func newPhraseSet(l traits.Lister) (phraseSet, bool) {
-	set := phraseSet{}
+func NewPhraseSet(l traits.Lister) (PhraseSet, bool) {
+	set := PhraseSet{}
 	for it := l.Iterator(); it.HasNext() == types.True; {
 		s, ok := it.Next().(types.String)
 		if !ok {
 			return nil, false
 		}
 		var ws []string
-		buf, spans := appendWords(string(s), nil, nil)
+		buf, spans := AppendWords(string(s), nil, nil)
 		for _, sp := range spans {
 			ws = append(ws, string(buf[sp[0]:sp[1]]))
 		}
@@ -37,10 +37,10 @@ func newPhraseSet(l traits.Lister) (phraseSet, bool) {
 	return set, true
 }
 
-// appendWords writes the words of s as words() makes them (runs of
+// AppendWords writes the words of s as words() makes them (runs of
 // letters and digits, lower-cased) one after another into buf, and the
 // start and end of each in buf into spans.
-func appendWords(s string, buf []byte, spans [][2]int) ([]byte, [][2]int) {
+func AppendWords(s string, buf []byte, spans [][2]int) ([]byte, [][2]int) {
 	start := -1
 	for _, r := range s {
 		switch {
@@ -78,10 +78,10 @@ func appendWords(s string, buf []byte, spans [][2]int) ([]byte, [][2]int) {
 // word for word, in sequence. The words are written once into buffers
 // on the stack (for texts of a few hundred bytes), then every word that
 // starts a phrase is tried.
-func (set phraseSet) contains(s string) bool {
+func (set PhraseSet) contains(s string) bool {
 	var stack [256]byte
 	var spanStack [32][2]int
-	buf, spans := appendWords(s, stack[:0], spanStack[:0])
+	buf, spans := AppendWords(s, stack[:0], spanStack[:0])
 	for i, sp := range spans {
 		for _, rest := range set[string(buf[sp[0]:sp[1]])] {
 			if len(spans)-i-1 < len(rest) {
@@ -110,16 +110,16 @@ func stringContainsPhrase(s, list ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(list)
 	}
-	set, ok := newPhraseSet(l)
+	set, ok := NewPhraseSet(l)
 	if !ok {
 		return types.NewErr("containsPhrase: the phrases must be strings")
 	}
-	return set.holds(s)
+	return set.Holds(s)
 }
 
-// holds is containsPhrase() of a string, or of a list: true when one of
+// Holds is containsPhrase() of a string, or of a list: true when one of
 // the list's strings contains a phrase (other elements are skipped).
-func (set phraseSet) holds(v ref.Val) ref.Val {
+func (set PhraseSet) Holds(v ref.Val) ref.Val {
 	switch x := v.(type) {
 	case types.String:
 		return types.Bool(set.contains(string(x)))
@@ -171,7 +171,7 @@ func constantPhrases(i interpreter.InterpretableV2) (interpreter.InterpretableV2
 	if !ok {
 		return i, nil
 	}
-	set, ok := newPhraseSet(l)
+	set, ok := NewPhraseSet(l)
 	if !ok {
 		return i, nil
 	}
@@ -184,7 +184,7 @@ func constantPhrases(i interpreter.InterpretableV2) (interpreter.InterpretableV2
 type phraseCall struct {
 	interpreter.InterpretableCall
 	arg interpreter.InterpretableV2
-	set phraseSet
+	set PhraseSet
 }
 
 func (c *phraseCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
@@ -193,7 +193,7 @@ func (c *phraseCall) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	case *types.Err, *types.Unknown:
 		return v
 	}
-	res := c.set.holds(v)
+	res := c.set.Holds(v)
 	if costs := frame.CostTracker(); costs != nil {
 		costs.EvalVarArgs(frame, c.ID(), c, []ref.Val{v, types.NullValue}, res)
 	}
@@ -204,12 +204,12 @@ func (c *phraseCall) Eval(act interpreter.Activation) ref.Val {
 	return interpreter.EvalActivation(act, c.Exec)
 }
 
-// listUniqueText is uniqueText(): true when no two strings of the list are
+// ListUniqueText is uniqueText(): true when no two strings of the list are
 // the same text once leading and trailing white space is trimmed and case
 // is folded ("Paris", " paris " and "PARIS" are the same; so are "Straße"
 // and "STRASSE"). Elements that are not strings are compared as unique()
 // compares them.
-func listUniqueText(v ref.Val) ref.Val {
+func ListUniqueText(v ref.Val) ref.Val {
 	l, ok := v.(traits.Lister)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
@@ -280,4 +280,90 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// PhraseGroup is phrase sets looked for in one text together, indexed by
+// their phrases' first words, so that the text is split into words once
+// for all of them: a rule that looks for catch-all phrases and then for
+// "both" in the same options reads them once. The zero value is empty.
+type PhraseGroup struct {
+	sets  int
+	first map[string][]phraseRest
+}
+
+// phraseRest is the words of a phrase after its first, and the bit of
+// its set.
+type phraseRest struct {
+	words []string
+	bit   int
+}
+
+// maxPhraseGroup is the number of sets a group holds: each has a bit of
+// Holds' result.
+const maxPhraseGroup = 63
+
+// Add adds set to the group and returns its bit in Holds' result; false
+// when the group is full.
+func (g *PhraseGroup) Add(set PhraseSet) (bit int, ok bool) {
+	if g.sets >= maxPhraseGroup {
+		return 0, false
+	}
+	if g.first == nil {
+		g.first = map[string][]phraseRest{}
+	}
+	bit = g.sets
+	g.sets++
+	for w, rests := range set {
+		for _, r := range rests {
+			g.first[w] = append(g.first[w], phraseRest{words: r, bit: bit})
+		}
+	}
+	return bit, true
+}
+
+// Holds is PhraseSet.Holds for every set of the group at once: bit k of
+// found is set when set k holds; false when x is neither a string nor a
+// list.
+func (g *PhraseGroup) Holds(x ref.Val) (found uint64, ok bool) {
+	all := uint64(1)<<g.sets - 1
+	switch y := x.(type) {
+	case types.String:
+		return g.contains(string(y)), true
+	case traits.Lister:
+		n, _ := y.Size().(types.Int)
+		for i := types.Int(0); i < n && found != all; i++ {
+			if s, ok := y.Get(i).(types.String); ok {
+				found |= g.contains(string(s))
+			}
+		}
+		return found, true
+	}
+	return 0, false
+}
+
+// contains is PhraseSet.contains for every set of the group at once.
+func (g *PhraseGroup) contains(s string) uint64 {
+	var stack [256]byte
+	var spanStack [32][2]int
+	buf, spans := AppendWords(s, stack[:0], spanStack[:0])
+	var found uint64
+	for i, sp := range spans {
+		for _, rest := range g.first[string(buf[sp[0]:sp[1]])] {
+			if found&(1<<rest.bit) != 0 || len(spans)-i-1 < len(rest.words) {
+				continue
+			}
+			match := true
+			for j, p := range rest.words {
+				n := spans[i+1+j]
+				if string(buf[n[0]:n[1]]) != p {
+					match = false
+					break
+				}
+			}
+			if match {
+				found |= 1 << rest.bit
+			}
+		}
+	}
+	return found
 }

@@ -1,4 +1,4 @@
-package contracts
+package celenv
 
 import (
 	"strings"
@@ -107,10 +107,10 @@ func hasCode(s string) bool {
 	return strings.Contains(s, "\n") || strings.Contains(s, "```")
 }
 
-// stringCodeBlocks is codeBlocks(): the code blocks of a string, each a
+// StringCodeBlocks is codeBlocks(): the code blocks of a string, each a
 // map {"lang": string, "lines": list of strings, "code": the lines
 // joined by "\n", "closed": bool, "inline": bool}.
-func stringCodeBlocks(v ref.Val) ref.Val {
+func StringCodeBlocks(v ref.Val) ref.Val {
 	s, ok := v.(types.String)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
@@ -126,11 +126,11 @@ func stringCodeBlocks(v ref.Val) ref.Val {
 	return types.NewDynamicList(types.DefaultTypeAdapter, out)
 }
 
-// stringUnfencedText is unfencedText(): the string with the lines of its
+// StringUnfencedText is unfencedText(): the string with the lines of its
 // code blocks (fences, code lines and lines with inline code) blank, so
 // that a rule can look for code written outside a block, line by line
 // with (?m) regular expressions.
-func stringUnfencedText(v ref.Val) ref.Val {
+func StringUnfencedText(v ref.Val) ref.Val {
 	s, ok := v.(types.String)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
@@ -141,10 +141,10 @@ func stringUnfencedText(v ref.Val) ref.Val {
 	return types.String(strings.Join(scanCode(string(s)).unfenced, "\n"))
 }
 
-// stringNumberCodeLines is numberCodeLines(): the string with the code
+// StringNumberCodeLines is numberCodeLines(): the string with the code
 // lines of each fenced block numbered "1: ", "2: ", … (a number the line
 // already has, "3:", "3." or "3)", is replaced).
-func stringNumberCodeLines(v ref.Val) ref.Val {
+func StringNumberCodeLines(v ref.Val) ref.Val {
 	s, ok := v.(types.String)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
@@ -155,11 +155,11 @@ func stringNumberCodeLines(v ref.Val) ref.Val {
 	return types.String(scanCode(string(s)).numbered)
 }
 
-// listNumberCodeLines is numberCodeLines() of a list: each string of the
+// ListNumberCodeLines is numberCodeLines() of a list: each string of the
 // list with its code lines numbered, other elements as they are. A list
 // whose strings need no change is returned itself, so that comparing it
 // with the original costs nothing.
-func listNumberCodeLines(v ref.Val) ref.Val {
+func ListNumberCodeLines(v ref.Val) ref.Val {
 	l, ok := v.(traits.Lister)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
