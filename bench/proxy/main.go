@@ -8,7 +8,10 @@
 //
 //   - latency percentiles with hey (-n requests, -c concurrency), for a
 //     small JSON answer (GET /api/tags) and a 20-chunk NDJSON stream
-//     (POST /api/generate, stream true);
+//     (POST /api/generate, stream true): -rounds runs per target, the
+//     targets in turn and in a rotating order, so that a change in the
+//     machine's load falls on all three alike; the table holds the
+//     medians, and the p50 ratio of each round follows it;
 //   - latency of one request at a time, and time to the first streamed
 //     byte (httptrace GotFirstResponseByte), with a Go client, -seq
 //     requests each;
@@ -37,6 +40,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,6 +59,7 @@ func main() {
 		hey      = flag.String("hey", "hey", "hey binary")
 		n        = flag.Int("n", 20000, "requests per hey run")
 		c        = flag.Int("c", 20, "hey concurrency")
+		rounds   = flag.Int("rounds", 5, "hey runs per target and scenario, the targets in turn; the medians are printed")
 		seq      = flag.Int("seq", 500, "sequential requests per target for single-request latency and time to first byte")
 		idle     = flag.Int("idle", 1000, "idle pass-through streams held open for the memory figure")
 		limit    = flag.Duration("timeout", 10*time.Minute, "bound on the whole run")
@@ -77,7 +82,7 @@ func main() {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), *limit)
 		defer cancel()
-		b := &bench{gatewayBin: *gateway, hey: *hey, n: *n, c: *c, seq: *seq, idle: *idle, logLevel: *logLevel}
+		b := &bench{gatewayBin: *gateway, hey: *hey, n: *n, c: *c, rounds: max(*rounds, 1), seq: *seq, idle: *idle, logLevel: *logLevel}
 		err := b.run(ctx)
 		b.stop()
 		if err != nil {
@@ -102,6 +107,7 @@ func serve(h http.Handler) {
 type bench struct {
 	gatewayBin, hey string
 	n, c, seq, idle int
+	rounds          int
 	logLevel        string
 
 	procs []*exec.Cmd
@@ -160,18 +166,27 @@ func (b *bench) run(ctx context.Context) error {
 	}
 
 	for _, sc := range []scenario{nonStream, stream} {
-		fmt.Printf("== %s (%s %s), hey -n %d -c %d: latency in ms\n", sc.name, sc.method, sc.path, b.n, b.c)
-		res := map[string]heyResult{}
-		for _, t := range targets {
-			r, err := b.heyRun(ctx, t, sc, b.n)
-			if err != nil {
-				return err
+		fmt.Printf("== %s (%s %s), hey -n %d -c %d, %d rounds: median latency in ms\n", sc.name, sc.method, sc.path, b.n, b.c, b.rounds)
+		runs := map[string][]heyResult{}
+		var byRound []string
+		for r := range b.rounds {
+			for i := range targets {
+				t := targets[(i+r)%len(targets)]
+				res, err := b.heyRun(ctx, t, sc, b.n)
+				if err != nil {
+					return err
+				}
+				runs[t.name] = append(runs[t.name], res)
 			}
-			res[t.name] = r
+			byRound = append(byRound, ratio(runs["gateway"][r].pct["p50"], runs["bare"][r].pct["p50"]))
+		}
+		res := map[string]heyResult{}
+		for name, rs := range runs {
+			res[name] = medianResult(rs)
 		}
 		printPercentiles(res, []string{"p50", "p90", "p99"}, func(r heyResult, p string) float64 { return r.pct[p] },
 			func(r heyResult) string { return fmt.Sprintf("%8.0f req/s  %s", r.rps, r.statuses) })
-		fmt.Println()
+		fmt.Printf("p50 ratio gateway/bare by round: %s\n\n", strings.Join(byRound, " "))
 	}
 
 	fmt.Printf("== one request at a time (Go client, %d requests each): latency in ms\n", b.seq)
@@ -384,6 +399,34 @@ func (b *bench) heyRun(ctx context.Context, t target, sc scenario, n int) (heyRe
 		return r, fmt.Errorf("hey against %s %s: %d of %d answered 200:\n%s", t.name, sc.path, ok, n, out)
 	}
 	return r, nil
+}
+
+// medianResult is the median of each percentile and of the throughput
+// over the runs, with the statuses of every run that differs from the
+// first.
+func medianResult(rs []heyResult) heyResult {
+	median := func(get func(heyResult) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	out := heyResult{pct: map[string]float64{}, statuses: rs[0].statuses}
+	for p := range rs[0].pct {
+		out.pct[p] = median(func(r heyResult) float64 { return r.pct[p] })
+	}
+	out.rps = median(func(r heyResult) float64 { return r.rps })
+	for _, r := range rs[1:] {
+		if r.statuses != rs[0].statuses {
+			out.statuses += " | " + r.statuses
+		}
+	}
+	return out
 }
 
 func printPercentiles(res map[string]heyResult, ps []string, get func(heyResult, string) float64, extra func(heyResult) string) {

@@ -3,7 +3,7 @@
 # and the upstream itself, on loopback, in one run; prints added latency,
 # time to first streamed byte, memory with idle streams, and ratios.
 #
-# Usage: bench/proxy/run.sh [-n 20000] [-c 20] [-seq 500] [-idle 1000] [-timeout 10m]
+# Usage: bench/proxy/run.sh [-n 20000] [-c 20] [-rounds 5] [-seq 500] [-idle 1000] [-timeout 10m]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
