@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf16"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -80,8 +81,7 @@ func FuzzRead(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		cfg := Default()
 		err := decode([]byte(s), &cfg)
-		// YAML ends a line at \n, \r\n or a lone \r.
-		n := strings.Count(strings.ReplaceAll(s, "\r\n", "\n"), "\n") + strings.Count(strings.ReplaceAll(s, "\r\n", "\n"), "\r") + 1
+		n := yamlLines(s)
 		for _, e := range Problems(err) {
 			var p *Problem
 			if !errors.As(e, &p) {
@@ -93,4 +93,30 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// yamlLines counts the lines of s as YAML reads them: UTF-16 after its
+// byte order mark, and a line ending at \n, \r\n, a lone \r, NEL, or
+// the line and paragraph separators U+2028 and U+2029.
+func yamlLines(s string) int {
+	text := s
+	if strings.HasPrefix(s, "\xfe\xff") || strings.HasPrefix(s, "\xff\xfe") {
+		units := make([]uint16, 0, len(s)/2)
+		for i := 2; i+1 < len(s); i += 2 {
+			hi, lo := s[i], s[i+1]
+			if s[0] == 0xff {
+				hi, lo = lo, hi
+			}
+			units = append(units, uint16(hi)<<8|uint16(lo))
+		}
+		text = string(utf16.Decode(units))
+	}
+	n := 1
+	for _, r := range strings.ReplaceAll(text, "\r\n", "\n") {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
 }
