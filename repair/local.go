@@ -34,6 +34,9 @@ type LocalResult struct {
 	// Truncated is set when the model's output ended inside a value; such a
 	// document is never declared valid locally.
 	Truncated bool
+	// Extraction is the JSON text validation took from the model's text,
+	// and where (zero when it found none, or several blocks).
+	Extraction validators.Extraction
 }
 
 // Local runs rung 1 of the ladder: it never calls a model and never invents
@@ -45,7 +48,7 @@ func Local(v *validators.Validator, text string, params validators.Params) Local
 // localFrom is Local from the validation of the text, so that a block
 // already extracted is not looked for again.
 func localFrom(v *validators.Validator, res validators.Result, params validators.Params) LocalResult {
-	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc}
+	out := LocalResult{Before: res.Report, Report: res.Report, Doc: res.Doc, Extraction: res.Extraction}
 	if res.Doc != nil {
 		out.Changes = shapeChanges(res.Report)
 	}

@@ -754,6 +754,10 @@ func (r *Run) finish() Result {
 	if r.failed {
 		return fail(out.Before)
 	}
+	if report, ok := v.Streamed(r.all.String(), r.docText, first.Extraction); !ok {
+		r.stop("the answer holds another JSON block than the one released")
+		return fail(report)
+	}
 	model, err := strictjson.ParseString(r.docText)
 	if err != nil {
 		// An item mended by local repair leaves the model's document

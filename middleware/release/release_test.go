@@ -203,6 +203,47 @@ func TestRunGivesUp(t *testing.T) {
 	}
 }
 
+// TestRunReleasesTheAnswersDocument: a stream releases the first
+// document the answer starts, and the answer's end says whether it was the
+// answer's: an example in a plain block before the ```json answer, or a
+// second ```json block, ends the run in MULTIPLE_JSON_BLOCKS, where
+// extraction of the whole text takes another document or none. Prose
+// after the document, or a document in the answer's one block, stands.
+func TestRunReleasesTheAnswersDocument(t *testing.T) {
+	three, five := mcqgen.Questions(3), mcqgen.Questions(5)
+	tests := []struct {
+		name, text string
+		valid      bool
+	}{
+		{name: "one json block", text: "Here it is:\n```json\n" + five + "\n```\n", valid: true},
+		{name: "prose after the bare document", text: five + "\nHope this helps!", valid: true},
+		{name: "plain example before the json answer", text: "Example:\n```\n" + three + "\n```\nAnswer:\n```json\n" + five + "\n```\n"},
+		{name: "bare document before a json block", text: three + "\n```json\n" + five + "\n```\n"},
+		{name: "two json blocks", text: "```json\n" + five + "\n```\n\n```json\n" + five + "\n```\n"},
+	}
+	for _, tt := range tests {
+		r := startRun(t, nil)
+		feed(r, tt.text, 5)
+		res := r.Finish()
+		if !res.Released {
+			t.Fatalf("%s: nothing released (%s)", tt.name, res.Reason)
+		}
+		codes := res.Outcome.Report.Codes()
+		if tt.valid {
+			if res.Outcome.Status != repair.StatusValid {
+				t.Errorf("%s: status %s (%v, %s), want valid", tt.name, res.Outcome.Status, codes, res.Reason)
+			}
+			continue
+		}
+		if res.Outcome.Status != repair.StatusFailed || !slices.Contains(codes, "MULTIPLE_JSON_BLOCKS") || res.Outcome.Report.Valid {
+			t.Errorf("%s: status %s with %v, want failed with MULTIPLE_JSON_BLOCKS", tt.name, res.Outcome.Status, codes)
+		}
+		if res.Doc != nil || res.Tail != "" {
+			t.Errorf("%s: a failure with a document or a tail", tt.name)
+		}
+	}
+}
+
 // TestRunAbandon: a run nobody follows that called no model is abandoned
 // at the answer's end (its feed retracted); one that called the model,
 // or whose feed a follower took from, is not, and Finish says how it
