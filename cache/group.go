@@ -39,15 +39,14 @@ func (g *Group[V]) Do(ctx context.Context, k Key, fn func(ctx context.Context) (
 // DoShared is Do for a run that shows its callers how far it got:
 // newShare makes a value for the run before it starts (a feed of what it
 // made so far, say), fn gets it, and so does join, called for each caller
-// before Do waits, with shared saying whether the caller joined a run
-// already under way. A caller that joins late finds the very value of the
+// before Do waits. A caller that joins late finds the very value of the
 // run it shares, never one of a run before or after it.
-func DoShared[V, S any](g *Group[V], ctx context.Context, k Key, newShare func() S, join func(s S, shared bool), fn func(ctx context.Context, s S) (V, error)) (v V, shared bool, err error) {
-	return g.do(ctx, k, func() any { return newShare() }, func(s any, shared bool) { join(s.(S), shared) },
+func DoShared[V, S any](g *Group[V], ctx context.Context, k Key, newShare func() S, join func(s S), fn func(ctx context.Context, s S) (V, error)) (v V, shared bool, err error) {
+	return g.do(ctx, k, func() any { return newShare() }, func(s any) { join(s.(S)) },
 		func(ctx context.Context, s any) (V, error) { return fn(ctx, s.(S)) })
 }
 
-func (g *Group[V]) do(ctx context.Context, k Key, newShare func() any, join func(any, bool), fn func(context.Context, any) (V, error)) (v V, shared bool, err error) {
+func (g *Group[V]) do(ctx context.Context, k Key, newShare func() any, join func(any), fn func(context.Context, any) (V, error)) (v V, shared bool, err error) {
 	g.mu.Lock()
 	if g.calls == nil {
 		g.calls = map[Key]*call[V]{}
@@ -72,7 +71,7 @@ func (g *Group[V]) do(ctx context.Context, k Key, newShare func() any, join func
 	}
 	g.mu.Unlock()
 	if join != nil {
-		join(c.share, ok)
+		join(c.share)
 	}
 
 	select {

@@ -160,7 +160,7 @@ func TestDoSharedJoinsTheRunsValue(t *testing.T) {
 			go func() {
 				var joined string
 				v, shared, _ := DoShared(&g, context.Background(), key("k"), newShare,
-					func(s *[]string, _ bool) { joined = (*s)[0] }, fn)
+					func(s *[]string) { joined = (*s)[0] }, fn)
 				out <- got{joined, shared, v}
 			}()
 		}
@@ -189,7 +189,7 @@ func TestDoSharedJoinsTheRunsValue(t *testing.T) {
 		ctx1, cancel1 := context.WithCancel(context.Background())
 		done1 := make(chan struct{})
 		go func() {
-			DoShared(&g, ctx1, key("j"), newShare, func(*[]string, bool) {},
+			DoShared(&g, ctx1, key("j"), newShare, func(*[]string) {},
 				func(_ context.Context, s *[]string) (string, error) { <-stuck; return (*s)[0], nil })
 			close(done1)
 		}()
@@ -198,7 +198,7 @@ func TestDoSharedJoinsTheRunsValue(t *testing.T) {
 		<-done1
 		var joined string
 		v, shared, err := DoShared(&g, context.Background(), key("j"), newShare,
-			func(s *[]string, _ bool) { joined = (*s)[0] }, func(_ context.Context, s *[]string) (string, error) { return (*s)[0], nil })
+			func(s *[]string) { joined = (*s)[0] }, func(_ context.Context, s *[]string) (string, error) { return (*s)[0], nil })
 		if v != "share3" || joined != "share3" || shared || err != nil {
 			t.Errorf("after all left: joined %q, got %q, shared %v, err %v; want a fresh share3", joined, v, shared, err)
 		}

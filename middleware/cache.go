@@ -84,9 +84,15 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 		return run(ctx, x, nil)
 	}
 	key := x.cacheKey(c.partition(ctx))
+	// stored reads key's entry, here and while another replica's run of
+	// it holds the lease.
+	stored := func(ctx context.Context) (*result, bool) {
+		res := c.entry(ctx, key, x)
+		return res, res != nil
+	}
 	if !x.cache.noRead {
 		ev.Cache = cacheMiss
-		if res := c.entry(ctx, key, x); res != nil {
+		if res, ok := stored(ctx); ok {
 			ev.Cache = cacheHit
 			return res
 		}
@@ -102,11 +108,8 @@ func (c *Cache) answer(ctx context.Context, x *exchange, run func(context.Contex
 	// Every request sharing the run follows the feed of the items it
 	// releases: those released before it came go out at once, the rest
 	// as they come.
-	res, shared, err := cache.DoShared(&c.group, ctx, key, release.NewFeed, func(f *release.Feed, _ bool) { x.follow(f) }, func(ctx context.Context, f *release.Feed) (*result, error) {
-		end, res, found := cache.TakeLease(&c.Leases, ctx, key, func(ctx context.Context) (*result, bool) {
-			res := c.entry(ctx, key, x)
-			return res, res != nil
-		})
+	res, shared, err := cache.DoShared(&c.group, ctx, key, release.NewFeed, x.follow, func(ctx context.Context, f *release.Feed) (*result, error) {
+		end, res, found := cache.TakeLease(&c.Leases, ctx, key, stored)
 		if found {
 			return res, nil
 		}

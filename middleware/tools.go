@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/contractgateway/gateway/contracts"
@@ -112,28 +113,13 @@ func (g *guard) runTools(ctx context.Context, x *exchange, first *codec.Answer, 
 		}
 	}
 	rp.done(true)
-	spent := &rp.spent
 	res.obj = tc.WithToolArgs(first.Obj, args)
-	codes := func(cs []string) *strictjson.Value {
-		items := make([]*strictjson.Value, len(cs))
-		for i, c := range cs {
-			items[i] = strictjson.String(c)
-		}
-		return strictjson.Array(items...)
-	}
-	res.obj.Set("contract", strictjson.Object(
-		codec.Member("id", strictjson.String(contract)),
-		codec.Member("status", strictjson.String(res.status)),
-		codec.Member("tool_calls", strictjson.Int(int64(len(calls)))),
-		codec.Member("llm_calls", strictjson.Int(int64(spent.LLMCalls))),
-		codec.Member("local_fixes", strictjson.Int(int64(len(spent.Changes)))),
-		codec.Member("violations_before", codes(spent.Before.Codes())),
-		codec.Member("violations_after", strictjson.Array()),
-		codec.Member("repair_tokens", strictjson.Object(
-			codec.Member("prompt", strictjson.Int(int64(spent.Tokens.PromptTokens))),
-			codec.Member("output", strictjson.Int(int64(spent.Tokens.OutputTokens))),
-		)),
-	))
+	// The runs' outcome is the answer's: its summary is a contract
+	// summary, which says after the status how many calls were checked.
+	rp.spent.Status, rp.spent.Report = res.status, validators.Report{Contract: contract, Valid: true}
+	sum := rp.spent.Summary()
+	sum.Members = slices.Insert(sum.Members, 2, codec.Member("tool_calls", strictjson.Int(int64(len(calls)))))
+	res.obj.Set("contract", sum)
 	return res
 }
 

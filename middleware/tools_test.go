@@ -205,3 +205,44 @@ func TestToolCallsShareTheRequestsLadder(t *testing.T) {
 		})
 	}
 }
+
+// TestToolCallSummary: the contract summary of an answer whose tool calls
+// were checked is the runs' contract summary, member for member, with the
+// number of calls after the status.
+func TestToolCallSummary(t *testing.T) {
+	tests := []struct {
+		name, args, fixed string
+		n                 int
+		want              string
+	}{
+		{"valid", `{"city":"Oslo"}`, ``, 1,
+			`{"id":"json@1","status":"valid","tool_calls":1,"llm_calls":0,"local_fixes":0,"violations_before":[],"violations_after":[],"repair_tokens":{"prompt":0,"output":0},"cache":"bypass"}`},
+		{"repaired by the model", `{"town":"Oslo"}`, `{"city":"Oslo"}`, 2,
+			`{"id":"json@1","status":"repaired","tool_calls":2,"llm_calls":2,"local_fixes":0,"violations_before":["SCHEMA_REQUIRED","SCHEMA_ADDITIONAL","SCHEMA_REQUIRED","SCHEMA_ADDITIONAL"],"violations_after":[],"repair_tokens":{"prompt":0,"output":0},"cache":"bypass"}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			up := &toolUpstream{fn: "weather", args: tt.args, fixed: tt.fixed, n: tt.n}
+			fake := httptest.NewServer(up)
+			t.Cleanup(fake.Close)
+			gw := mount(t, fake.URL, nil)
+			req, _ := http.NewRequest(http.MethodPost, gw.URL+"/api/chat", strings.NewReader(weatherRequest("/api/chat")))
+			req.Header.Set("X-Contract", "json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Contract json.RawMessage `json:"contract"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&got)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Contract) != tt.want {
+				t.Errorf("contract = %s, want %s", got.Contract, tt.want)
+			}
+		})
+	}
+}

@@ -89,16 +89,19 @@ func (v *Validator) itemsOnly() *Validator {
 	return &iv
 }
 
-// Params merges request parameters over the contract's defaults and checks
+// Params merges request parameters over the contract's defaults, each
+// layer over the ones before it (a route's, then a header's), and checks
 // them against every rule pack; the error names each bad parameter and
 // each key no pack takes.
-func (v *Validator) Params(req Params) (Params, error) {
+func (v *Validator) Params(layers ...Params) (Params, error) {
 	out := Params{}
 	for k, val := range v.Contract.Params {
 		out[k] = val
 	}
-	for k, val := range req {
-		out[k] = val
+	for _, req := range layers {
+		for k, val := range req {
+			out[k] = val
+		}
 	}
 	var errs []error
 	if err := v.checkKnown(out); err != nil {

@@ -191,72 +191,78 @@ func NewRoutes(reg *contracts.Registry, specs []Spec, adHoc bool, opts ...Option
 
 // Resolve implements Resolver. The header wins over a virtual model (its
 // params are merged over the route's), a virtual model over an ad-hoc
-// schema.
+// schema. The X-Contract-Params header is read whatever guards the
+// request, so that a malformed one is the client's error even where no
+// contract takes it.
 func (rs *Routes) Resolve(l Lookup) (*Route, error) {
-	hdrParams, err := validators.ParseParams(l.Params)
-	if err != nil {
-		return nil, err
-	}
 	base := rs.models[ModelKey(l.Model)]
+	var named *contracts.Contract
 	if l.Contract != "" {
 		c, ok := rs.reg.Lookup(l.Contract)
 		if !ok {
 			return nil, fmt.Errorf("unknown contract %q (known: %s)", l.Contract, strings.Join(rs.reg.Names(), ", "))
 		}
-		v := rs.byID[c.ID()]
-		merged := validators.Params{}
+		named = c
+	}
+	hdrParams, err := validators.ParseParams(l.Params)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case named != nil:
+		v := rs.byID[named.ID()]
+		var over validators.Params
 		if base != nil && base.Validator == v {
-			for k, val := range base.Params {
-				merged[k] = val
-			}
+			over = base.Params
 		}
-		for k, val := range hdrParams {
-			merged[k] = val
-		}
-		params, err := v.Params(merged)
+		params, err := v.Params(over, hdrParams)
 		if err != nil {
 			return nil, err
 		}
-		r := &Route{Name: "header:" + c.Name, Validator: v, Params: params, Schema: rs.schemas[c.ID()],
+		r := &Route{Name: "header:" + named.Name, Validator: v, Params: params, Schema: rs.schemas[named.ID()],
 			AddFormat: rs.schemaFormat(l.Model)}
 		if base != nil {
 			r.UpstreamModel, r.AddFormat, r.Output, r.Stream = base.UpstreamModel, base.AddFormat, base.Output, base.Stream
 		}
 		return r, nil
-	}
-	if base != nil {
-		if len(hdrParams) == 0 {
-			return base, nil
-		}
-		params, err := base.Validator.Params(mergeParams(base.Params, hdrParams))
+	case base != nil && len(hdrParams) == 0:
+		return base, nil
+	case base != nil:
+		params, err := base.Validator.Params(base.Params, hdrParams)
 		if err != nil {
 			return nil, err
 		}
 		r := *base
 		r.Params = params
 		return &r, nil
-	}
-	if rs.adHoc != nil && l.Schema != nil {
-		v, err := rs.adHoc.Get(l.Schema, func(raw []byte) (*validators.Validator, error) {
-			c, err := contracts.FromSchema(raw)
-			if err != nil {
-				return nil, err
-			}
-			return validators.New(c, nil)
-		})
-		var le *contracts.SchemaLimitError
-		switch {
-		case errors.As(err, &le) && le.Limit == contracts.LimitExpanded:
-			return nil, fmt.Errorf("format %v", le)
-		case errors.As(err, &le):
-			return nil, fmt.Errorf("format: %v (a client's schema may have at most %d bytes, nesting %d deep, %d subschemas)",
-				le, contracts.DefaultSchemaLimits.MaxBytes, contracts.DefaultSchemaLimits.MaxDepth, contracts.DefaultSchemaLimits.MaxSubschemas)
-		case err != nil:
-			return nil, fmt.Errorf("format: invalid JSON Schema: %v", err)
-		}
-		return &Route{Name: AdHoc, Validator: v, Params: validators.Params{}}, nil
+	case rs.adHoc != nil && l.Schema != nil:
+		return rs.adHocRoute(l.Schema)
 	}
 	return nil, nil
+}
+
+// adHocRoute is the route of a request no contract guards whose format is
+// a JSON Schema: a schema-only contract, compiled once per distinct
+// schema.
+func (rs *Routes) adHocRoute(schema json.RawMessage) (*Route, error) {
+	v, err := rs.adHoc.Get(schema, func(raw []byte) (*validators.Validator, error) {
+		c, err := contracts.FromSchema(raw)
+		if err != nil {
+			return nil, err
+		}
+		return validators.New(c, nil)
+	})
+	var le *contracts.SchemaLimitError
+	switch {
+	case errors.As(err, &le) && le.Limit == contracts.LimitExpanded:
+		return nil, fmt.Errorf("format %v", le)
+	case errors.As(err, &le):
+		return nil, fmt.Errorf("format: %v (a client's schema may have at most %d bytes, nesting %d deep, %d subschemas)",
+			le, contracts.DefaultSchemaLimits.MaxBytes, contracts.DefaultSchemaLimits.MaxDepth, contracts.DefaultSchemaLimits.MaxSubschemas)
+	case err != nil:
+		return nil, fmt.Errorf("format: invalid JSON Schema: %v", err)
+	}
+	return &Route{Name: AdHoc, Validator: v, Params: validators.Params{}}, nil
 }
 
 // Validator returns the compiled validator of a contract reference, for
@@ -283,17 +289,6 @@ func schemaOf(v *validators.Validator) *strictjson.Value {
 		return nil
 	}
 	return s
-}
-
-func mergeParams(a, b validators.Params) validators.Params {
-	out := validators.Params{}
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		out[k] = v
-	}
-	return out
 }
 
 // ModelKey is the key a model name is matched by, as Ollama matches
