@@ -41,20 +41,16 @@ func main() {
 	// Limits that never refuse over the run, so that every request pays
 	// for the limiter and none is a 429.
 	limits := config.AccessLimits{RequestsPerMinute: 1 << 30, TokensPerMinute: 1 << 30, Concurrent: 1 << 20}
-	type target struct {
-		name, url string
-		header    http.Header
-	}
 	open := startGateway(up.URL, "", nil)
 	defer open.Close()
 	checkOnly := startGateway(up.URL, "", &config.AccessKey{Name: "bench", SHA256: sum, Models: []string{"llama3.2*"}})
 	defer checkOnly.Close()
 	mem := startGateway(up.URL, "", &config.AccessKey{Name: "bench", SHA256: sum, Models: []string{"llama3.2*"}, Limits: limits})
 	defer mem.Close()
-	targets := []target{
-		{"no access", open.URL, nil},
-		{"key check", checkOnly.URL, auth},
-		{"key+memory", mem.URL, auth},
+	targets := []benchload.Target{
+		{Name: "no access", URL: open.URL},
+		{Name: "key check", URL: checkOnly.URL, Header: auth},
+		{Name: "key+memory", URL: mem.URL, Header: auth},
 	}
 	if addr, stop, err := benchload.StartRedis(); err != nil {
 		fmt.Printf("redis: %v (Redis row left out)\n", err)
@@ -62,22 +58,10 @@ func main() {
 		defer stop()
 		red := startGateway(up.URL, "redis://"+addr+"/0", &config.AccessKey{Name: "bench", SHA256: sum, Models: []string{"llama3.2*"}, Limits: limits})
 		defer red.Close()
-		targets = append(targets, target{"key+redis", red.URL, auth})
+		targets = append(targets, benchload.Target{Name: "key+redis", URL: red.URL, Header: auth})
 	}
 
-	type row struct {
-		name string
-		benchload.Figures
-	}
-	var rows []row
-	for _, t := range targets {
-		rows = append(rows, row{t.name, load.Measure(func(cl *http.Client) { send(cl, t.url, t.header) })})
-	}
-	fmt.Printf("%-12s %10s %10s %10s %12s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(load.C), "added p50 ms", "p50 ratio", "rps ratio")
-	base := rows[0]
-	for _, r := range rows {
-		fmt.Printf("%-12s %10.3f %10.3f %10.0f %12.3f %10.2f %10.2f\n", r.name, r.P50, r.P99, r.RPS, r.P50-base.P50, r.P50/base.P50, r.RPS/base.RPS)
-	}
+	load.Compare(targets, send)
 	fmt.Println("ratios and added latency are to \"no access\" (same pass-through request, upstream answering at once)")
 }
 
@@ -91,7 +75,7 @@ func startGateway(upstream, redisURL string, key *config.AccessKey) *benchgatewa
 	return benchgateway.Start(cfg)
 }
 
-// send sends the benchmark's request.
-func send(client *http.Client, url string, h http.Header) {
-	benchload.Send(client, url, body, h)
+// send sends the benchmark's request to t.
+func send(client *http.Client, t benchload.Target) {
+	benchload.Send(client, t.URL, body, t.Header)
 }

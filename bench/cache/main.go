@@ -33,15 +33,12 @@ func main() {
 	up := benchload.FixedUpstream(answer)
 	defer up.Close()
 
-	type target struct {
-		name, url string
-		header    http.Header
-	}
 	mem := startGateway(up.URL, "")
 	defer mem.Close()
-	targets := []target{
-		{"pass-through", mem.URL, nil},
-		{"memory hit", mem.URL, http.Header{"X-Contract": {"json"}}},
+	hit := http.Header{"X-Contract": {"json"}}
+	targets := []benchload.Target{
+		{Name: "pass-through", URL: mem.URL},
+		{Name: "memory hit", URL: mem.URL, Header: hit},
 	}
 	if addr, stop, err := benchload.StartRedis(); err != nil {
 		fmt.Printf("redis: %v (Redis rows left out)\n", err)
@@ -49,31 +46,19 @@ func main() {
 		defer stop()
 		red := startGateway(up.URL, "redis://"+addr+"/0")
 		defer red.Close()
-		targets = append(targets, target{"redis hit", red.URL, http.Header{"X-Contract": {"json"}}})
+		targets = append(targets, benchload.Target{Name: "redis hit", URL: red.URL, Header: hit})
 	}
 
-	type row struct {
-		name string
-		benchload.Figures
-	}
-	var rows []row
-	for _, t := range targets {
-		// The first request fills the cache; the X-Cache of the next says
-		// whether it holds.
-		if t.header != nil {
-			send(http.DefaultClient, t.url, t.header)
-			if got := send(http.DefaultClient, t.url, t.header); got != "hit" {
-				log.Fatalf("%s: X-Cache %q after the first request, want hit", t.name, got)
-			}
+	// The first request to a guarded target fills its cache; the X-Cache
+	// of the next says whether it holds.
+	for _, t := range targets[1:] {
+		send(http.DefaultClient, t)
+		if got := send(http.DefaultClient, t).Get("X-Cache"); got != "hit" {
+			log.Fatalf("%s: X-Cache %q after the first request, want hit", t.Name, got)
 		}
-		rows = append(rows, row{t.name, load.Measure(func(cl *http.Client) { send(cl, t.url, t.header) })})
 	}
-	fmt.Printf("%-14s %10s %10s %10s %10s %10s\n", "target", "p50 ms", "p99 ms", "rps c="+fmt.Sprint(load.C), "p50 ratio", "rps ratio")
-	base := rows[0]
-	for _, r := range rows {
-		fmt.Printf("%-14s %10.3f %10.3f %10.0f %10.2f %10.2f\n", r.name, r.P50, r.P99, r.RPS, r.P50/base.P50, r.RPS/base.RPS)
-	}
-	fmt.Println("ratios are to pass-through (same request, unguarded, upstream answering at once)")
+	load.Compare(targets, func(cl *http.Client, t benchload.Target) { send(cl, t) })
+	fmt.Println("ratios and added latency are to pass-through (same request, unguarded, upstream answering at once)")
 }
 
 func startGateway(upstream, redisURL string) *benchgateway.Gateway {
@@ -87,7 +72,8 @@ func startGateway(upstream, redisURL string) *benchgateway.Gateway {
 	return benchgateway.Start(cfg)
 }
 
-// send sends the benchmark's request and returns its X-Cache.
-func send(client *http.Client, url string, h http.Header) string {
-	return benchload.Send(client, url, body, h).Get("X-Cache")
+// send sends the benchmark's request to t and returns the answer's
+// header.
+func send(client *http.Client, t benchload.Target) http.Header {
+	return benchload.Send(client, t.URL, body, t.Header)
 }

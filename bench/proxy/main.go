@@ -155,7 +155,7 @@ func (b *bench) run(ctx context.Context) error {
 
 	rssStart := map[string]int{}
 	for _, t := range targets[1:] {
-		rssStart[t.name] = vmRSS(t.pid)
+		rssStart[t.name] = benchload.RSS(t.pid)
 	}
 
 	// Warm up connection pools and the runtime.
@@ -211,12 +211,12 @@ func (b *bench) run(ctx context.Context) error {
 	var perStream = map[string]float64{}
 	var gwMem string
 	for _, t := range targets[1:] {
-		after := vmRSS(t.pid)
+		after := benchload.RSS(t.pid)
 		held, err := holdStreams(ctx, t, b.idle)
 		if err != nil {
 			return err
 		}
-		with := vmRSS(t.pid)
+		with := benchload.RSS(t.pid)
 		if t.name == "gateway" {
 			gwMem = goMemory(ctx, t.url)
 		}
@@ -609,22 +609,4 @@ func holdStreams(ctx context.Context, t target, n int) (*heldStreams, error) {
 	}
 	time.Sleep(500 * time.Millisecond) // let the proxy's per-stream state settle
 	return h, nil
-}
-
-// vmRSS reads a process's resident set size in KiB from /proc.
-func vmRSS(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				n, _ := strconv.Atoi(f[0])
-				return n
-			}
-		}
-	}
-	return 0
 }

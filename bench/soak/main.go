@@ -50,6 +50,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/contractgateway/gateway/internal/benchload"
 )
 
 func main() {
@@ -204,7 +206,7 @@ func soak(bin, up, name string, env []string, n int, d, idle time.Duration, prof
 	fmt.Printf("soak, %s: %d connections for %s against %s (gateway pid %d)\n", name, n, d, gw, pid)
 	sample := func(when string) {
 		g, heap := runtimeFigures(gw)
-		fmt.Printf("%-9s rss %7.1f MiB  heap in use %7.1f MiB  goroutines %6d\n", when, float64(rssKiB(pid))/1024, heap/(1<<20), g)
+		fmt.Printf("%-9s rss %7.1f MiB  heap in use %7.1f MiB  goroutines %6d\n", when, float64(benchload.RSS(pid))/1024, heap/(1<<20), g)
 	}
 	sample("before")
 	begin()
@@ -296,9 +298,9 @@ func report(rs []result) {
 		line := fmt.Sprintf("%-24s", label)
 		for _, r := range rs {
 			ls := get(r)
-			line += fmt.Sprintf(" %8d %8.2f %8.2f", len(ls), pct(ls, 50), pct(ls, 99))
+			line += fmt.Sprintf(" %8d %8.2f %8.2f", len(ls), benchload.Percentile(ls, 50), benchload.Percentile(ls, 99))
 		}
-		base, last := pct(get(rs[0]), 99), pct(get(rs[len(rs)-1]), 99)
+		base, last := benchload.Percentile(get(rs[0]), 99), benchload.Percentile(get(rs[len(rs)-1]), 99)
 		if base > 0 {
 			line += fmt.Sprintf("   %9.3f", last/base)
 		}
@@ -535,20 +537,6 @@ func cpuTime(pid int) time.Duration {
 	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
-func rssKiB(pid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return n
-		}
-	}
-	return -1
-}
-
 var (
 	goroutinesRE = regexp.MustCompile(`(?m)^go_goroutines (\S+)`)
 	heapRE       = regexp.MustCompile(`(?m)^go_memstats_heap_inuse_bytes (\S+)`)
@@ -572,15 +560,4 @@ func runtimeFigures(gw string) (int, float64) {
 		return f
 	}
 	return int(num(goroutinesRE)), num(heapRE)
-}
-
-func pct(ds []time.Duration, p float64) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	i = max(0, min(i, len(s)-1))
-	return float64(s[i]) / float64(time.Millisecond)
 }

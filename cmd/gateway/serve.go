@@ -97,13 +97,17 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	fs.Visit(func(f *flag.Flag) {
+		// set puts a string flag's value in its key, which the flag now
+		// locates.
+		set := func(field *string, value, key string) {
+			*field = value
+			src.Override(key, "--"+f.Name)
+		}
 		switch f.Name {
 		case "listen":
-			cfg.Listen = *listen
-			src.Override("listen", "--listen")
+			set(&cfg.Listen, *listen, "listen")
 		case "upstream":
-			cfg.Upstream = *upstream
-			src.Override("upstream", "--upstream")
+			set(&cfg.Upstream, *upstream, "upstream")
 			if !given["upstreams"] {
 				cfg.Upstreams = nil // one upstream on the command line replaces a pool
 			}
@@ -118,11 +122,9 @@ func serveConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 				cfg.Upstream = ""
 			}
 		case "contracts":
-			cfg.ContractsDir = *contractsDir
-			src.Override("contracts_dir", "--contracts")
+			set(&cfg.ContractsDir, *contractsDir, "contracts_dir")
 		case "admin-token":
-			cfg.AdminToken = *adminToken
-			src.Override("admin_token", "--admin-token")
+			set(&cfg.AdminToken, *adminToken, "admin_token")
 		}
 	})
 	problems = append(problems, config.Problems(cfg.Validate())...)

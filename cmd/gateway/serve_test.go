@@ -71,6 +71,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"unknown key in the file", []string{"--config", bad}, `bad.yaml: line 2: unknown key "listen_adress"`},
 		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, "none.yaml"},
 		{"invalid values, all reported", []string{"--upstream", "ollama:11434", "--listen", "nohost"}, "upstream"},
+		{"a flag's problem names the flag", []string{"--contracts", filepath.Join(dir, "none")}, "--contracts: contracts_dir"},
 		{"misspelt route param", []string{"--config", misspelt}, `unknown param "questoin_count"`},
 		{"unknown contract", []string{"--config", noContract}, `unknown contract "nope"`},
 	}

@@ -1,7 +1,8 @@
 // Package benchload holds what the side-by-side benchmark programs under
 // bench/ share: timing one request after another, throughput at a
-// concurrency, percentiles, a fake upstream answering at once, one request
-// and its figures, and a throwaway redis-server.
+// concurrency, percentiles, a process's resident memory, a fake upstream
+// answering at once, one request and its figures, the table that weighs
+// targets against the first, and a throwaway redis-server.
 package benchload
 
 import (
@@ -11,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,13 +59,35 @@ func Throughput(c int, d time.Duration, do func()) float64 {
 	return float64(done.Load()) / time.Since(start).Seconds()
 }
 
-// Percentile returns the p-th percentile of ds, in milliseconds.
+// Percentile returns the p-th percentile of ds, in milliseconds; 0 when
+// ds is empty (a run that timed nothing).
 func Percentile(ds []time.Duration, p float64) float64 {
+	if len(ds) == 0 {
+		return 0
+	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	i := int(p/100*float64(len(s))+0.5) - 1
 	i = max(0, min(i, len(s)-1))
 	return float64(s[i]) / float64(time.Millisecond)
+}
+
+// RSS returns the resident set size of process pid in KiB, read from
+// /proc/PID/status; 0 when it cannot be read.
+func RSS(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if f := strings.Fields(v); len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // StartRedis runs redis-server on a free loopback port, without

@@ -390,3 +390,15 @@ func CloneExcept(obj *strictjson.Value, key string) *strictjson.Value {
 	}
 	return out
 }
+
+// Child returns the object obj's member key when it is of kind (an object
+// or an array), else an empty one of kind set in its place: where an edit
+// writes, whatever the client or the upstream sent there.
+func Child(obj *strictjson.Value, key string, kind strictjson.Kind) *strictjson.Value {
+	if c := obj.Get(key); c != nil && c.Kind == kind {
+		return c
+	}
+	c := &strictjson.Value{Kind: kind, Offset: -1}
+	obj.Set(key, c)
+	return c
+}

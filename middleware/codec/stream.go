@@ -48,6 +48,27 @@ func NewStreamReader(sse bool, asm Assembler, answerOf func(*strictjson.Value) (
 	return &StreamReader{rd: frame.NewReader(sse, asm.Event), asm: asm, answerOf: answerOf, whole: whole}
 }
 
+// ReadSSE reads the whole answer of an SSE API, as its ReadAnswer: one
+// JSON object, or a stream whose events asm assembles, as a StreamReader
+// assembles them piece by piece, so that both readings of the same bytes
+// give the same Answer; answerOf checks the object and reads its answer.
+// An assembler takes no event after its stream's last.
+func ReadSSE(body []byte, asm Assembler, answerOf func(*strictjson.Value) (*Answer, error)) (*Answer, error) {
+	obj, err := frame.ReadObjectOrSSE(body, func(stream []byte) (*strictjson.Value, error) {
+		datas, done := frame.SSEData(stream)
+		for _, data := range datas {
+			if _, err := asm.Event(data); err != nil {
+				return nil, err
+			}
+		}
+		return asm.Object(done, false)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return answerOf(obj)
+}
+
 // Feed takes the next bytes of the answer and returns the model text
 // they complete, "" when they complete none (a partial line, an event
 // without text, an answer read whole). An error ends the reading: the

@@ -143,19 +143,20 @@ type Chunks struct {
 // Open sends nothing: the first piece's chunk opens the stream.
 func (*Chunks) Open(buf []byte) []byte { return buf }
 
-// Next reports whether a piece with delta is to be sent and whether it is
-// the stream's first, which carries the whole answer's other members when
-// there is a whole answer (head).
-func (c *Chunks) Next(delta string, head bool) (send, first bool) {
+// Next reports whether a piece with delta is to be sent, and returns the
+// whole answer (head, nil when there is none) when the piece is the
+// stream's first, which carries the answer's other members: nil for
+// every later piece.
+func (c *Chunks) Next(delta string, head *strictjson.Value) (send bool, with *strictjson.Value) {
 	if delta == "" && c.sent {
-		return false, false
+		return false, nil
 	}
-	first = !c.sent
+	if c.sent {
+		return true, nil
+	}
 	c.sent = true
-	if first {
-		c.extrasSent = head
-	}
-	return true, first
+	c.extrasSent = head != nil
+	return true, head
 }
 
 // ExtrasSent reports whether the whole answer's other members went out

@@ -22,9 +22,6 @@ type messagesAssembler struct {
 	chunks  int
 }
 
-// Stopped reports whether the stream reached message_stop.
-func (s *messagesAssembler) Stopped() bool { return s.stopped }
-
 // Event takes the data of one event.
 func (s *messagesAssembler) Event(data []byte) (string, error) {
 	if s.stopped {
@@ -92,11 +89,7 @@ func (s *messagesAssembler) Event(data []byte) (string, error) {
 			}
 		}
 		if u := ev.Get("usage"); u != nil && u.Kind == strictjson.KindObject {
-			usage := s.msg.Get("usage")
-			if usage == nil || usage.Kind != strictjson.KindObject {
-				usage = strictjson.Object()
-				s.msg.Set("usage", usage)
-			}
+			usage := codec.Child(s.msg, "usage", strictjson.KindObject)
 			for _, m := range u.Members {
 				usage.Set(m.Key, m.Value)
 			}
@@ -137,11 +130,7 @@ func (s *messagesAssembler) Object(_, stopped bool) (*strictjson.Value, error) {
 	s.msg.Set("content", strictjson.Array(blocks...))
 	if stopped && !s.stopped {
 		s.msg.Set("stop_reason", strictjson.String("end_turn"))
-		usage := s.msg.Get("usage")
-		if usage == nil || usage.Kind != strictjson.KindObject {
-			usage = strictjson.Object()
-			s.msg.Set("usage", usage)
-		}
+		usage := codec.Child(s.msg, "usage", strictjson.KindObject)
 		usage.Set("output_tokens", strictjson.Int(int64(s.chunks)))
 	}
 	return s.msg, nil

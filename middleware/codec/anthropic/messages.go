@@ -63,11 +63,7 @@ func (Messages) Prompt(r *codec.Request) string {
 
 // ReadAnswer reads one message or a stream of events.
 func (Messages) ReadAnswer(body []byte) (*codec.Answer, error) {
-	obj, err := frame.ReadObjectOrSSE(body, assembleAnthropic)
-	if err != nil {
-		return nil, err
-	}
-	return anthropicAnswer(obj)
+	return codec.ReadSSE(body, &messagesAssembler{}, anthropicAnswer)
 }
 
 // NewStreamReader reads a stream of events as it arrives.
@@ -105,31 +101,11 @@ func anthropicText(obj *strictjson.Value) string {
 	return b.String()
 }
 
-// assembleAnthropic turns a whole Messages stream into the equivalent
-// message.
-func assembleAnthropic(body []byte) (*strictjson.Value, error) {
-	datas, _ := frame.SSEData(body)
-	asm := &messagesAssembler{}
-	for _, data := range datas {
-		if _, err := asm.Event(data); err != nil {
-			return nil, err
-		}
-		if asm.Stopped() {
-			break
-		}
-	}
-	return asm.Object(false, false)
-}
-
 // WithText puts text in the first text block, dropping the other text
 // blocks; a message without one gets it after its thinking blocks.
 func (Messages) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	out := obj.Clone()
-	content := out.Get("content")
-	if content == nil || content.Kind != strictjson.KindArray {
-		content = strictjson.Array()
-		out.Set("content", content)
-	}
+	content := codec.Child(out, "content", strictjson.KindArray)
 	tb := strictjson.Object(codec.Member("type", strictjson.String("text")), codec.Member("text", strictjson.String(text)))
 	blocks := content.Items[:0:0]
 	placed := false

@@ -232,3 +232,32 @@ func TestIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// TestReadAnswerEndsAtTheLastEvent reads the recorded Messages and
+// Responses streams whole with an event after their last (message_stop,
+// response.completed) that is not even JSON: the answer is the one
+// without it, since nothing after the last event is read.
+func TestReadAnswerEndsAtTheLastEvent(t *testing.T) {
+	tests := []struct{ name, path string }{
+		{"messages_stream", "/v1/messages"},
+		{"responses_stream", "/v1/responses"},
+		{"responses_text_stream", "/v1/responses"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cd := codecFor(t, tt.path)
+			body := readGolden(t, tt.name)
+			want, err := cd.ReadAnswer(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := cd.ReadAnswer(append(body, "event: late\ndata: {not json\n\n"...))
+			if err != nil {
+				t.Fatalf("ReadAnswer(stream + a late event) = %v, want the answer without it", err)
+			}
+			if diff := cmp.Diff(summarize(cd, want), summarize(cd, got)); diff != "" {
+				t.Errorf("answer (-without +with the late event):\n%s", diff)
+			}
+		})
+	}
+}

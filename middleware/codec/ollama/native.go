@@ -53,11 +53,7 @@ func (native) Temperature(r *codec.Request) bool {
 
 // SetTemperature sets options.temperature.
 func (native) SetTemperature(r *codec.Request, t float64) {
-	opts := r.Body.Get("options")
-	if opts == nil || opts.Kind != strictjson.KindObject {
-		opts = strictjson.Object()
-		r.Body.Set("options", opts)
-	}
+	opts := codec.Child(r.Body, "options", strictjson.KindObject)
 	opts.Set("temperature", strictjson.Float(t))
 	r.Edited = true
 }
@@ -210,13 +206,9 @@ func (n *nativeWriter) extras(obj *strictjson.Value) bool {
 }
 
 func (n *nativeWriter) Text(buf []byte, delta string) []byte {
-	send, first := n.Next(delta, n.head != nil)
+	send, with := n.Next(delta, n.head)
 	if !send {
 		return buf
-	}
-	var with *strictjson.Value
-	if first {
-		with = n.head
 	}
 	return frame.AppendNDJSON(buf, n.content(delta, with))
 }

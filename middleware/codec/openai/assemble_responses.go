@@ -22,10 +22,6 @@ type responsesAssembler struct {
 	chunks         int
 }
 
-// Final reports whether the stream reached its response.completed (or
-// response.incomplete) event.
-func (r *responsesAssembler) Final() bool { return r.final != nil }
-
 // Event takes the data of one event.
 func (r *responsesAssembler) Event(data []byte) (string, error) {
 	if r.final != nil {

@@ -104,11 +104,7 @@ type choices struct {
 // read reads a chat completion or completion: one object, or a stream of
 // chunks ending with [DONE].
 func (cs choices) read(body []byte) (*codec.Answer, error) {
-	obj, err := frame.ReadObjectOrSSE(body, cs.assemble)
-	if err != nil {
-		return nil, err
-	}
-	return cs.answer(obj)
+	return codec.ReadSSE(body, cs.assembler(), cs.answer)
 }
 
 // answer checks an answer's object and reads its text, reason and usage.
@@ -119,18 +115,6 @@ func (cs choices) answer(obj *strictjson.Value) (*codec.Answer, error) {
 	choice := obj.Get("choices").Index(0)
 	a := &codec.Answer{Obj: obj, Text: cs.text(choice), DoneReason: codec.Str(choice.Get("finish_reason"))}
 	return openAICounters.Read(a, obj), nil
-}
-
-// assemble turns a whole stream into the equivalent non-stream answer.
-func (cs choices) assemble(body []byte) (*strictjson.Value, error) {
-	datas, done := frame.SSEData(body)
-	asm := cs.assembler()
-	for _, data := range datas {
-		if _, err := asm.Event(data); err != nil {
-			return nil, err
-		}
-	}
-	return asm.Object(done, false)
 }
 
 // reader is the StreamReader of the choices' API.
@@ -200,15 +184,11 @@ func message(obj *strictjson.Value) *strictjson.Value {
 }
 
 func (c *choiceWriter) Text(buf []byte, delta string) []byte {
-	send, first := c.Next(delta, c.head != nil)
+	send, with := c.Next(delta, c.head)
 	if !send {
 		return buf
 	}
-	var msg *strictjson.Value
-	if first {
-		msg = message(c.head)
-	}
-	return frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta(delta, msg, strictjson.Null()))))
+	return frame.AppendData(buf, c.chunk(strictjson.Array(c.cs.delta(delta, message(with), strictjson.Null()))))
 }
 
 func (c *choiceWriter) End(buf []byte, obj *strictjson.Value, _ string) []byte {

@@ -55,11 +55,7 @@ func (Responses) Decode(raw []byte) (*codec.Request, error) {
 
 // SetFormat sets text.format to the schema, strict.
 func (Responses) SetFormat(r *codec.Request, schema *strictjson.Value) {
-	text := r.Body.Get("text")
-	if text == nil || text.Kind != strictjson.KindObject {
-		text = strictjson.Object()
-		r.Body.Set("text", text)
-	}
+	text := codec.Child(r.Body, "text", strictjson.KindObject)
 	text.Set("format", strictjson.Object(
 		codec.Member("type", strictjson.String("json_schema")),
 		codec.Member("name", strictjson.String("contract")),
@@ -106,11 +102,7 @@ func (Responses) Prompt(r *codec.Request) string {
 // status is incomplete for max_output_tokens ends for "length", as a chat
 // completion would.
 func (Responses) ReadAnswer(body []byte) (*codec.Answer, error) {
-	obj, err := frame.ReadObjectOrSSE(body, assembleResponses)
-	if err != nil {
-		return nil, err
-	}
-	return responsesAnswer(obj)
+	return codec.ReadSSE(body, newResponsesAssembler(), responsesAnswer)
 }
 
 // NewStreamReader reads a stream of events as it arrives.
@@ -160,23 +152,6 @@ func responsesText(obj *strictjson.Value) string {
 	return b.String()
 }
 
-// assembleResponses reads a whole Responses stream: the response of its
-// response.completed (or response.incomplete) event. A stream without it
-// is incomplete; a response.failed or error event is the upstream's error.
-func assembleResponses(body []byte) (*strictjson.Value, error) {
-	datas, _ := frame.SSEData(body)
-	asm := newResponsesAssembler()
-	for _, data := range datas {
-		if _, err := asm.Event(data); err != nil {
-			return nil, err
-		}
-		if asm.Final() {
-			break
-		}
-	}
-	return asm.Object(false, false)
-}
-
 // newResponsesAssembler returns the assembler of a Responses stream.
 func newResponsesAssembler() *responsesAssembler {
 	return &responsesAssembler{WithText: Responses{}.WithText}
@@ -187,20 +162,12 @@ func newResponsesAssembler() *responsesAssembler {
 // gets one.
 func (Responses) WithText(obj *strictjson.Value, text string) *strictjson.Value {
 	out := obj.Clone()
-	output := out.Get("output")
-	if output == nil || output.Kind != strictjson.KindArray {
-		output = strictjson.Array()
-		out.Set("output", output)
-	}
+	output := codec.Child(out, "output", strictjson.KindArray)
 	for _, item := range output.Items {
 		if codec.Str(item.Get("type")) != "message" {
 			continue
 		}
-		content := item.Get("content")
-		if content == nil || content.Kind != strictjson.KindArray {
-			content = strictjson.Array()
-			item.Set("content", content)
-		}
+		content := codec.Child(item, "content", strictjson.KindArray)
 		parts := content.Items[:0:0]
 		placed := false
 		for _, part := range content.Items {
