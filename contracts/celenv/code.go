@@ -131,20 +131,19 @@ func StringCodeBlocks(v ref.Val) ref.Val {
 // that a rule can look for code written outside a block, line by line
 // with (?m) regular expressions.
 func StringUnfencedText(v ref.Val) ref.Val {
-	s, ok := v.(types.String)
-	if !ok {
-		return types.MaybeNoSuchOverloadErr(v)
-	}
-	if !hasCode(string(s)) {
-		return s
-	}
-	return types.String(strings.Join(scanCode(string(s)).unfenced, "\n"))
+	return codeString(v, func(scan codeScan) string { return strings.Join(scan.unfenced, "\n") })
 }
 
 // StringNumberCodeLines is numberCodeLines(): the string with the code
 // lines of each fenced block numbered "1: ", "2: ", … (a number the line
 // already has, "3:", "3." or "3)", is replaced).
 func StringNumberCodeLines(v ref.Val) ref.Val {
+	return codeString(v, func(scan codeScan) string { return scan.numbered })
+}
+
+// codeString is a string function of a string's code blocks, of: a
+// string without code is its own result, and costs no scan.
+func codeString(v ref.Val, of func(codeScan) string) ref.Val {
 	s, ok := v.(types.String)
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
@@ -152,7 +151,7 @@ func StringNumberCodeLines(v ref.Val) ref.Val {
 	if !hasCode(string(s)) {
 		return s
 	}
-	return types.String(scanCode(string(s)).numbered)
+	return types.String(of(scanCode(string(s))))
 }
 
 // ListNumberCodeLines is numberCodeLines() of a list: each string of the

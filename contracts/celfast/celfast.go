@@ -400,29 +400,8 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 			}, nil
 		}
 	}
-	if sel.IsTestOnly() {
-		return func(v *Vars) ref.Val {
-			x := op(v)
-			switch m := x.(type) {
-			case *types.Err, *types.Unknown:
-				return x
-			case *types.Optional:
-				v.bail = true
-				return errBail
-			case fielder:
-				_, found := m.Field(name)
-				return types.Bool(found)
-			}
-			out, found, err := qualify(x, key, true)
-			if err != nil {
-				return types.WrapErr(err)
-			}
-			if out != nil {
-				return out
-			}
-			return types.Bool(found)
-		}, nil
-	}
+	// has(x.f) tests for the member where x.f reads it.
+	test := sel.IsTestOnly()
 	return func(v *Vars) ref.Val {
 		x := op(v)
 		switch m := x.(type) {
@@ -432,14 +411,21 @@ func (c *fastCompiler) selectUncached(e celast.Expr) (fastExpr, error) {
 			v.bail = true
 			return errBail
 		case fielder:
+			if test {
+				_, found := m.Field(name)
+				return types.Bool(found)
+			}
 			if f, found := field(v, h, m, name); found {
 				return f
 			}
 			return missing
 		}
-		out, _, err := qualify(x, key, false)
+		out, found, err := qualify(x, key, test)
 		if err != nil {
 			return types.WrapErr(err)
+		}
+		if test && out == nil {
+			return types.Bool(found)
 		}
 		return out
 	}, nil
@@ -459,31 +445,20 @@ func qualify(x, idx ref.Val, presence bool) (out ref.Val, found bool, err error)
 		if e, ok := val.(*types.Err); ok {
 			return nil, false, e
 		}
-		if found {
-			if presence {
-				return nil, true, nil
-			}
+		if found && !presence {
 			return val, true, nil
 		}
-		if presence {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("no such key: %v", idx)
+		return absent(found, presence, "no such key: %v", idx)
 	case traits.Lister:
 		i, err := types.GetOrError(idx)
 		if err != nil {
 			return nil, false, err
 		}
-		if i >= 0 && types.Int(i) < v.Size().(types.Int) {
-			if presence {
-				return nil, true, nil
-			}
+		found := i >= 0 && types.Int(i) < v.Size().(types.Int)
+		if found && !presence {
 			return v.Get(idx), true, nil
 		}
-		if presence {
-			return nil, false, nil
-		}
-		return nil, false, fmt.Errorf("index out of bounds: %v", idx)
+		return absent(found, presence, "index out of bounds: %v", idx)
 	case traits.Indexer:
 		if presence {
 			if ft, ok := v.(traits.FieldTester); ok {
@@ -498,15 +473,22 @@ func qualify(x, idx ref.Val, presence bool) (out ref.Val, found bool, err error)
 		if e, ok := val.(*types.Err); ok {
 			return nil, false, e
 		}
-		if presence {
-			return nil, true, nil
+		if !presence {
+			return val, true, nil
 		}
-		return val, true, nil
+		return nil, true, nil
 	}
+	return absent(false, presence, "no such key: %v", idx)
+}
+
+// absent is qualify's answer where no value is given: whether the member
+// or element is there for a presence test, else the error of a read that
+// found nothing, worded by missing.
+func absent(found, presence bool, missing string, idx ref.Val) (ref.Val, bool, error) {
 	if presence {
-		return nil, false, nil
+		return nil, found, nil
 	}
-	return nil, false, fmt.Errorf("no such key: %v", idx)
+	return nil, false, fmt.Errorf(missing, idx)
 }
 
 func (c *fastCompiler) args(e celast.Expr) ([]fastExpr, error) {
@@ -766,10 +748,10 @@ func unknownOf(l, r ref.Val) ref.Val {
 // cel-go.
 func (c *fastCompiler) index(e celast.Expr, args []fastExpr) (fastExpr, error) {
 	call := e.AsCall()
-	if len(call.Args()) != 2 || call.Args()[1].Kind() != celast.LiteralKind {
+	if len(call.Args()) != 2 {
 		return nil, errNotFast
 	}
-	k, ok := call.Args()[1].AsLiteral().(types.String)
+	k, ok := constString(call.Args()[1])
 	if !ok {
 		return nil, errNotFast
 	}
@@ -991,10 +973,7 @@ func (c *fastCompiler) matches(e celast.Expr, args []fastExpr) (fastExpr, error)
 	if call.IsMemberFunction() {
 		all = append([]celast.Expr{call.Target()}, all...)
 	}
-	if all[1].Kind() != celast.LiteralKind {
-		return nil, nil
-	}
-	p, ok := all[1].AsLiteral().(types.String)
+	p, ok := constString(all[1])
 	if !ok {
 		return nil, nil
 	}
@@ -1317,12 +1296,7 @@ func quantifierOf(fold celast.ComprehensionExpr) (quantifier, celast.Expr) {
 // is not a list goes to generic.
 func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fastExpr {
 	return func(v *Vars) ref.Val {
-		r := rng(v)
-		l, ok := r.(traits.Lister)
-		if !ok {
-			return generic(v)
-		}
-		n, ok := l.Size().(types.Int)
+		l, n, ok := listOf(rng(v))
 		if !ok {
 			return generic(v)
 		}
@@ -1904,10 +1878,10 @@ func guardOnce(fn string, raw struct {
 // when k is not a constant string.
 func (c *fastCompiler) stringTest(e celast.Expr, oID string, args []fastExpr, test func(s, k string) bool) fastExpr {
 	call := e.AsCall()
-	if !call.IsMemberFunction() || len(call.Args()) != 1 || call.Args()[0].Kind() != celast.LiteralKind {
+	if !call.IsMemberFunction() || len(call.Args()) != 1 {
 		return nil
 	}
-	k, ok := call.Args()[0].AsLiteral().(types.String)
+	k, ok := constString(call.Args()[0])
 	impl := fastOverloads[oID]
 	if !ok || impl == nil || impl.Binary == nil {
 		return nil
@@ -1925,17 +1899,32 @@ func (c *fastCompiler) stringTest(e celast.Expr, oID string, args []fastExpr, te
 	}
 }
 
+// constString is the string e is, when it is a string literal.
+func constString(e celast.Expr) (types.String, bool) {
+	if e.Kind() != celast.LiteralKind {
+		return "", false
+	}
+	s, ok := e.AsLiteral().(types.String)
+	return s, ok
+}
+
+// listOf is the list a comprehension's range gives, and its size; false
+// when the range is not a list the loop can walk, which generic takes.
+func listOf(r ref.Val) (traits.Lister, types.Int, bool) {
+	l, ok := r.(traits.Lister)
+	if !ok {
+		return nil, 0, false
+	}
+	n, ok := l.Size().(types.Int)
+	return l, n, ok
+}
+
 // appendAll is map() or filter() over a list in one loop, the list
 // built as cel-go builds it (see fastFolder.appendStep); a range that
 // is not a list goes to generic.
 func appendAll(rng, keep, elem fastExpr, iter int, generic fastExpr) fastExpr {
 	return func(v *Vars) ref.Val {
-		r := rng(v)
-		l, ok := r.(traits.Lister)
-		if !ok {
-			return generic(v)
-		}
-		n, ok := l.Size().(types.Int)
+		l, n, ok := listOf(rng(v))
 		if !ok {
 			return generic(v)
 		}
