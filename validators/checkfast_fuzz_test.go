@@ -94,7 +94,8 @@ func FuzzFastRule(f *testing.F) {
 func compareFast(t *testing.T, checks []contracts.Check, doc *strictjson.Value, rule string) {
 	t.Helper()
 	vals, _, _ := celdoc.New(doc)
-	act := &checkActivation{root: vals.Root(), params: paramsVal(Params{"options": "B"})}
+	pv, _ := paramsVal(Params{"options": "B"})
+	act := &checkActivation{root: vals.Root(), params: pv}
 	if act.root == nil {
 		act.root = vals.Slot(-1, doc)
 	}

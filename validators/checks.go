@@ -29,14 +29,12 @@ func runChecks(checks []contracts.Check, doc *strictjson.Value, params Params, e
 		return
 	}
 	vals, maxList, maxString := celdoc.New(doc)
-	act := &checkActivation{root: vals.Root(), params: paramsVal(params)}
+	pv, longest := paramsVal(params)
+	act := &checkActivation{root: vals.Root(), params: pv}
 	if act.root == nil {
 		act.root = vals.Slot(-1, doc)
 	}
-	maxList = max(maxList, len(params))
-	for k, v := range params {
-		maxString = max(maxString, len(k), len(v))
-	}
+	maxList, maxString = max(maxList, len(params)), max(maxString, longest)
 	act.class, act.sized = contracts.CheckSizeClass(maxList, maxString)
 	act.vars = checkVarsPool.Get().(*celfast.Vars)
 	act.vars.Root, act.vars.Params = act.root, act.params
@@ -115,14 +113,15 @@ func (a *forEachArrays) at(ptr string) (*strictjson.Value, *celdoc.List) {
 var checkVarsPool = sync.Pool{New: func() any { return new(celfast.Vars) }}
 
 // paramsVal is the bound parameters as a CEL map whose values are made
-// once, so that a rule reading params.options on every item does not
-// make the string again each time.
-func paramsVal(params Params) ref.Val {
+// once (a rule reading params.options on every item makes no string),
+// and the length of the longest key or value, for the size class.
+func paramsVal(params Params) (val ref.Val, longest int) {
 	m := make(map[ref.Val]ref.Val, len(params))
 	for k, v := range params {
 		m[types.String(k)] = types.String(v)
+		longest = max(longest, len(k), len(v))
 	}
-	return types.NewRefValMap(types.DefaultTypeAdapter, m)
+	return types.NewRefValMap(types.DefaultTypeAdapter, m), longest
 }
 
 // runCheck evaluates one check with self bound to self and records its

@@ -132,15 +132,12 @@ func extractAnswer(answer string) (Extraction, []Extraction, *Violation) {
 	}
 }
 
-// Streamed judges doc, the document a stream released as the model wrote
-// it, against ex, the extraction of the whole answer text. A stream
-// follows the first JSON value the answer starts (a block, or the bare
-// text) and cannot know what comes after it: a ```json block after a
-// plain one or after the bare document makes Extract take that block, and
-// a second block of the same kind makes it take none. ok when ex is the
-// value that starts with doc; otherwise the answer holds more than the one
-// block the client got, and the report says MULTIPLE_JSON_BLOCKS, with
-// the number of places a value starts in it.
+// Streamed judges doc, the document a stream released, against ex, the
+// extraction of the whole answer text. A stream follows the first JSON
+// value the answer starts and cannot see past it: a ```json block later,
+// or a second block, makes Extract take another value or none. ok when ex
+// is the value that starts with doc; else the report is
+// MULTIPLE_JSON_BLOCKS, counting the places a value starts.
 func (v *Validator) Streamed(text, doc string, ex Extraction) (Report, bool) {
 	if ex.Text != "" && strings.HasPrefix(ex.Text, doc) {
 		return Report{}, true

@@ -3,6 +3,7 @@ package validators
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,13 +96,9 @@ func (v *Validator) itemsOnly() *Validator {
 // each key no pack takes.
 func (v *Validator) Params(layers ...Params) (Params, error) {
 	out := Params{}
-	for k, val := range v.Contract.Params {
-		out[k] = val
-	}
+	maps.Copy(out, v.Contract.Params)
 	for _, req := range layers {
-		for k, val := range req {
-			out[k] = val
-		}
+		maps.Copy(out, req)
 	}
 	var errs []error
 	if err := v.checkKnown(out); err != nil {
