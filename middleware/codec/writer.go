@@ -119,6 +119,17 @@ func (s *Stream) Fail(e *apierr.Error) error {
 	return s.out.Write(s.buf)
 }
 
+// Encode writes a whole answer as r asks for it: the object alone, of
+// type objType, or — to a client that asked for a stream — the stream
+// newStream opens on w with obj as its head. Every API's Encode is this,
+// with its own types and stream writer.
+func Encode(w http.ResponseWriter, r *Request, obj *strictjson.Value, text, objType string, newStream func(http.ResponseWriter, *Request, *strictjson.Value) *Stream) error {
+	if !r.Stream {
+		return frame.WriteObject(w, objType, obj)
+	}
+	return newStream(w, r, obj).Encode(obj, text)
+}
+
 // Encode writes a whole answer as its API's stream: the frames of
 // Text(text) and of End(obj, text), in one write, as the guard has the
 // whole answer before it writes a byte. It is Encode's stream, made by

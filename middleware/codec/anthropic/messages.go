@@ -139,10 +139,7 @@ func (Messages) NormalStop(obj *strictjson.Value) string {
 // message_delta with the stop reason, the usage and the contract summary,
 // then message_stop.
 func (Messages) Encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
-	if !r.Stream {
-		return frame.WriteObject(w, frame.JSONType, obj)
-	}
-	return newAnthropicWriter(w, r, obj).Encode(obj, text)
+	return codec.Encode(w, r, obj, text, frame.JSONType, newAnthropicWriter)
 }
 
 // NewStreamWriter writes a stream of Messages events.

@@ -240,8 +240,7 @@ func (n *nativeWriter) Fail(buf []byte, e *apierr.Error) []byte {
 // encodeNative writes a native answer: the object, or — to a client that
 // asked for a stream — the stream of its writer, as Ollama writes one.
 func encodeNative(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string, chat bool) error {
-	if !r.Stream {
-		return frame.WriteObject(w, frame.NativeType, obj)
-	}
-	return newNativeWriter(w, r, chat, obj).Encode(obj, text)
+	return codec.Encode(w, r, obj, text, frame.NativeType, func(w http.ResponseWriter, r *codec.Request, head *strictjson.Value) *codec.Stream {
+		return newNativeWriter(w, r, chat, head)
+	})
 }

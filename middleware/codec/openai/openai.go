@@ -225,10 +225,7 @@ func (openAI) StreamError(e *apierr.Error) []byte {
 // encode writes a chat completion or completion: the object, or — to a
 // client that asked for a stream — the stream of its writer.
 func (cs choices) encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
-	if !r.Stream {
-		return frame.WriteObject(w, frame.JSONType, obj)
-	}
-	return cs.writer(w, r, obj).Encode(obj, text)
+	return codec.Encode(w, r, obj, text, frame.JSONType, cs.writer)
 }
 
 // KeepAlive is an SSE comment line.

@@ -226,10 +226,7 @@ func (Responses) NormalStop(obj *strictjson.Value) string {
 // events for a message, its done event; then response.completed with the
 // whole response, the contract summary included.
 func (Responses) Encode(w http.ResponseWriter, r *codec.Request, obj *strictjson.Value, text string) error {
-	if !r.Stream {
-		return frame.WriteObject(w, frame.JSONType, obj)
-	}
-	return newResponsesWriter(w, r, obj).Encode(obj, text)
+	return codec.Encode(w, r, obj, text, frame.JSONType, newResponsesWriter)
 }
 
 // NewStreamWriter writes a stream of Responses events.
