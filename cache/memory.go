@@ -2,11 +2,8 @@ package cache
 
 import (
 	"context"
-	"math"
 	"sync"
 	"time"
-
-	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Store keeps answers by key. Get of a missing key is (nil, false, nil).
@@ -42,14 +39,11 @@ type MemoryConfig struct {
 // starts no goroutine: expired entries are dropped when read or when the
 // bound needs room.
 type Memory struct {
-	maxBytes int64
-	ttl      time.Duration
-	now      func() time.Time
+	ttl time.Duration
+	now func() time.Time
 
-	mu        sync.Mutex
-	lru       *simplelru.LRU[Key, memEntry]
-	bytes     int64
-	evictions uint64
+	mu  sync.Mutex
+	lru *Bounded[Key, memEntry]
 }
 
 type memEntry struct {
@@ -61,9 +55,9 @@ var _ Store = (*Memory)(nil)
 
 // NewMemory returns an empty Memory store.
 func NewMemory(c MemoryConfig) *Memory {
-	m := &Memory{maxBytes: c.MaxBytes, ttl: c.TTL, now: c.Now}
-	if m.maxBytes == 0 {
-		m.maxBytes = DefaultMaxBytes
+	m := &Memory{ttl: c.TTL, now: c.Now}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
 	}
 	if m.ttl == 0 {
 		m.ttl = DefaultTTL
@@ -71,11 +65,7 @@ func NewMemory(c MemoryConfig) *Memory {
 	if m.now == nil {
 		m.now = time.Now
 	}
-	// The count bound is the byte bound's business; the callback keeps
-	// the byte count true for every removal, evictions included.
-	m.lru, _ = simplelru.NewLRU[Key, memEntry](math.MaxInt, func(_ Key, e memEntry) {
-		m.bytes -= cost(e.value)
-	})
+	m.lru = NewBounded[Key, memEntry](c.MaxBytes)
 	return m
 }
 
@@ -99,25 +89,13 @@ func (m *Memory) Get(_ context.Context, k Key) ([]byte, bool, error) {
 // Set implements Store. A value larger than the whole bound is not kept;
 // older entries are evicted until the new one fits.
 func (m *Memory) Set(_ context.Context, k Key, v []byte) error {
-	c := cost(v)
-	if c > m.maxBytes {
-		return nil
-	}
 	e := memEntry{value: v}
 	if m.ttl > 0 {
 		e.expires = m.now().Add(m.ttl)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.lru.Remove(k)
-	for m.bytes+c > m.maxBytes {
-		if _, _, ok := m.lru.RemoveOldest(); !ok {
-			break
-		}
-		m.evictions++
-	}
-	m.lru.Add(k, e)
-	m.bytes += c
+	m.lru.Add(k, e, cost(v))
 	return nil
 }
 
@@ -132,5 +110,5 @@ type MemoryStats struct {
 func (m *Memory) Stats() MemoryStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return MemoryStats{Entries: m.lru.Len(), Bytes: m.bytes, Evictions: m.evictions}
+	return MemoryStats{Entries: m.lru.Len(), Bytes: m.lru.Bytes(), Evictions: m.lru.Evictions()}
 }

@@ -1,11 +1,9 @@
 package route
 
 import (
-	"math"
 	"sync"
 
-	"github.com/hashicorp/golang-lru/v2/simplelru"
-
+	"github.com/contractgateway/gateway/cache"
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/validators"
 )
@@ -24,22 +22,13 @@ const DefaultSchemaCacheBytes = 64 << 20
 // with it, and apps send the same few schemas over and over. It is a byte-bounded LRU, safe
 // for concurrent use.
 type SchemaCache struct {
-	mu    sync.Mutex
-	lru   *simplelru.LRU[string, schemaEntry]
-	bytes int64
-	max   int64
-}
-
-type schemaEntry struct {
-	v    *validators.Validator
-	cost int64
+	mu  sync.Mutex
+	lru *cache.Bounded[string, *validators.Validator]
 }
 
 // NewSchemaCache returns a cache of at most max estimated bytes.
 func NewSchemaCache(max int64) *SchemaCache {
-	c := &SchemaCache{max: max}
-	c.lru, _ = simplelru.NewLRU[string, schemaEntry](math.MaxInt, func(_ string, e schemaEntry) { c.bytes -= e.cost })
-	return c
+	return &SchemaCache{lru: cache.NewBounded[string, *validators.Validator](max)}
 }
 
 // Get returns the validator of raw, compiling it with build on a miss.
@@ -48,29 +37,18 @@ func NewSchemaCache(max int64) *SchemaCache {
 func (c *SchemaCache) Get(raw []byte, build func([]byte) (*validators.Validator, error)) (*validators.Validator, error) {
 	key := contracts.SchemaHash(raw)
 	c.mu.Lock()
-	e, ok := c.lru.Get(key)
+	v, ok := c.lru.Get(key)
 	c.mu.Unlock()
 	if ok {
-		return e.v, nil
+		return v, nil
 	}
 	v, err := build(raw)
 	if err != nil {
 		return nil, err
 	}
-	cost := contracts.CostBytes(raw)
-	if cost > c.max {
-		return v, nil
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lru.Remove(key)
-	for c.bytes+cost > c.max {
-		if _, _, ok := c.lru.RemoveOldest(); !ok {
-			break
-		}
-	}
-	c.lru.Add(key, schemaEntry{v: v, cost: cost})
-	c.bytes += cost
+	c.lru.Add(key, v, contracts.CostBytes(raw))
 	return v, nil
 }
 
@@ -78,5 +56,5 @@ func (c *SchemaCache) Get(raw []byte, build func([]byte) (*validators.Validator,
 func (c *SchemaCache) Size() (int, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Len(), c.bytes
+	return c.lru.Len(), c.lru.Bytes()
 }
