@@ -252,15 +252,7 @@ func (l *List) native() ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
 }
 func (l *List) ConvertToNative(t reflect.Type) (any, error) { return l.native().ConvertToNative(t) }
-func (l *List) ConvertToType(t ref.Type) ref.Val {
-	switch t {
-	case types.ListType:
-		return l
-	case types.TypeType:
-		return types.ListType
-	}
-	return types.NewErr("type conversion error from list to '%s'", t)
-}
+func (l *List) ConvertToType(t ref.Type) ref.Val            { return convertTo(l, t, types.ListType, "list") }
 func (l *List) Equal(other ref.Val) ref.Val {
 	if o, ok := other.(*List); ok && o.v == l.v {
 		return types.True
@@ -398,14 +390,19 @@ func (o *Object) Member(name string) (ref.Val, bool) {
 func (o *Object) ConvertToNative(t reflect.Type) (any, error) {
 	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
 }
-func (o *Object) ConvertToType(t ref.Type) ref.Val {
+func (o *Object) ConvertToType(t ref.Type) ref.Val { return convertTo(o, t, types.MapType, "map") }
+
+// convertTo is ConvertToType of v, a view of the CEL type typ named name:
+// v itself as its own type, typ as a type, and an error for any other, as
+// CEL's own lists and maps convert.
+func convertTo(v ref.Val, t ref.Type, typ *types.Type, name string) ref.Val {
 	switch t {
-	case types.MapType:
-		return o
+	case typ:
+		return v
 	case types.TypeType:
-		return types.MapType
+		return typ
 	}
-	return types.NewErr("type conversion error from map to '%s'", t)
+	return types.NewErr("type conversion error from %s to '%s'", name, t)
 }
 func (o *Object) Equal(other ref.Val) ref.Val {
 	m, ok := other.(traits.Mapper)

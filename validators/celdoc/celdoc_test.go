@@ -75,3 +75,42 @@ func TestDocValsStrings(t *testing.T) {
 		}
 	}
 }
+
+func TestConvertToType(t *testing.T) {
+	doc, err := strictjson.ParseString(`{"l":[1]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := New(doc)
+	root := d.Root().(*Object)
+	l, _ := root.Member("l")
+	tests := []struct {
+		name    string
+		v       ref.Val
+		to      ref.Type
+		want    ref.Val // nil: an error naming wantErr
+		wantErr string
+	}{
+		{"list as list", l, types.ListType, l, ""},
+		{"list as type", l, types.TypeType, types.ListType, ""},
+		{"list as string", l, types.StringType, nil, "type conversion error from list to 'string'"},
+		{"list as map", l, types.MapType, nil, "type conversion error from list to 'map(dyn, dyn)'"},
+		{"map as map", root, types.MapType, root, ""},
+		{"map as type", root, types.TypeType, types.MapType, ""},
+		{"map as list", root, types.ListType, nil, "type conversion error from map to 'list(dyn)'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.v.ConvertToType(tt.to)
+			if tt.want != nil {
+				if got != tt.want {
+					t.Errorf("ConvertToType(%v) = %v, want %v", tt.to, got, tt.want)
+				}
+				return
+			}
+			if e, ok := got.(*types.Err); !ok || e.Error() != tt.wantErr {
+				t.Errorf("ConvertToType(%v) = %v, want error %q", tt.to, got, tt.wantErr)
+			}
+		})
+	}
+}
