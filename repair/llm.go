@@ -188,6 +188,13 @@ func (l *ladder) format() json.RawMessage {
 	return c.SchemaJSON
 }
 
+// request is every rung's call to the job's model: the contract's format
+// (see format), temperature 0 and top_p 1 for the likeliest answer, and
+// room for a reply about as long as the n bytes it answers.
+func (l *ladder) request(system, prompt string, n int) ModelRequest {
+	return ModelRequest{Model: l.job.ModelName, System: system, Prompt: prompt, Format: l.format(), Temperature: 0, TopP: 1, NumPredict: NumPredict(n)}
+}
+
 // consider keeps a as the best attempt when it beats the current one.
 func (l *ladder) consider(a attempt) {
 	if a.better(l.best) {
@@ -335,15 +342,7 @@ func noJSON(a attempt) bool {
 // its reply after local repair and merge; false when the call failed.
 func (l *ladder) wholeRepair(ctx context.Context, base attempt) (attempt, bool) {
 	original := base.original()
-	reply, again, ok := l.complete(ctx, "llm_repair", ModelRequest{
-		Model:       l.job.ModelName,
-		System:      systemPrompt(l.policy.RepairPrompt),
-		Prompt:      RepairPayload(base.report, original),
-		Format:      l.format(),
-		Temperature: 0,
-		TopP:        1,
-		NumPredict:  NumPredict(len(original)),
-	})
+	reply, again, ok := l.complete(ctx, "llm_repair", l.request(systemPrompt(l.policy.RepairPrompt), RepairPayload(base.report, original), len(original)))
 	if !ok {
 		return attempt{}, false
 	}
@@ -380,19 +379,12 @@ func (l *ladder) scopedRepair(ctx context.Context, base attempt, indices []int, 
 		return attempt{}, false
 	}
 	sent := scopedReport(l.array, base.report, indices)
-	var format json.RawMessage
-	if l.format() != nil {
-		format = scopedFormat(l.format(), l.array, indices)
+	req := l.request(RepairSystemPrompt, ScopedPayload(itemArrayName(l.array), indices, sent, items), len(items))
+	if req.Format != nil {
+		req.Format = scopedFormat(req.Format, l.array, indices)
 	}
-	reply, again, ok := l.complete(ctx, "llm_repair_scoped", ModelRequest{
-		Model:       l.job.ModelName,
-		System:      RepairSystemPrompt,
-		Prompt:      ScopedPayload(itemArrayName(l.array), indices, sent, items),
-		Format:      format,
-		Temperature: temperature,
-		TopP:        1,
-		NumPredict:  NumPredict(len(items)),
-	})
+	req.Temperature = temperature
+	reply, again, ok := l.complete(ctx, "llm_repair_scoped", req)
 	if !ok {
 		return attempt{}, false
 	}
@@ -466,14 +458,7 @@ func (l *ladder) regenerate(ctx context.Context, base attempt, indices []int) (a
 	}
 	current := base.original()
 	prompt := PartialPrompt(l.job.Prompt, itemArrayName(l.array), indices, violationsIn(l.array, base.report, indices), current)
-	reply, _, ok := l.complete(ctx, "partial_regeneration", ModelRequest{
-		Model:       l.job.ModelName,
-		Prompt:      prompt,
-		Format:      l.format(),
-		Temperature: 0,
-		TopP:        1,
-		NumPredict:  NumPredict(len(current)),
-	})
+	reply, _, ok := l.complete(ctx, "partial_regeneration", l.request("", prompt, len(current)))
 	if !ok {
 		return attempt{}, false
 	}
