@@ -1,9 +1,6 @@
 package syntax
 
 import (
-	"unicode"
-	"unicode/utf8"
-
 	"github.com/contractgateway/gateway/repair/syntax/lex"
 )
 
@@ -190,22 +187,7 @@ func (s *scanner) quote(a, b int) {
 func (s *scanner) unquotedKey(f *frame) {
 	src, end := s.src, len(s.src)
 	start := s.i
-	j := start
-	for j < end {
-		c := src[j]
-		if c < utf8.RuneSelf {
-			if !lex.IsIdent(c) && c != '-' && !(c == '.' && j+1 < end && lex.IsDigit(src[j+1])) {
-				break
-			}
-			j++
-			continue
-		}
-		r, n := utf8.DecodeRune(src[j:])
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			break
-		}
-		j += n
-	}
+	j := lex.BareKeyEnd(src, start)
 	s.flush()
 	s.out = append(s.out, '"')
 	s.out = append(s.out, src[start:j]...)

@@ -308,6 +308,29 @@ func KeyCloses(src []byte, i int) (end int, closes bool) {
 	return j, closes
 }
 
+// BareKeyEnd returns the end of the bare (unquoted) key at i, i itself
+// when there is none: letters and digits of any script, '_', '-', and a
+// '.' before a digit (v1.2). The scanner quotes the key it reads, and
+// OpensValue reads the same key to tell an object from prose.
+func BareKeyEnd(src []byte, i int) int {
+	for i < len(src) {
+		c := src[i]
+		if c < utf8.RuneSelf {
+			if !IsIdent(c) && c != '-' && !(c == '.' && i+1 < len(src) && IsDigit(src[i+1])) {
+				break
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(src[i:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
 // OpensValue reports whether the '{' or '[' at i opens a JSON value rather
 // than being prose like "{name}" or "[1]". At the very start of the text
 // (atStart) any '{' counts, and so does an array of scalars.
@@ -327,21 +350,7 @@ func OpensValue(src []byte, i int, atStart bool) bool {
 		if c == '}' || atStart {
 			return true
 		}
-		k := j
-		for k < len(src) {
-			if src[k] < utf8.RuneSelf {
-				if !IsIdent(src[k]) && src[k] != '-' {
-					break
-				}
-				k++
-				continue
-			}
-			r, n := utf8.DecodeRune(src[k:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-				break
-			}
-			k += n
-		}
+		k := BareKeyEnd(src, j)
 		if k == j {
 			return false
 		}

@@ -87,10 +87,35 @@ func TestOpensValue(t *testing.T) {
 		{`[Note]`, true, false},
 		{`[5]`, true, true},
 		{`[{"a": 1}]`, false, true},
+		{`{v1.2: 1}`, false, true}, // the key the scanner reads and quotes
+		{`{größe-2: 1}`, false, true},
+		{`{a.b: 1}`, false, false},
+		{`{v1.2}`, false, false},
 	}
 	for _, tt := range tests {
 		if got := OpensValue([]byte(tt.in), 0, tt.atStart); got != tt.want {
 			t.Errorf("OpensValue(%q, 0, %v) = %v, want %v", tt.in, tt.atStart, got, tt.want)
+		}
+	}
+}
+
+func TestBareKeyEnd(t *testing.T) {
+	tests := []struct {
+		in, want string // want: the key BareKeyEnd reads at 0
+	}{
+		{`user_name: 1`, `user_name`},
+		{`x-y:1`, `x-y`},
+		{`v1.2: 1`, `v1.2`},
+		{`a.b: 1`, `a`},
+		{`a.`, `a`},
+		{`größe: 1`, `größe`},
+		{`数量２: 1`, `数量２`},
+		{`: 1`, ``},
+		{`名 前`, `名`},
+	}
+	for _, tt := range tests {
+		if got := tt.in[:BareKeyEnd([]byte(tt.in), 0)]; got != tt.want {
+			t.Errorf("BareKeyEnd(%q, 0) reads %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

@@ -35,6 +35,7 @@ func TestValue(t *testing.T) {
 		{in: "Sure:\n```json\n{\"a\": 1}\n```", rest: "{\"a\": 1}\n```", before: []string{`prose:"Sure:"`, "fence:\"```json\""}},
 		{in: "```python\nd = {'a': 1}\n```\n```\n[1, 2]\n```", rest: "[1, 2]\n```", before: []string{"prose:\"```python\\nd = {'a': 1}\\n```\"", "fence:\"```\""}},
 		{in: "The set {name} is [1] of {\"a\": 1}", rest: `{"a": 1}`, before: []string{`prose:"The set {name} is [1] of"`}},
+		{in: "The set {v1.2} is {v1.2: 3}", rest: `{v1.2: 3}`, before: []string{`prose:"The set {v1.2} is"`}},
 		{in: "Answer: {'a': True}", rest: `{'a': True}`, before: []string{`prose:"Answer:"`}},
 		{in: "yes, that's right", err: ErrNoJSON},
 		{in: "42 is the answer", rest: "42 is the answer"},
