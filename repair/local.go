@@ -248,23 +248,12 @@ func fixerFor(v validators.Violation, old, nv *strictjson.Value) string {
 	case "SCHEMA_TYPE":
 		return FixCoerce
 	case "SCHEMA_ENUM", "SCHEMA_CONST":
-		if tokenOf(old) == tokenOf(nv) {
+		if old.Text() == nv.Text() {
 			return FixEnumToken
 		}
 		return FixEnumCase
 	}
 	return "derive:" + strings.ToLower(v.Code)
-}
-
-// tokenOf is the text of a scalar without the quotes of a string.
-func tokenOf(v *strictjson.Value) string {
-	if s, ok := v.AsString(); ok {
-		return s
-	}
-	if v == nil {
-		return ""
-	}
-	return string(strictjson.Marshal(v))
 }
 
 func valueOf(v *strictjson.Value) any {

@@ -163,6 +163,16 @@ func (v *Value) AsString() (string, bool) {
 	return v.Str, true
 }
 
+// Text is a string's content, and any other value's JSON text ("" for
+// a nil v): a value as a person would write it, without a string's
+// quotes.
+func (v *Value) Text() string {
+	if s, ok := v.AsString(); ok || v == nil {
+		return s
+	}
+	return string(Marshal(v))
+}
+
 // AsInt returns the number as an int64 and true when v is a number whose
 // value is an exact integer (1, 1.0 and 1e0 all qualify).
 func (v *Value) AsInt() (int64, bool) {

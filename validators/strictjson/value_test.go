@@ -119,3 +119,22 @@ func TestDeleteLeavesSharedMembers(t *testing.T) {
 		t.Errorf("after Delete = %s", got)
 	}
 }
+
+func TestText(t *testing.T) {
+	tests := []struct {
+		name string
+		v    *Value
+		want string
+	}{
+		{"string without its quotes", String(`a "b"`), `a "b"`},
+		{"number", mustParse(t, `1.50`), "1.50"},
+		{"object as JSON", mustParse(t, `{"a": [1, true]}`), `{"a":[1,true]}`},
+		{"null", mustParse(t, `null`), "null"},
+		{"absent", nil, ""},
+	}
+	for _, tt := range tests {
+		if got := tt.v.Text(); got != tt.want {
+			t.Errorf("%s: Text() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

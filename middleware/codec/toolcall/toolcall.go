@@ -75,13 +75,14 @@ func Typed(typ string) Of {
 }
 
 // Read reads the calls of list: each one's name and its arguments,
-// member args, as JSON text.
+// member args, as JSON text (an object, or a string holding JSON as
+// OpenAI writes it).
 func Read(list *strictjson.Value, call Of, args string) []Call {
 	var calls []Call
 	for _, item := range items(list) {
 		if c, ok := call(item); ok {
 			name, _ := c.Get("name").AsString()
-			calls = append(calls, Call{Name: name, Args: argsText(c.Get(args))})
+			calls = append(calls, Call{Name: name, Args: c.Get(args).Text()})
 		}
 	}
 	return calls
@@ -106,18 +107,6 @@ func Write(list *strictjson.Value, call Of, args string, newArgs []*strictjson.V
 		}
 		i++
 	}
-}
-
-// argsText is the JSON text of arguments given as an object, or as a
-// string holding JSON (OpenAI's).
-func argsText(v *strictjson.Value) string {
-	if s, ok := v.AsString(); ok {
-		return s
-	}
-	if v == nil {
-		return ""
-	}
-	return string(strictjson.Marshal(v))
 }
 
 // JSONString is v as a string of JSON text, the way the OpenAI APIs write
