@@ -435,7 +435,14 @@ func (s *Server) logRequest(c echo.Context, start time.Time, aborted bool) {
 			level = slog.LevelWarn
 		}
 	}
-	s.log.LogAttrs(req.Context(), level, "request", attrs...)
+	// The record goes to the handler directly: Logger.LogAttrs would walk
+	// the stack for the caller's address on every request, which the
+	// line never shows (it is always this function's).
+	if h := s.log.Handler(); h.Enabled(req.Context(), level) {
+		r := slog.NewRecord(time.Now(), level, "request", 0)
+		r.AddAttrs(attrs...)
+		_ = h.Handle(req.Context(), r)
+	}
 	s.metrics.observe(route, req.Method, status, elapsed)
 }
 
