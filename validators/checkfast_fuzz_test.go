@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"testing/fstest"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -72,15 +71,7 @@ func FuzzFastRule(f *testing.F) {
 			for _, p := range schema.paths {
 				checks = append(checks, map[string]any{"code": "FUZZ", "rule": rule, "for_each": p})
 			}
-			contract := map[string]any{"name": "f", "version": "1", "checks": checks}
-			fsys := fstest.MapFS{}
-			if schema.text != "" {
-				contract["schema"] = "s.json"
-				fsys["f/s.json"] = &fstest.MapFile{Data: []byte(schema.text)}
-			}
-			raw, _ := json.Marshal(contract)
-			fsys["f/contract.json"] = &fstest.MapFile{Data: raw}
-			c, err := contracts.Load(fsys, "f")
+			c, err := loadChecks(checks, schema.text)
 			if err != nil {
 				continue
 			}

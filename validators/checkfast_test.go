@@ -1,11 +1,9 @@
 package validators
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/contractgateway/gateway/contracts"
 	"github.com/contractgateway/gateway/internal/mcqgen"
@@ -73,15 +71,7 @@ func TestFastRuleAgreesWithCELGo(t *testing.T) {
 			compiled := 0
 			for _, schema := range []string{"", fuzzSchema} {
 				checks := []any{map[string]any{"code": "ROOT", "rule": tt.rule}, map[string]any{"code": "EACH", "for_each": "/items", "rule": tt.rule}}
-				contract := map[string]any{"name": "f", "version": "1", "checks": checks}
-				fsys := fstest.MapFS{}
-				if schema != "" {
-					contract["schema"] = "s.json"
-					fsys["f/s.json"] = &fstest.MapFile{Data: []byte(schema)}
-				}
-				raw, _ := json.Marshal(contract)
-				fsys["f/contract.json"] = &fstest.MapFile{Data: raw}
-				c, err := contracts.Load(fsys, "f")
+				c, err := loadChecks(checks, schema)
 				if err != nil {
 					continue
 				}

@@ -35,15 +35,7 @@ func FuzzChecks(f *testing.F) {
 		// Without a schema every value is dynamic; with one, rules are
 		// typed by it and read objects through their fields.
 		for _, schema := range []string{"", fuzzSchema} {
-			contract := map[string]any{"name": "f", "version": "1", "checks": []any{check, each}}
-			fsys := fstest.MapFS{}
-			if schema != "" {
-				contract["schema"] = "s.json"
-				fsys["f/s.json"] = &fstest.MapFile{Data: []byte(schema)}
-			}
-			raw, _ := json.Marshal(contract)
-			fsys["f/contract.json"] = &fstest.MapFile{Data: raw}
-			c, err := contracts.Load(fsys, "f")
+			c, err := loadChecks([]any{check, each}, schema)
 			if err != nil {
 				continue
 			}
@@ -68,3 +60,20 @@ func FuzzChecks(f *testing.F) {
 // fuzzSchema types the fuzzed documents' total, note and items.
 const fuzzSchema = `{"type":"object","properties":{"total":{"type":"number"},"note":{"type":"string"},
  "items":{"type":"array","items":{"type":"object","properties":{"amount":{"type":"number"},"name":{"type":"string"}}}}}}`
+
+// loadChecks loads a contract of the checks given, with schema as its
+// JSON Schema ("" for none), as contracts.Load reads it from a folder.
+func loadChecks(checks []any, schema string) (*contracts.Contract, error) {
+	contract := map[string]any{"name": "f", "version": "1", "checks": checks}
+	fsys := fstest.MapFS{}
+	if schema != "" {
+		contract["schema"] = "s.json"
+		fsys["f/s.json"] = &fstest.MapFile{Data: []byte(schema)}
+	}
+	raw, err := json.Marshal(contract)
+	if err != nil {
+		return nil, err
+	}
+	fsys["f/contract.json"] = &fstest.MapFile{Data: raw}
+	return contracts.Load(fsys, "f")
+}
