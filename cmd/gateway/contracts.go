@@ -26,15 +26,21 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 	if len(pos) > 0 {
 		sub, pos = pos[0], pos[1:]
 	}
-	switch sub {
-	case "list":
-		if len(pos) != 0 {
-			return usageError("contracts list takes no arguments")
-		}
-		reg, err := contracts.LoadRegistry(*dir)
-		if err != nil {
-			return err
-		}
+	use, ok := contractsUsage[sub]
+	if !ok {
+		return usageError("unknown contracts subcommand %q (list, show NAME, lint DIR)", sub)
+	}
+	if len(pos) != use.args {
+		return usageError("%s", use.text)
+	}
+	if sub == "lint" {
+		return lintContracts(pos[0], stdout)
+	}
+	reg, err := contracts.LoadRegistry(*dir)
+	if err != nil {
+		return err
+	}
+	if sub == "list" {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "CONTRACT\tRULES\tFALLBACK\tDESCRIPTION")
 		for _, c := range reg.List() {
@@ -45,26 +51,23 @@ func cmdContracts(args []string, getenv func(string) string, stdout, stderr io.W
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.ID(), rules, c.Fallback.Mode, c.Description)
 		}
 		return tw.Flush()
-	case "show":
-		if len(pos) != 1 {
-			return usageError("contracts show NAME")
-		}
-		reg, err := contracts.LoadRegistry(*dir)
-		if err != nil {
-			return err
-		}
-		c, ok := reg.Lookup(pos[0])
-		if !ok {
-			return usageError("unknown contract %q (known: %s)", pos[0], strings.Join(reg.Names(), ", "))
-		}
-		return writeJSON(stdout, c.Describe())
-	case "lint":
-		if len(pos) != 1 {
-			return usageError("contracts lint DIR")
-		}
-		return lintContracts(pos[0], stdout)
 	}
-	return usageError("unknown contracts subcommand %q (list, show NAME, lint DIR)", sub)
+	c, ok := reg.Lookup(pos[0])
+	if !ok {
+		return usageError("unknown contract %q (known: %s)", pos[0], strings.Join(reg.Names(), ", "))
+	}
+	return writeJSON(stdout, c.Describe())
+}
+
+// contractsUsage is each contracts subcommand's number of arguments and
+// the usage line a wrong number gets.
+var contractsUsage = map[string]struct {
+	args int
+	text string
+}{
+	"list": {0, "contracts list takes no arguments"},
+	"show": {1, "contracts show NAME"},
+	"lint": {1, "contracts lint DIR"},
 }
 
 // lint loads the contract directory dir (or every contract directory below

@@ -99,6 +99,11 @@ func TestUsageExitCodes(t *testing.T) {
 		{"input is a directory", []string{"validate", "--contract", "json", "."}, 2, "is a directory"},
 		{"lint of a missing directory", []string{"contracts", "lint", "does-not-exist"}, 2, "does-not-exist"},
 		{"lint of a file", []string{"contracts", "lint", "main.go"}, 2, "main.go"},
+		{"list with an argument", []string{"contracts", "list", "mcq"}, 2, "contracts list takes no arguments"},
+		{"show without a name", []string{"contracts", "show"}, 2, "contracts show NAME"},
+		{"show of an unknown contract", []string{"contracts", "show", "nope"}, 2, `unknown contract "nope"`},
+		{"lint of two directories", []string{"contracts", "lint", "a", "b"}, 2, "contracts lint DIR"},
+		{"unknown subcommand", []string{"contracts", "frob"}, 2, `unknown contracts subcommand "frob"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
