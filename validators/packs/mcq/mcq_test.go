@@ -663,3 +663,22 @@ func TestMCQReplaceCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestNormalize: words are runs of letters and digits in lower case, ё
+// (either case, anywhere in a word) is е, and all else between them is
+// one space.
+func TestNormalize(t *testing.T) {
+	for in, want := range map[string]string{
+		"  All of the ABOVE!! ": "all of the above",
+		"ЁЛКА, всё—Ещё ёё":      "елка все еще ее",
+		"Ёж_42 (Straße) ÉCOLE":  "еж 42 straße école",
+		"":                      "",
+		"—!?":                   "",
+		"x\u0301y ё\u0308":      "x y е",
+		"Ответ: всё вышеперечисл": "ответ все вышеперечисл",
+	} {
+		if got := mcqNormalize(in); got != want {
+			t.Errorf("mcqNormalize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -2,8 +2,9 @@ package mcq
 
 import (
 	"bytes"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/contractgateway/gateway/contracts/celenv"
 )
 
 // mcqForbiddenPhrases are catch-all options in English, German, Russian,
@@ -84,49 +85,33 @@ func mcqWordsMatch(words [][]byte, pattern []string) bool {
 // buffers grow. A pack is shared by concurrent requests; its scratch
 // space therefore lives in the call, never in the pack.
 type mcqScratch struct {
-	buf []byte
-	ws  [][]byte
+	buf   []byte
+	spans [][2]int
+	ws    [][]byte
 }
 
-// words returns the words of s as mcqNormalize folds them. The result is
-// valid until the next call.
+// words returns the words of s as mcqNormalize folds them: the words of
+// CEL's words() (celenv.AppendWords), with ё as е. The result is valid
+// until the next call.
 func (sc *mcqScratch) words(s string) [][]byte {
-	sc.buf, sc.ws = sc.buf[:0], sc.ws[:0]
-	start := -1
-	for _, r := range s {
-		switch {
-		case r < utf8.RuneSelf:
-			// ASCII, nearly all of the text: no Unicode tables needed.
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			} else if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
-				if start >= 0 {
-					sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
-					start = -1
-				}
-				continue
-			}
-		case r == 'ё' || r == 'Ё':
-			r = 'е'
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			r = unicode.ToLower(r)
-		default:
-			if start >= 0 {
-				sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
-				start = -1
-			}
-			continue
+	sc.buf, sc.spans = celenv.AppendWords(s, sc.buf[:0], sc.spans[:0])
+	// The words are lower case, so Ё is ё by now; ё and е are two bytes
+	// each in UTF-8, so the fold is made in place.
+	for i := 0; ; {
+		j := bytes.Index(sc.buf[i:], yo)
+		if j < 0 {
+			break
 		}
-		if start < 0 {
-			start = len(sc.buf)
-		}
-		sc.buf = utf8.AppendRune(sc.buf, r)
+		i += j + copy(sc.buf[i+j:], ye)
 	}
-	if start >= 0 {
-		sc.ws = append(sc.ws, sc.buf[start:len(sc.buf):len(sc.buf)])
+	sc.ws = sc.ws[:0]
+	for _, sp := range sc.spans {
+		sc.ws = append(sc.ws, sc.buf[sp[0]:sp[1]:sp[1]])
 	}
 	return sc.ws
 }
+
+var yo, ye = []byte("ё"), []byte("е")
 
 // mcqNormalize folds text the way option and question words are compared:
 // lower case, ё as е, every run of characters other than letters and
