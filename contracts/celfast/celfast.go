@@ -778,36 +778,27 @@ func (c *fastCompiler) index(e celast.Expr, args []fastExpr) (fastExpr, error) {
 
 // unary is a call of one argument as cel-go's evalUnary.
 func unary(fn, oID string, impl *functions.Overload, arg fastExpr) fastExpr {
-	var f functions.UnaryOp
-	trait, strict := 0, true
-	if impl != nil {
-		f, trait, strict = impl.Unary, impl.OperandTrait, !impl.NonStrict
-	}
+	o := rulesOf(fn, oID, impl)
+	f := o.impl.Unary
 	return func(v *Vars) ref.Val {
 		x := arg(v)
-		if strict && types.IsUnknownOrError(x) {
+		if o.strict && types.IsUnknownOrError(x) {
 			return x
 		}
-		if f != nil && (trait == 0 || matchTrait(trait, strict, x)) {
+		if f != nil && o.takes(x) {
 			return f(x)
 		}
-		if x.Type().HasTrait(traits.ReceiverType) {
-			return x.(traits.Receiver).Receive(fn, oID, []ref.Val{})
-		}
-		return types.NewErr("no such overload: %s", fn)
+		return o.fallback(x, []ref.Val{})
 	}
 }
 
 // binary is a call of two arguments as cel-go's evalBinary.
 func binary(fn, oID string, impl *functions.Overload, lhs, rhs fastExpr) fastExpr {
-	var f functions.BinaryOp
-	trait, strict := 0, true
-	if impl != nil {
-		f, trait, strict = impl.Binary, impl.OperandTrait, !impl.NonStrict
-	}
+	o := rulesOf(fn, oID, impl)
+	f := o.impl.Binary
 	return func(v *Vars) ref.Val {
 		l := lhs(v)
-		if strict {
+		if o.strict {
 			switch l.(type) {
 			case *types.Err:
 				return l
@@ -820,43 +811,65 @@ func binary(fn, oID string, impl *functions.Overload, lhs, rhs fastExpr) fastExp
 			}
 		}
 		r := rhs(v)
-		if strict && types.IsUnknownOrError(r) {
+		if o.strict && types.IsUnknownOrError(r) {
 			return r
 		}
-		if f != nil && (trait == 0 || matchTrait(trait, strict, l)) {
+		if f != nil && o.takes(l) {
 			return f(l, r)
 		}
-		if l.Type().HasTrait(traits.ReceiverType) {
-			return l.(traits.Receiver).Receive(fn, oID, []ref.Val{r})
-		}
-		return types.NewErr("no such overload: %s", fn)
+		return o.fallback(l, []ref.Val{r})
 	}
 }
 
 // varArgs is a call of any number of arguments as cel-go's evalVarArgs.
 func varArgs(fn, oID string, impl *functions.Overload, args []fastExpr) fastExpr {
-	var f functions.FunctionOp
-	trait, strict := 0, true
-	if impl != nil {
-		f, trait, strict = impl.Function, impl.OperandTrait, !impl.NonStrict
-	}
+	o := rulesOf(fn, oID, impl)
+	f := o.impl.Function
 	return func(v *Vars) ref.Val {
-		vals, stop := evalAll(v, args, strict)
+		vals, stop := evalAll(v, args, o.strict)
 		if stop != nil {
 			return stop
 		}
-		if f != nil && matchTrait(trait, strict, vals[0]) {
+		if f != nil && o.takes(vals[0]) {
 			return f(vals...)
 		}
-		if vals[0].Type().HasTrait(traits.ReceiverType) {
-			return vals[0].(traits.Receiver).Receive(fn, oID, vals[1:])
-		}
-		return types.NewErr("no such overload: %s", fn)
+		return o.fallback(vals[0], vals[1:])
 	}
 }
 
-func matchTrait(trait int, strict bool, x ref.Val) bool {
-	return trait == 0 || (!strict && types.IsUnknownOrError(x)) || x.Type().HasTrait(trait)
+// callRules is what cel-go's evalUnary, evalBinary and evalVarArgs share:
+// the overload's rules for its first operand, and what a call that no Go
+// function takes becomes.
+type callRules struct {
+	fn, oID string
+	// impl is the overload, one without functions for none.
+	impl   *functions.Overload
+	trait  int
+	strict bool
+}
+
+var noOverload = &functions.Overload{}
+
+func rulesOf(fn, oID string, impl *functions.Overload) callRules {
+	if impl == nil {
+		impl = noOverload
+	}
+	return callRules{fn: fn, oID: oID, impl: impl, trait: impl.OperandTrait, strict: !impl.NonStrict}
+}
+
+// takes reports whether the overload's function takes x as its first
+// operand.
+func (o callRules) takes(x ref.Val) bool {
+	return o.trait == 0 || (!o.strict && types.IsUnknownOrError(x)) || x.Type().HasTrait(o.trait)
+}
+
+// fallback is a call of x's own method, for a receiver, else no such
+// overload.
+func (o callRules) fallback(x ref.Val, args []ref.Val) ref.Val {
+	if x.Type().HasTrait(traits.ReceiverType) {
+		return x.(traits.Receiver).Receive(o.fn, o.oID, args)
+	}
+	return types.NewErr("no such overload: %s", o.fn)
 }
 
 // list is a list literal: made once when its elements are constants
@@ -955,25 +968,13 @@ func (c *fastCompiler) phrases(e celast.Expr, args []fastExpr) fastExpr {
 	if path, ok := c.varPath(call.Target()); ok {
 		return c.phraseGroup(path, set, arg)
 	}
-	return func(v *Vars) ref.Val {
-		x := arg(v)
-		switch x.(type) {
-		case *types.Err, *types.Unknown:
-			return x
-		}
-		return set.Holds(x)
-	}
+	return strict1(arg, set.Holds)
 }
 
 // matches is matches() with a constant pattern, compiled once as
 // cel-go's regex optimization compiles it; nil otherwise.
 func (c *fastCompiler) matches(e celast.Expr, args []fastExpr) (fastExpr, error) {
-	call := e.AsCall()
-	all := call.Args()
-	if call.IsMemberFunction() {
-		all = append([]celast.Expr{call.Target()}, all...)
-	}
-	p, ok := constString(all[1])
+	p, ok := constString(operands(e.AsCall())[1])
 	if !ok {
 		return nil, nil
 	}
@@ -981,30 +982,41 @@ func (c *fastCompiler) matches(e celast.Expr, args []fastExpr) (fastExpr, error)
 	if err != nil {
 		return nil, errNotFast
 	}
-	arg := args[0]
-	return func(v *Vars) ref.Val {
-		x := arg(v)
-		if types.IsUnknownOrError(x) {
-			return x
-		}
+	return strict1(args[0], func(x ref.Val) ref.Val {
 		s, ok := x.Value().(string)
 		if !ok {
 			return types.NoSuchOverloadErr()
 		}
 		return types.Bool(re.MatchString(s))
-	}, nil
+	}), nil
+}
+
+// operands is a call's target, for a member call, then its arguments:
+// the order of the compiled arguments args gives.
+func operands(call celast.CallExpr) []celast.Expr {
+	if !call.IsMemberFunction() {
+		return call.Args()
+	}
+	return append([]celast.Expr{call.Target()}, call.Args()...)
+}
+
+// strict1 is f of one operand with a strict function's rule: an error or
+// an unknown operand is the result as it is.
+func strict1(arg fastExpr, f func(x ref.Val) ref.Val) fastExpr {
+	return func(v *Vars) ref.Val {
+		x := arg(v)
+		if types.IsUnknownOrError(x) {
+			return x
+		}
+		return f(x)
+	}
 }
 
 // joinedCompare is x == a + b (x.startsWith(a + b) when prefix) for
 // strings without joining them, as checkStrings does for cel-go; nil
 // when the right side is not a string addition.
 func (c *fastCompiler) joinedCompare(e celast.Expr, args []fastExpr, prefix bool) fastExpr {
-	call := e.AsCall()
-	all := call.Args()
-	if call.IsMemberFunction() {
-		all = append([]celast.Expr{call.Target()}, all...)
-	}
-	rhs := all[1]
+	rhs := operands(e.AsCall())[1]
 	if rhs.Kind() != celast.CallKind {
 		return nil
 	}
@@ -1599,14 +1611,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 	}
 	switch {
 	case fn == "type" && len(args) == 1 && impl.Unary != nil:
-		a := args[0]
-		return func(v *Vars) ref.Val {
-			x := a(v)
-			if types.IsUnknownOrError(x) {
-				return x
-			}
-			return x.ConvertToType(types.TypeType)
-		}
+		return strict1(args[0], func(x ref.Val) ref.Val { return x.ConvertToType(types.TypeType) })
 	case fn == operators.LogicalNot && len(args) == 1 && impl.Unary != nil:
 		a, generic := args[0], unary(fn, "", impl, args[0])
 		return func(v *Vars) ref.Val {
@@ -1793,14 +1798,7 @@ func (c *fastCompiler) phraseGroup(path string, set celenv.PhraseSet, arg fastEx
 	}
 	bit, ok := g.sets.Add(set)
 	if !ok {
-		return func(v *Vars) ref.Val {
-			x := arg(v)
-			switch x.(type) {
-			case *types.Err, *types.Unknown:
-				return x
-			}
-			return set.Holds(x)
-		}
+		return strict1(arg, set.Holds)
 	}
 	slot := g.slot
 	return func(v *Vars) ref.Val {
