@@ -97,29 +97,45 @@ func (n *docCount) walk(v *strictjson.Value, depth int) {
 func (d *Doc) View(v *strictjson.Value, depth int) ref.Val {
 	switch v.Kind {
 	case strictjson.KindArray:
-		if depth > maxViewDepth || len(d.lists) == cap(d.lists) || cap(d.slots)-len(d.slots) < len(v.Items) {
-			return &List{v: v, d: d, base: -1}
+		if base, ok := d.take(len(d.lists) < cap(d.lists), len(v.Items), depth); ok {
+			d.lists = append(d.lists, List{v: v, d: d, base: base})
+			return d.fill(&d.lists[len(d.lists)-1], v, base, depth)
 		}
-		d.lists = append(d.lists, List{v: v, d: d, base: len(d.slots)})
-		l := &d.lists[len(d.lists)-1]
-		d.slots = d.slots[:len(d.slots)+len(v.Items)]
-		for i, it := range v.Items {
-			d.slots[l.base+i] = d.View(it, depth+1)
-		}
-		return l
+		return &List{v: v, d: d, base: -1}
 	case strictjson.KindObject:
-		if depth > maxViewDepth || len(d.objs) == cap(d.objs) || cap(d.slots)-len(d.slots) < len(v.Members) {
-			return &Object{v: v, d: d, base: -1}
+		if base, ok := d.take(len(d.objs) < cap(d.objs), len(v.Members), depth); ok {
+			d.objs = append(d.objs, Object{v: v, d: d, base: base})
+			return d.fill(&d.objs[len(d.objs)-1], v, base, depth)
 		}
-		d.objs = append(d.objs, Object{v: v, d: d, base: len(d.slots)})
-		o := &d.objs[len(d.objs)-1]
-		d.slots = d.slots[:len(d.slots)+len(v.Members)]
-		for i, m := range v.Members {
-			d.slots[o.base+i] = d.View(m.Value, depth+1)
-		}
-		return o
+		return &Object{v: v, d: d, base: -1}
 	}
 	return nil
+}
+
+// take reserves n slots for the members of a container at depth whose
+// slab has room, and returns the first; false when the container is too
+// deep or the slots are full, and its view is then made apart, its
+// members' views when they are read. The slabs never grow: a view's
+// address is kept.
+func (d *Doc) take(room bool, n, depth int) (int, bool) {
+	if !room || depth > maxViewDepth || cap(d.slots)-len(d.slots) < n {
+		return 0, false
+	}
+	base := len(d.slots)
+	d.slots = d.slots[:base+n]
+	return base, true
+}
+
+// fill makes the views of v's items, or its members' values, into the
+// slots from base, and returns view, v's own.
+func (d *Doc) fill(view ref.Val, v *strictjson.Value, base, depth int) ref.Val {
+	for i, it := range v.Items {
+		d.slots[base+i] = d.View(it, depth+1)
+	}
+	for i, m := range v.Members {
+		d.slots[base+i] = d.View(m.Value, depth+1)
+	}
+	return view
 }
 
 // Root is the view of the whole document.
