@@ -1,6 +1,10 @@
 package contracts
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/contractgateway/gateway/validators/extract"
+)
 
 // SchemaLimits bound a JSON Schema that a client sends (Ollama `format`,
 // OpenAI response_format, a tool's parameters) before it is compiled:
@@ -53,17 +57,10 @@ func (l SchemaLimits) Check(raw []byte) error {
 		return &SchemaLimitError{Limit: "bytes", Max: l.MaxBytes, Got: len(raw)}
 	}
 	depth, objects := 0, 0
-	inString, escaped := false, false
+	inString, str := false, extract.StringScan{}
 	for _, c := range raw {
 		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+			inString = !str.End(c)
 			continue
 		}
 		switch c {

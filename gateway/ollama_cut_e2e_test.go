@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/contractgateway/gateway/internal/ollamatest"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/validators/extract"
 )
 
 // TestE2EOllamaCutStreamFreesModel checks, on the real Ollama, what the
@@ -35,10 +35,10 @@ func TestE2EOllamaCutStreamFreesModel(t *testing.T) {
 	tests := []struct {
 		name string
 		// stop says, of the n-th chunk and the JSON's end, when to leave.
-		stop func(n int, end *strictjson.ValueEnd, text string) bool
+		stop func(n int, end *extract.ValueEnd, text string) bool
 	}{
-		{"after three chunks", func(n int, _ *strictjson.ValueEnd, _ string) bool { return n == 2 }},
-		{"once the JSON value closed", func(_ int, end *strictjson.ValueEnd, text string) bool { return end.Feed(text) }},
+		{"after three chunks", func(n int, _ *extract.ValueEnd, _ string) bool { return n == 2 }},
+		{"once the JSON value closed", func(_ int, end *extract.ValueEnd, text string) bool { return end.Feed(text) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +51,7 @@ func TestE2EOllamaCutStreamFreesModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				br := bufio.NewReader(resp.Body)
-				var end strictjson.ValueEnd
+				var end extract.ValueEnd
 				for n := 0; ; n++ {
 					line, err := br.ReadBytes('\n')
 					if err != nil {

@@ -21,7 +21,7 @@ import (
 	"github.com/contractgateway/gateway/middleware/codec"
 	"github.com/contractgateway/gateway/middleware/upstream"
 	"github.com/contractgateway/gateway/repair"
-	"github.com/contractgateway/gateway/validators/strictjson"
+	"github.com/contractgateway/gateway/validators/extract"
 )
 
 // Call is one request the guard sends upstream.
@@ -128,9 +128,9 @@ func (c *Caller) once(ctx context.Context, call Call, cd codec.Codec, stopEarly 
 		}
 	}()
 	rd := cd.NewStreamReader()
-	var end *strictjson.ValueEnd
+	var end *extract.ValueEnd
 	if stopEarly {
-		end = &strictjson.ValueEnd{}
+		end = &extract.ValueEnd{}
 	}
 	buf := readBuffers.Get()
 	if cap(buf) < readBufferSize {

@@ -53,7 +53,7 @@ const maxFenceLine = 1 << 10
 // allowed). What precedes the document is skipped as extraction skips
 // it: think sections, and prose followed by a ```json or untagged fence;
 // a document that starts right away (after whitespace) needs no fence.
-// Strings, escapes and brackets are tracked by strictjson.ValueEnd, fed
+// Strings, escapes and brackets are tracked by extract.ValueEnd, fed
 // one byte at a time; the splitter adds only the member names and the
 // commas and colons between values at the levels on the pointer's path.
 // A comma after the last item (`},]`, a habit of some models) is
@@ -71,7 +71,7 @@ type Splitter struct {
 	// recheck says the preamble's end leaves open where the document
 	// starts, so the next piece is read with it even without a brace.
 	recheck bool
-	end     strictjson.ValueEnd
+	end     extract.ValueEnd
 	// levels are the states of the objects on the path, by depth-1;
 	// level len(path) is the item array.
 	levels []level

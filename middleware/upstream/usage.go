@@ -1,6 +1,10 @@
 package upstream
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/contractgateway/gateway/validators/extract"
+)
 
 // BytesPerToken is the estimate of text per token where Ollama reports no
 // counter: ceil(bytes/4), the usual rule of thumb for English with the
@@ -47,8 +51,9 @@ type PromptMeter struct {
 	skipAt int
 	// expectKey is set in an object where the next string is a key.
 	expectKey bool
-	// inString, escape, isKey and skipString describe the string being read.
-	inString, escape, isKey, skipString bool
+	// inString, str, isKey and skipString describe the string being read.
+	inString, isKey, skipString bool
+	str                         extract.StringScan
 	// key is the last key read (up to 32 bytes), long that it was longer.
 	key  []byte
 	long bool
@@ -60,7 +65,7 @@ type PromptMeter struct {
 func (m *PromptMeter) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
-		if m.inString && !m.escape && !m.isKey {
+		if m.inString && !m.str.Escaped() && !m.isKey {
 			// The run of a string value up to its next quote or escape,
 			// at once: most of a body is the text of its prompt.
 			run := bytes.IndexByte(p, '"')
@@ -91,12 +96,7 @@ func (m *PromptMeter) Tokens() int { return EstimateTokens(m.n) }
 
 func (m *PromptMeter) byte(c byte) {
 	if m.inString {
-		switch {
-		case m.escape:
-			m.escape = false
-		case c == '\\':
-			m.escape = true
-		case c == '"':
+		if m.str.End(c) {
 			m.inString = false
 			return
 		}

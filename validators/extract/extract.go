@@ -5,7 +5,8 @@
 // the syntactic repairer skips the same sections and fences when it looks
 // for a broken document in prose. Which fence tags announce JSON is each
 // caller's choice: strict extraction wants "json", repair also takes
-// "jsonc" and "json5".
+// "jsonc" and "json5". ValueEnd watches a growing text for the end of the
+// JSON value it starts with, so that a call can stop there.
 package extract
 
 import (

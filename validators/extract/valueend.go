@@ -1,4 +1,4 @@
-package strictjson
+package extract
 
 // ValueEnd watches a model's text as it grows for the end of the one JSON
 // object or array it starts with: the point where a call that carries a
@@ -11,7 +11,7 @@ package strictjson
 type ValueEnd struct {
 	stack    []byte // the closing brackets expected, innermost last
 	inString bool
-	escape   bool
+	str      StringScan
 	started  bool
 	closed   bool
 	failed   bool
@@ -42,14 +42,7 @@ func (v *ValueEnd) Feed(s string) bool {
 			}
 			v.started = true
 		case v.inString:
-			switch {
-			case v.escape:
-				v.escape = false
-			case c == '\\':
-				v.escape = true
-			case c == '"':
-				v.inString = false
-			}
+			v.inString = !v.str.End(c)
 		case c == '"':
 			v.inString = true
 		case c == '{':
@@ -90,3 +83,26 @@ func (v *ValueEnd) InString() bool { return v.inString }
 // start with '{' or '[', a bracket closed what it did not open, or
 // something other than whitespace followed the value.
 func (v *ValueEnd) Failed() bool { return v.failed }
+
+// StringScan follows a JSON string a byte at a time after its opening
+// quote, escapes included (not decoded): all that ValueEnd, a schema's
+// limit check and the prompt meter need to know of a string. Its zero
+// value is ready.
+type StringScan struct{ escape bool }
+
+// End reads the next byte of the string and reports whether it is the
+// closing quote.
+func (s *StringScan) End(c byte) bool {
+	switch {
+	case s.escape:
+		s.escape = false
+	case c == '\\':
+		s.escape = true
+	case c == '"':
+		return true
+	}
+	return false
+}
+
+// Escaped reports whether the next byte is escaped.
+func (s *StringScan) Escaped() bool { return s.escape }

@@ -1,4 +1,4 @@
-package strictjson
+package extract
 
 import (
 	"encoding/json"
