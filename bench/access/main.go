@@ -12,9 +12,7 @@
 package main
 
 import (
-	"flag"
 	"fmt"
-	"log"
 	"net/http"
 
 	"github.com/contractgateway/gateway/config"
@@ -29,11 +27,7 @@ const answer = `{"model":"m","created_at":"2025-01-01T00:00:00Z","response":"{\"
 const body = `{"model":"llama3.2","prompt":"Give me a small JSON document.","stream":false,"options":{"temperature":0}}`
 
 func main() {
-	load := benchload.LoadFlags()
-	flag.Parse()
-	log.SetFlags(0)
-
-	up := benchload.FixedUpstream(answer)
+	load, up := benchload.Start(answer)
 	defer up.Close()
 
 	key, sum := access.NewKey()

@@ -9,7 +9,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"log"
 	"net/http"
@@ -26,11 +25,7 @@ const answer = `{"model":"m","created_at":"2025-01-01T00:00:00Z","response":"{\"
 const body = `{"model":"m","prompt":"Give me a small JSON document.","stream":false,"options":{"temperature":0}}`
 
 func main() {
-	load := benchload.LoadFlags()
-	flag.Parse()
-	log.SetFlags(0)
-
-	up := benchload.FixedUpstream(answer)
+	load, up := benchload.Start(answer)
 	defer up.Close()
 
 	mem := startGateway(up.URL, "")

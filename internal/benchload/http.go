@@ -54,15 +54,18 @@ type Load struct {
 	D    time.Duration
 }
 
-// LoadFlags registers -n, -c and -d on the program's flags, with the
-// defaults the side-by-side programs share (3000 calls, 16 connections,
-// 5s), and returns the Load that flag.Parse fills in.
-func LoadFlags() *Load {
+// Start begins a side-by-side program: it registers -n, -c and -d on the
+// program's flags, with the defaults the programs share (3000 calls, 16
+// connections, 5s), parses the command line into the Load it returns,
+// and starts a FixedUpstream answering answer, which the caller closes.
+func Start(answer string) (*Load, *httptest.Server) {
 	l := &Load{}
 	flag.IntVar(&l.N, "n", 3000, "sequential requests per target at c=1")
 	flag.IntVar(&l.C, "c", 16, "connections for the throughput figure")
 	flag.DurationVar(&l.D, "d", 5*time.Second, "duration of the throughput run per target")
-	return l
+	flag.Parse()
+	log.SetFlags(0)
+	return l, FixedUpstream(answer)
 }
 
 // Measure times do with l.N calls one after another (p50 and p99), then
