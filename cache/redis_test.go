@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -12,7 +13,10 @@ import (
 
 func newRedis(t *testing.T, url, prefix string) *Redis {
 	t.Helper()
-	r, err := NewRedis(RedisConfig{URL: url, Prefix: prefix})
+	// The tests read what Redis holds, not how fast it answers: an
+	// operation may take longer than DefaultRedisTimeout's 100 ms on a
+	// machine loaded with -race runs, which would read as a miss.
+	r, err := NewRedis(RedisConfig{URL: url, Prefix: prefix, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
