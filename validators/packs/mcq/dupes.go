@@ -35,7 +35,8 @@ func (m *Rules) checkDuplicateQuestions(items []*strictjson.Value, sc *mcqScratc
 			continue
 		}
 		lo := len(all)
-		for _, tok := range sc.words(text[mcqNumberPrefix(text):]) {
+		for _, sp := range sc.words(text[mcqNumberPrefix(text):]) {
+			tok := sc.word(sp)
 			id, ok := intern[string(tok)]
 			if !ok {
 				id = int32(len(intern))

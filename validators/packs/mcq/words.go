@@ -2,6 +2,7 @@ package mcq
 
 import (
 	"bytes"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/contractgateway/gateway/contracts/celenv"
@@ -51,9 +52,9 @@ const mcqLetter = "\x00letter"
 // whole words, ignoring case, punctuation and spacing.
 func (m *Rules) isForbidden(option string, sc *mcqScratch) bool {
 	words := sc.words(option)
-	for i, w := range words {
-		for _, rest := range m.forbidden[string(w)] {
-			if mcqWordsMatch(words[i+1:], rest) {
+	for i, sp := range words {
+		for _, rest := range m.forbidden[string(sc.word(sp))] {
+			if sc.match(words[i+1:], rest) {
 				return true
 			}
 		}
@@ -61,19 +62,21 @@ func (m *Rules) isForbidden(option string, sc *mcqScratch) bool {
 	return false
 }
 
-func mcqWordsMatch(words [][]byte, pattern []string) bool {
-	if len(words) < len(pattern) {
+// match reports whether the words at spans start with pattern's.
+func (sc *mcqScratch) match(spans [][2]int, pattern []string) bool {
+	if len(spans) < len(pattern) {
 		return false
 	}
 	for j, p := range pattern {
+		w := sc.word(spans[j])
 		if p == mcqLetter {
-			r, size := utf8.DecodeRune(words[j])
-			if size != len(words[j]) || !(r >= 'a' && r <= 'f' || r >= 'а' && r <= 'е') {
+			r, size := utf8.DecodeRune(w)
+			if size != len(w) || !(r >= 'a' && r <= 'f' || r >= 'а' && r <= 'е') {
 				return false
 			}
 			continue
 		}
-		if string(words[j]) != p {
+		if string(w) != p {
 			return false
 		}
 	}
@@ -87,13 +90,13 @@ func mcqWordsMatch(words [][]byte, pattern []string) bool {
 type mcqScratch struct {
 	buf   []byte
 	spans [][2]int
-	ws    [][]byte
 }
 
-// words returns the words of s as mcqNormalize folds them: the words of
-// CEL's words() (celenv.AppendWords), with ё as е. The result is valid
+// words splits s into its words as mcqNormalize folds them: the words of
+// CEL's words() (celenv.AppendWords), with ё as е. It returns where each
+// word is in the scratch buffer (word reads one); the result is valid
 // until the next call.
-func (sc *mcqScratch) words(s string) [][]byte {
+func (sc *mcqScratch) words(s string) [][2]int {
 	sc.buf, sc.spans = celenv.AppendWords(s, sc.buf[:0], sc.spans[:0])
 	// The words are lower case, so Ё is ё by now; ё and е are two bytes
 	// each in UTF-8, so the fold is made in place.
@@ -104,12 +107,11 @@ func (sc *mcqScratch) words(s string) [][]byte {
 		}
 		i += j + copy(sc.buf[i+j:], ye)
 	}
-	sc.ws = sc.ws[:0]
-	for _, sp := range sc.spans {
-		sc.ws = append(sc.ws, sc.buf[sp[0]:sp[1]:sp[1]])
-	}
-	return sc.ws
+	return sc.spans
 }
+
+// word is the word at sp, a span words returned.
+func (sc *mcqScratch) word(sp [2]int) []byte { return sc.buf[sp[0]:sp[1]] }
 
 var yo, ye = []byte("ё"), []byte("е")
 
@@ -118,5 +120,12 @@ var yo, ye = []byte("ё"), []byte("е")
 // digits as one space, no leading or trailing space.
 func mcqNormalize(s string) string {
 	var sc mcqScratch
-	return string(bytes.Join(sc.words(s), []byte{' '}))
+	var b strings.Builder
+	for i, sp := range sc.words(s) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.Write(sc.word(sp))
+	}
+	return b.String()
 }
