@@ -46,12 +46,7 @@ func TestSizesOf(t *testing.T) {
 // first read read as the document's, and again the same after a
 // collection.
 func TestDocValsStrings(t *testing.T) {
-	doc, err := strictjson.ParseString(`{"a":"x","l":["y","zz",{"b":"w"}],"n":1.5}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _, _ := New(doc)
-	root := d.Root().(*Object)
+	root := rootOf(t, `{"a":"x","l":["y","zz",{"b":"w"}],"n":1.5}`)
 	l, _ := root.Member("l")
 	tests := []struct {
 		get  func() ref.Val
@@ -77,12 +72,7 @@ func TestDocValsStrings(t *testing.T) {
 }
 
 func TestConvertToType(t *testing.T) {
-	doc, err := strictjson.ParseString(`{"l":[1]}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _, _ := New(doc)
-	root := d.Root().(*Object)
+	root := rootOf(t, `{"l":[1]}`)
 	l, _ := root.Member("l")
 	tests := []struct {
 		name    string
@@ -113,4 +103,15 @@ func TestConvertToType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rootOf is the view of the object text, made by New.
+func rootOf(t *testing.T, text string) *Object {
+	t.Helper()
+	doc, err := strictjson.ParseString(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := New(doc)
+	return d.Root().(*Object)
 }
