@@ -40,6 +40,8 @@ func FuzzFastRule(f *testing.F) {
 	f.Add("math.greatest(1.0, self.a, 3) == self.a && math.abs(-self.a) == self.a", `{"a":4}`)
 	f.Add("self.q.matches('^[a-z]+$') && self.q.containsPhrase(['all of the above'])", `{"q":"abc"}`)
 	f.Add("optional.of(self.a).hasValue() && [self.a, 2][0] == 1", `{"a":1}`)
+	f.Add("(self.l + self.l + [self.a]).size() == 3 && self.s < self.l[0]", `{"l":["x"],"a":1,"s":"a"}`)
+	f.Add("self.m.all(k, k != 'z') && self.m.map(k, k).size() == 2", `{"m":{"a":1,"b":2}}`)
 	raw, err := os.ReadFile(filepath.Join("..", "examples", "contracts", "mcq-cel", "contract.json"))
 	if err != nil {
 		f.Fatal(err)

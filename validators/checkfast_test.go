@@ -61,6 +61,13 @@ func TestFastRuleAgreesWithCELGo(t *testing.T) {
 		{"size(self.a) == 2 && self.items.size() == 2 && self.m.size() == 1", `{"a":"ab","items":[1,2],"m":{"a":1}}`},
 		{"size(self.n) == 1", `{"n":1}`},
 		{"params.options == 'B' && params.missing == 'x'", `{}`},
+		{"self.l + self.l + [self.n] == [1, 1, 2] && (self.l + self.l).size() == 2", `{"l":[1],"n":2}`},
+		{"(self.l + self.missing).size() == 1", `{"l":[1]}`},
+		{"(self.missing + self.l).size() == 1", `{"l":[1]}`},
+		{"self.s < self.t && self.s <= 'b' && !(self.t > 'c') && self.l >= self.l", `{"s":"a","t":"b","l":[1]}`},
+		{"self.missing < 1 || 1 < self.missing", `{}`},
+		{"self.m.all(k, k != 'z') && self.m.map(k, k).size() == 2 && self.m.filter(k, k == 'a') == ['a']", `{"m":{"a":1,"b":2}}`},
+		{"math.greatest(self.m) == 1 || math.greatest(self.missing) == 1", `{"m":{"a":1}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {

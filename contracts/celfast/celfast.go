@@ -779,62 +779,25 @@ func (c *fastCompiler) index(e celast.Expr, args []fastExpr) (fastExpr, error) {
 // unary is a call of one argument as cel-go's evalUnary.
 func unary(fn, oID string, impl *functions.Overload, arg fastExpr) fastExpr {
 	o := rulesOf(fn, oID, impl)
-	f := o.impl.Unary
-	return func(v *Vars) ref.Val {
-		x := arg(v)
-		if o.strict && types.IsUnknownOrError(x) {
-			return x
-		}
-		if f != nil && o.takes(x) {
-			return f(x)
-		}
-		return o.fallback(x, []ref.Val{})
-	}
+	return func(v *Vars) ref.Val { return o.on1(arg(v)) }
 }
 
 // binary is a call of two arguments as cel-go's evalBinary.
 func binary(fn, oID string, impl *functions.Overload, lhs, rhs fastExpr) fastExpr {
 	o := rulesOf(fn, oID, impl)
-	f := o.impl.Binary
 	return func(v *Vars) ref.Val {
 		l := lhs(v)
-		if o.strict {
-			switch l.(type) {
-			case *types.Err:
-				return l
-			case *types.Unknown:
-				r := rhs(v)
-				if u, ok := r.(*types.Unknown); ok {
-					return types.MergeUnknowns(l.(*types.Unknown), u)
-				}
-				return l
-			}
+		if _, ok := l.(*types.Err); ok && o.strict {
+			return l
 		}
-		r := rhs(v)
-		if o.strict && types.IsUnknownOrError(r) {
-			return r
-		}
-		if f != nil && o.takes(l) {
-			return f(l, r)
-		}
-		return o.fallback(l, []ref.Val{r})
+		return o.on2(l, rhs(v))
 	}
 }
 
 // varArgs is a call of any number of arguments as cel-go's evalVarArgs.
 func varArgs(fn, oID string, impl *functions.Overload, args []fastExpr) fastExpr {
 	o := rulesOf(fn, oID, impl)
-	f := o.impl.Function
-	return func(v *Vars) ref.Val {
-		vals, stop := evalAll(v, args, o.strict)
-		if stop != nil {
-			return stop
-		}
-		if f != nil && o.takes(vals[0]) {
-			return f(vals...)
-		}
-		return o.fallback(vals[0], vals[1:])
-	}
+	return func(v *Vars) ref.Val { return o.evalN(v, args, make([]ref.Val, len(args)), 0) }
 }
 
 // callRules is what cel-go's evalUnary, evalBinary and evalVarArgs share:
@@ -850,22 +813,69 @@ type callRules struct {
 
 var noOverload = &functions.Overload{}
 
-func rulesOf(fn, oID string, impl *functions.Overload) callRules {
+func rulesOf(fn, oID string, impl *functions.Overload) *callRules {
 	if impl == nil {
 		impl = noOverload
 	}
-	return callRules{fn: fn, oID: oID, impl: impl, trait: impl.OperandTrait, strict: !impl.NonStrict}
+	return &callRules{fn: fn, oID: oID, impl: impl, trait: impl.OperandTrait, strict: !impl.NonStrict}
 }
 
 // takes reports whether the overload's function takes x as its first
 // operand.
-func (o callRules) takes(x ref.Val) bool {
+func (o *callRules) takes(x ref.Val) bool {
 	return o.trait == 0 || (!o.strict && types.IsUnknownOrError(x)) || x.Type().HasTrait(o.trait)
+}
+
+// on1 is the call of x, its operand's value, as evalUnary makes it.
+func (o *callRules) on1(x ref.Val) ref.Val {
+	if o.strict && types.IsUnknownOrError(x) {
+		return x
+	}
+	if f := o.impl.Unary; f != nil && o.takes(x) {
+		return f(x)
+	}
+	return o.fallback(x, []ref.Val{})
+}
+
+// on2 is the call of l and r, its operands' values, as evalBinary makes
+// it.
+func (o *callRules) on2(l, r ref.Val) ref.Val {
+	if o.strict {
+		switch l.(type) {
+		case *types.Err:
+			return l
+		case *types.Unknown:
+			if u, ok := r.(*types.Unknown); ok {
+				return types.MergeUnknowns(l.(*types.Unknown), u)
+			}
+			return l
+		}
+		if types.IsUnknownOrError(r) {
+			return r
+		}
+	}
+	if f := o.impl.Binary; f != nil && o.takes(l) {
+		return f(l, r)
+	}
+	return o.fallback(l, []ref.Val{r})
+}
+
+// evalN is the call of args as evalVarArgs makes it, the values of those
+// before from given in vals: the rest evaluated into vals (see evalAll),
+// then the call.
+func (o *callRules) evalN(v *Vars, args []fastExpr, vals []ref.Val, from int) ref.Val {
+	if stop := evalAll(v, args, vals, from, o.strict); stop != nil {
+		return stop
+	}
+	if f := o.impl.Function; f != nil && o.takes(vals[0]) {
+		return f(vals...)
+	}
+	return o.fallback(vals[0], vals[1:])
 }
 
 // fallback is a call of x's own method, for a receiver, else no such
 // overload.
-func (o callRules) fallback(x ref.Val, args []ref.Val) ref.Val {
+func (o *callRules) fallback(x ref.Val, args []ref.Val) ref.Val {
 	if x.Type().HasTrait(traits.ReceiverType) {
 		return x.(traits.Receiver).Receive(o.fn, o.oID, args)
 	}
@@ -879,16 +889,7 @@ func (c *fastCompiler) list(e celast.Expr) (fastExpr, error) {
 	if len(l.OptionalIndices()) != 0 {
 		return nil, errNotFast
 	}
-	consts := make([]ref.Val, 0, len(l.Elements()))
-	for _, el := range l.Elements() {
-		if el.Kind() != celast.LiteralKind {
-			consts = nil
-			break
-		}
-		consts = append(consts, el.AsLiteral())
-	}
-	if consts != nil || len(l.Elements()) == 0 {
-		lv := types.NewRefValList(types.DefaultTypeAdapter, consts)
+	if lv, ok := c.constList(e); ok {
 		return func(*Vars) ref.Val { return lv }, nil
 	}
 	elems := make([]fastExpr, len(l.Elements()))
@@ -900,37 +901,40 @@ func (c *fastCompiler) list(e celast.Expr) (fastExpr, error) {
 		elems[i] = x
 	}
 	return func(v *Vars) ref.Val {
-		vals, stop := evalAll(v, elems, true)
-		if stop != nil {
+		vals := make([]ref.Val, len(elems))
+		if stop := evalAll(v, elems, vals, 0, true); stop != nil {
 			return stop
 		}
 		return types.NewRefValList(types.DefaultTypeAdapter, vals)
 	}, nil
 }
 
-// evalAll evaluates exprs in order, as cel-go evaluates a call's
-// arguments or a list's elements. When strict, an error ends it and is
-// stop, and the unknowns met are stop once all are evaluated; stop is
-// nil when the values stand.
-func evalAll(v *Vars, exprs []fastExpr, strict bool) (vals []ref.Val, stop ref.Val) {
-	vals = make([]ref.Val, len(exprs))
+// evalAll evaluates exprs in order into vals, as cel-go evaluates a
+// call's arguments or a list's elements; the values before from are
+// given, evaluated already. When strict, an error ends it and is stop,
+// and the unknowns met are stop once all are evaluated; stop is nil when
+// the values stand.
+func evalAll(v *Vars, exprs []fastExpr, vals []ref.Val, from int, strict bool) (stop ref.Val) {
 	var unk *types.Unknown
 	for i, e := range exprs {
-		x := e(v)
+		x := vals[i]
+		if i >= from {
+			x = e(v)
+			vals[i] = x
+		}
 		if strict {
 			switch u := x.(type) {
 			case *types.Err:
-				return nil, u
+				return u
 			case *types.Unknown:
 				unk = mergeUnknown(unk, u)
 			}
 		}
-		vals[i] = x
 	}
 	if unk != nil {
-		return nil, unk
+		return unk
 	}
-	return vals, nil
+	return nil
 }
 
 // constList is the list a compiled constant list literal gives, if e is
@@ -1188,9 +1192,10 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 		return nil, err
 	}
 	c.scope = c.scope[:len(c.scope)-1]
-	generic := func(v *Vars) ref.Val {
+	// over is the comprehension over r, its range's value, as cel-go's
+	// folder runs it.
+	over := func(v *Vars, r ref.Val) ref.Val {
 		v.slots[accu.slot] = nil
-		r := rng(v)
 		if types.IsUnknownOrError(r) {
 			return r
 		}
@@ -1235,12 +1240,12 @@ func (c *fastCompiler) comprehension(e celast.Expr) (fastExpr, error) {
 		}, nil
 	}
 	if listAppend {
-		return appendAll(rng, keep, elem, iter.slot, generic), nil
+		return appendAll(rng, keep, elem, iter.slot, over), nil
 	}
 	if q == notQuantifier {
-		return generic, nil
+		return func(v *Vars) ref.Val { return over(v, rng(v)) }, nil
 	}
-	return quantify(q, rng, pred, iter.slot, generic), nil
+	return quantify(q, rng, pred, iter.slot, over), nil
 }
 
 // quantifier is the macro a comprehension expands: all(), exists() or
@@ -1305,12 +1310,13 @@ func quantifierOf(fold celast.ComprehensionExpr) (quantifier, celast.Expr) {
 // predicate on each element, combined with what came before as the
 // macro's step (accu && p, accu || p, p ? accu + 1 : accu) combines
 // them, stopping where the macro's loop condition stops. A range that
-// is not a list goes to generic.
-func quantify(q quantifier, rng, pred fastExpr, iter int, generic fastExpr) fastExpr {
+// is not a list goes to over.
+func quantify(q quantifier, rng, pred fastExpr, iter int, over func(*Vars, ref.Val) ref.Val) fastExpr {
 	return func(v *Vars) ref.Val {
-		l, n, ok := listOf(rng(v))
+		r := rng(v)
+		l, n, ok := listOf(r)
 		if !ok {
-			return generic(v)
+			return over(v, r)
 		}
 		var accu ref.Val
 		switch q {
@@ -1542,7 +1548,9 @@ func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExp
 			break
 		}
 	}
-	generic := varArgs(fn, "", impl, args)
+	// Other arguments go on to the dispatcher as varArgs takes them, with
+	// the values evaluated so far.
+	o := rulesOf(fn, "", impl)
 	if n == 1 {
 		if lists := listDispatch(decl); lists != nil {
 			a := args[0]
@@ -1552,20 +1560,16 @@ func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExp
 					if t := table[kind]; t.unary != nil {
 						return t.unary(x)
 					}
-					return generic(v)
-				}
-				if l, ok := x.(traits.Lister); ok && x.Type().TypeName() == types.ListType.TypeName() {
+				} else if l, ok := x.(traits.Lister); ok && x.Type().TypeName() == types.ListType.TypeName() {
 					k := len(scalarSamples)
 					if size, ok := l.Size().(types.Int); ok && size > 0 {
-						if k = scalarKind(l.Get(types.Int(0))); k < 0 {
-							return generic(v)
-						}
+						k = scalarKind(l.Get(types.Int(0)))
 					}
-					if f := lists[k]; f != nil {
-						return f(x)
+					if k >= 0 && lists[k] != nil {
+						return lists[k](x)
 					}
 				}
-				return generic(v)
+				return o.evalN(v, args, []ref.Val{x}, 1)
 			}
 		}
 	}
@@ -1574,12 +1578,14 @@ func dispatchTable(fn string, impl *functions.Overload, args []fastExpr) fastExp
 		k, scale := 0, 1
 		for i, a := range args {
 			x := a(v)
-			if types.IsUnknownOrError(x) {
-				return generic(v)
-			}
 			kind := scalarKind(x)
 			if kind < 0 {
-				return generic(v)
+				// An error, an unknown or another value: the rest
+				// are the dispatcher's.
+				all := make([]ref.Val, n)
+				copy(all, vals[:i])
+				all[i] = x
+				return o.evalN(v, args, all, i+1)
 			}
 			vals[i] = x
 			k += kind * scale
@@ -1613,7 +1619,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 	case fn == "type" && len(args) == 1 && impl.Unary != nil:
 		return strict1(args[0], func(x ref.Val) ref.Val { return x.ConvertToType(types.TypeType) })
 	case fn == operators.LogicalNot && len(args) == 1 && impl.Unary != nil:
-		a, generic := args[0], unary(fn, "", impl, args[0])
+		a, o := args[0], rulesOf(fn, "", impl)
 		return func(v *Vars) ref.Val {
 			x := a(v)
 			if b, ok := x.(types.Bool); ok {
@@ -1622,10 +1628,10 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 			if types.IsUnknownOrError(x) {
 				return x
 			}
-			return generic(v)
+			return o.on1(x)
 		}
 	case fn == "size" && len(args) == 1 && impl.Unary != nil && impl.OperandTrait == traits.SizerType:
-		a, generic := args[0], unary(fn, "", impl, args[0])
+		a, o := args[0], rulesOf(fn, "", impl)
 		return func(v *Vars) ref.Val {
 			x := a(v)
 			switch s := x.(type) {
@@ -1635,7 +1641,7 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 			if types.IsUnknownOrError(x) {
 				return x
 			}
-			return generic(v)
+			return o.on1(x)
 		}
 	}
 	var holds func(cmp int) bool
@@ -1654,18 +1660,17 @@ func (c *fastCompiler) standard(fn string, impl *functions.Overload, args []fast
 	if len(args) != 2 || impl.Binary == nil {
 		return nil
 	}
-	l, r := args[0], args[1]
-	generic := binary(fn, "", impl, l, r)
+	l, r, o := args[0], args[1], rulesOf(fn, "", impl)
 	return func(v *Vars) ref.Val {
 		lv := l(v)
-		if types.IsUnknownOrError(lv) {
-			return generic(v)
+		if _, ok := lv.(*types.Err); ok && o.strict {
+			return lv
 		}
 		rv := r(v)
 		if cmp, ok := compareNumbers(lv, rv); ok {
 			return types.Bool(holds(cmp))
 		}
-		return generic(v)
+		return o.on2(lv, rv)
 	}
 }
 
@@ -1907,7 +1912,7 @@ func constString(e celast.Expr) (types.String, bool) {
 }
 
 // listOf is the list a comprehension's range gives, and its size; false
-// when the range is not a list the loop can walk, which generic takes.
+// when the range is not a list the loop can walk, which the folder takes.
 func listOf(r ref.Val) (traits.Lister, types.Int, bool) {
 	l, ok := r.(traits.Lister)
 	if !ok {
@@ -1919,12 +1924,13 @@ func listOf(r ref.Val) (traits.Lister, types.Int, bool) {
 
 // appendAll is map() or filter() over a list in one loop, the list
 // built as cel-go builds it (see fastFolder.appendStep); a range that
-// is not a list goes to generic.
-func appendAll(rng, keep, elem fastExpr, iter int, generic fastExpr) fastExpr {
+// is not a list goes to over.
+func appendAll(rng, keep, elem fastExpr, iter int, over func(*Vars, ref.Val) ref.Val) fastExpr {
 	return func(v *Vars) ref.Val {
-		l, n, ok := listOf(rng(v))
+		r := rng(v)
+		l, n, ok := listOf(r)
 		if !ok {
-			return generic(v)
+			return over(v, r)
 		}
 		list := make([]ref.Val, 0, n)
 		var failed ref.Val
