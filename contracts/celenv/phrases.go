@@ -84,23 +84,27 @@ func (set PhraseSet) contains(s string) bool {
 	buf, spans := AppendWords(s, stack[:0], spanStack[:0])
 	for i, sp := range spans {
 		for _, rest := range set[string(buf[sp[0]:sp[1]])] {
-			if len(spans)-i-1 < len(rest) {
-				continue
-			}
-			match := true
-			for j, p := range rest {
-				n := spans[i+1+j]
-				if string(buf[n[0]:n[1]]) != p {
-					match = false
-					break
-				}
-			}
-			if match {
+			if wordsAfter(buf, spans, i, rest) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// wordsAfter reports whether the words that follow word i of a text
+// (written by AppendWords into buf and spans) begin with rest.
+func wordsAfter(buf []byte, spans [][2]int, i int, rest []string) bool {
+	if len(spans)-i-1 < len(rest) {
+		return false
+	}
+	for j, p := range rest {
+		n := spans[i+1+j]
+		if string(buf[n[0]:n[1]]) != p {
+			return false
+		}
+	}
+	return true
 }
 
 // stringContainsPhrase is containsPhrase() with a list that is not
@@ -349,18 +353,7 @@ func (g *PhraseGroup) contains(s string) uint64 {
 	var found uint64
 	for i, sp := range spans {
 		for _, rest := range g.first[string(buf[sp[0]:sp[1]])] {
-			if found&(1<<rest.bit) != 0 || len(spans)-i-1 < len(rest.words) {
-				continue
-			}
-			match := true
-			for j, p := range rest.words {
-				n := spans[i+1+j]
-				if string(buf[n[0]:n[1]]) != p {
-					match = false
-					break
-				}
-			}
-			if match {
+			if found&(1<<rest.bit) == 0 && wordsAfter(buf, spans, i, rest.words) {
 				found |= 1 << rest.bit
 			}
 		}
