@@ -47,6 +47,8 @@ func TestCheckFunctions(t *testing.T) {
 		{`self.containsPhrase(` + forbidden + `)`, "", false},
 		{`self.containsPhrase(['both'])`, "Both A and B", true},
 		{`self.containsPhrase([])`, "anything", false},
+		{`self.words()`, "All of the ABOVE! (Straße, ÉCOLE) İx 42nd—ё", "[all of the above straße école ix 42nd ё]"},
+		{`self.words()`, " -- ", "[]"},
 		{`self.containsPhrase(` + forbidden + `)`, []any{"Paris", 3.0, "None of the above."}, true},
 		{`self.containsPhrase(` + forbidden + `)`, []any{"Paris", 3.0, "London"}, false},
 		{`self.containsPhrase(self.map(x, string(x)))`, []any{"a b", "b"}, true},

@@ -9,7 +9,6 @@ package celenv
 import (
 	"strconv"
 	"strings"
-	"unicode"
 
 	"cel.dev/cel-go/cel"
 	celast "cel.dev/cel-go/common/ast"
@@ -119,23 +118,7 @@ func StringWords(v ref.Val) ref.Val {
 	if !ok {
 		return types.MaybeNoSuchOverloadErr(v)
 	}
-	var out []string
-	start := -1
-	str := string(s)
-	for i, r := range str {
-		word := unicode.IsLetter(r) || unicode.IsDigit(r)
-		switch {
-		case word && start < 0:
-			start = i
-		case !word && start >= 0:
-			out = append(out, strings.ToLower(str[start:i]))
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, strings.ToLower(str[start:]))
-	}
-	return types.NewStringList(types.DefaultTypeAdapter, out)
+	return types.NewStringList(types.DefaultTypeAdapter, words(string(s)))
 }
 
 // ListUnique is unique(): true when no two elements of the list are equal

@@ -25,16 +25,22 @@ func NewPhraseSet(l traits.Lister) (PhraseSet, bool) {
 		if !ok {
 			return nil, false
 		}
-		var ws []string
-		buf, spans := AppendWords(string(s), nil, nil)
-		for _, sp := range spans {
-			ws = append(ws, string(buf[sp[0]:sp[1]]))
-		}
-		if len(ws) > 0 {
+		if ws := words(string(s)); len(ws) > 0 {
 			set[ws[0]] = append(set[ws[0]], ws[1:])
 		}
 	}
 	return set, true
+}
+
+// words is the words of s as AppendWords finds them, each a string.
+func words(s string) []string {
+	buf, spans := AppendWords(s, nil, nil)
+	text := string(buf)
+	out := make([]string, len(spans))
+	for i, sp := range spans {
+		out[i] = text[sp[0]:sp[1]]
+	}
+	return out
 }
 
 // AppendWords writes the words of s as words() makes them (runs of
