@@ -283,14 +283,20 @@ func (c *joinedCompare) Exec(frame *interpreter.ExecutionFrame) ref.Val {
 	if !okA || !okB {
 		return c.generic.Exec(frame)
 	}
-	if !strings.HasPrefix(string(xs), string(as)) {
+	return Joined(xs, as, bs, c.prefix)
+}
+
+// Joined is x == a + b (x.startsWith(a + b) when prefix), without
+// joining a and b.
+func Joined(x, a, b types.String, prefix bool) types.Bool {
+	if !strings.HasPrefix(string(x), string(a)) {
 		return types.False
 	}
-	rest := xs[len(as):]
-	if c.prefix {
-		return types.Bool(strings.HasPrefix(string(rest), string(bs)))
+	rest := x[len(a):]
+	if prefix {
+		return types.Bool(strings.HasPrefix(string(rest), string(b)))
 	}
-	return types.Bool(rest == bs)
+	return types.Bool(rest == b)
 }
 
 func (c *joinedCompare) Eval(act interpreter.Activation) ref.Val {

@@ -1055,14 +1055,7 @@ func (c *fastCompiler) joinedCompare(e celast.Expr, args []fastExpr, prefix bool
 		if !okA || !okB {
 			return generic(v)
 		}
-		if !strings.HasPrefix(string(xs), string(as)) {
-			return types.False
-		}
-		rest := xs[len(as):]
-		if prefix {
-			return types.Bool(strings.HasPrefix(string(rest), string(bs)))
-		}
-		return types.Bool(rest == bs)
+		return celenv.Joined(xs, as, bs, prefix)
 	}
 }
 
