@@ -1,8 +1,9 @@
 // Package benchload holds what the side-by-side benchmark programs under
-// bench/ share: timing one request after another, throughput at a
-// concurrency, percentiles, a process's resident memory, a fake upstream
-// answering at once, one request and its figures, the table that weighs
-// targets against the first, and a throwaway redis-server.
+// bench/ share: their start (flags, command line, a fake upstream
+// answering at once), timing one request after another, throughput at a
+// concurrency, percentiles, a process's resident memory, one request and
+// its figures, the table that weighs targets against the first, and a
+// throwaway redis-server.
 package benchload
 
 import (
