@@ -194,6 +194,15 @@ func (d *Doc) Slot(i int, v *strictjson.Value) ref.Val {
 	return x
 }
 
+// child is the CEL value of v, child i of a view whose children's slots
+// start at base (base < 0: a view without slots).
+func (d *Doc) child(base, i int, v *strictjson.Value) ref.Val {
+	if base < 0 {
+		return d.Slot(-1, v)
+	}
+	return d.Slot(base+i, v)
+}
+
 // scalar is v as a CEL value when it is not an object or array (nil
 // then): numbers are doubles (as CEL reads JSON), so that 1 and 1.0 are
 // the same number.
@@ -257,12 +266,7 @@ type List struct {
 func (l *List) Item(i int) ref.Val { return l.At(i) }
 
 // At is element i as a CEL value.
-func (l *List) At(i int) ref.Val {
-	if l.base < 0 {
-		return l.d.Slot(-1, l.v.Items[i])
-	}
-	return l.d.Slot(l.base+i, l.v.Items[i])
-}
+func (l *List) At(i int) ref.Val { return l.d.child(l.base, i, l.v.Items[i]) }
 
 func (l *List) native() ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(l.v.Interface())
@@ -373,17 +377,11 @@ type Object struct {
 // every question finds it at once.
 func (o *Object) FieldAt(name string, hint int) (ref.Val, int, bool) {
 	if hint >= 0 && hint < len(o.v.Members) && o.v.Members[hint].Key == name {
-		if o.base < 0 {
-			return o.d.Slot(-1, o.v.Members[hint].Value), hint, true
-		}
-		return o.d.Slot(o.base+hint, o.v.Members[hint].Value), hint, true
+		return o.at(hint), hint, true
 	}
 	for i := range o.v.Members {
 		if o.v.Members[i].Key == name {
-			if o.base < 0 {
-				return o.d.Slot(-1, o.v.Members[i].Value), i, true
-			}
-			return o.d.Slot(o.base+i, o.v.Members[i].Value), i, true
+			return o.at(i), i, true
 		}
 	}
 	return nil, hint, false
@@ -394,14 +392,14 @@ func (o *Object) FieldAt(name string, hint int) (ref.Val, int, bool) {
 func (o *Object) Member(name string) (ref.Val, bool) {
 	for i := range o.v.Members {
 		if o.v.Members[i].Key == name {
-			if o.base < 0 {
-				return o.d.Slot(-1, o.v.Members[i].Value), true
-			}
-			return o.d.Slot(o.base+i, o.v.Members[i].Value), true
+			return o.at(i), true
 		}
 	}
 	return nil, false
 }
+
+// at is the value of member i.
+func (o *Object) at(i int) ref.Val { return o.d.child(o.base, i, o.v.Members[i].Value) }
 
 func (o *Object) ConvertToNative(t reflect.Type) (any, error) {
 	return types.DefaultTypeAdapter.NativeToValue(o.v.Interface()).ConvertToNative(t)
